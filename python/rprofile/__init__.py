@@ -1,0 +1,176 @@
+"""rprofile: a deterministic profiler with a Rust core, a drop-in for ``cProfile``.
+
+``rprofile.Profile`` is used exactly as ``cProfile.Profile``; its stats files are the
+marshal dumps that ``pstats`` and the tools built on it read.
+"""
+
+import sys
+import time
+
+import profile as _pyprofile
+
+from rprofile._rprofile import Profiler as _Profiler
+from rprofile._rprofile import profiler_entry, profiler_subentry
+
+__all__ = ["run", "runctx", "Profile", "label", "profiler_entry", "profiler_subentry"]
+
+__version__ = "0.1.0"
+
+
+def run(statement, filename=None, sort=-1):
+    """Run statement under the profiler, then print the stats (or save them to filename)."""
+    return _pyprofile._Utils(Profile).run(statement, filename, sort)
+
+
+def runctx(statement, globals, locals, filename=None, sort=-1):
+    """Run statement under the profiler with the given globals and locals, then print the
+    stats (or save them to filename)."""
+    return _pyprofile._Utils(Profile).runctx(statement, globals, locals, filename, sort)
+
+
+class Profile(_Profiler):
+    """Profile(timer=None, timeunit=None, subcalls=True, builtins=True, *, bias=0.0)
+
+    Builds a profiler object using the specified timer function.
+    The default timer is a fast built-in one based on real time.
+    For custom timer functions returning integers, timeunit can
+    be a float specifying a scale (i.e. how long each integer unit
+    is, in seconds). A timer may also return a tuple or list of numbers,
+    whose sum is the time (as the ``profile`` module accepts).
+
+    ``bias`` is the calibration bias of the ``profile`` module: seconds
+    subtracted for each profile event (see ``calibrate()``).
+    """
+
+    # The per-event work is in the native base class; what follows is the same thin layer that
+    # cProfile.Profile puts over _lsprof.Profiler, so the calls it makes (and so the rows they
+    # add to a profile) are the same.
+
+    def print_stats(self, sort=-1):
+        import pstats
+
+        if sys.version_info >= (3, 13) and isinstance(sort, tuple):
+            pstats.Stats(self).strip_dirs().sort_stats(*sort).print_stats()
+        else:
+            pstats.Stats(self).strip_dirs().sort_stats(sort).print_stats()
+
+    def dump_stats(self, file):
+        import marshal
+
+        with open(file, "wb") as f:
+            self.create_stats()
+            marshal.dump(self.stats, f)
+
+    def create_stats(self):
+        self.disable()
+        self.snapshot_stats()
+
+    def snapshot_stats(self):
+        self.stats = self._snapshot_stats()
+
+    def run(self, cmd):
+        import __main__
+
+        dict = __main__.__dict__
+        return self.runctx(cmd, dict, dict)
+
+    def runctx(self, cmd, globals, locals):
+        self.enable()
+        try:
+            exec(cmd, globals, locals)
+        finally:
+            self.disable()
+        return self
+
+    def runcall(self, func, /, *args, **kw):
+        self.enable()
+        try:
+            return func(*args, **kw)
+        finally:
+            self.disable()
+
+    def __enter__(self):
+        self.enable()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.disable()
+
+    def calibrate(self, m, verbose=0):
+        """Measure this profiler's hidden cost per profile event, in seconds.
+
+        Runs a loop of ``m`` Python calls with and without profiling (with this profiler's
+        timer), and returns the time the profiler charged to the profiled functions beyond
+        their unprofiled run time, per event. Assign the result to ``bias`` to have it
+        subtracted, as with ``profile.Profile.calibrate``.
+        """
+        m = int(m)
+        if m < 1:
+            raise ValueError("calibrate() needs a positive number of calls")
+        clock = _clock_of(self)
+
+        def leaf(n):
+            for _ in range(n):
+                pass
+
+        def driver(count, leaf=leaf):
+            for _ in range(count):
+                leaf(100)
+
+        driver(m)  # warm up
+        start = clock()
+        driver(m)
+        plain = clock() - start
+        if verbose:
+            print("elapsed time without profiling =", plain)
+
+        probe = type(self)(*_timer_args(self))
+        start = clock()
+        probe.runcall(driver, m)
+        if verbose:
+            print("elapsed time with profiling =", clock() - start)
+
+        calls = 0
+        charged = 0.0
+        for (_, _, name), (cc, _, tt, _, _) in probe._snapshot_stats().items():
+            if name in ("leaf", "driver"):
+                calls += cc
+                charged += tt
+        if verbose:
+            print("'CPU seconds' profiler reported =", charged)
+            print("total # calls =", calls)
+        if calls != m + 1:
+            raise ValueError("internal error: total calls = %d" % calls)
+        # Two events (call and return) per Python-level call.
+        mean = (charged - plain) / 2.0 / calls
+        if verbose:
+            print("mean stopwatch overhead per profile event =", mean)
+        return mean
+
+
+def _timer_args(prof):
+    timer = getattr(prof, "_timer", None)
+    return () if timer is None else (timer, getattr(prof, "_timeunit", 0.0))
+
+
+def _clock_of(prof):
+    """A seconds clock reading the profiler's own timer."""
+    timer = getattr(prof, "_timer", None)
+    if timer is None:
+        return time.perf_counter
+    unit = getattr(prof, "_timeunit", 0.0) or 1.0
+
+    def clock():
+        t = timer()
+        if isinstance(t, (tuple, list)):
+            t = sum(t)
+        return t * unit
+
+    return clock
+
+
+def label(code):
+    """The stats key of a code object, or of a built-in function's label string."""
+    if isinstance(code, str):
+        return ("~", 0, code)  # '~' sorts after every file name
+    return (code.co_filename, code.co_firstlineno, code.co_name)

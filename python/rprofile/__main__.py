@@ -1,0 +1,113 @@
+"""python -m rprofile [-o output_file_path] [-s sort] [-m module | scriptfile] [arg] ...
+
+The command line of ``python -m cProfile``, with three mendings: ``sys.exit(n)`` in the
+profiled program keeps its exit status n, and a missing script or module is a usage error
+(exit status 2) rather than a traceback. Stats are written (or printed) in every case, also
+when the program raises.
+"""
+
+import importlib.machinery
+import importlib.util
+import io
+import os
+import sys
+
+USAGE = "rprofile [-o output_file_path] [-s sort] [-m module | scriptfile] [arg] ..."
+
+
+def _parser():
+    import pstats
+    from optparse import OptionParser
+
+    parser = OptionParser(usage=USAGE, prog="rprofile")
+    parser.allow_interspersed_args = False
+    parser.add_option("-o", "--outfile", dest="outfile",
+                      help="Save stats to <outfile>", default=None)
+    parser.add_option("-s", "--sort", dest="sort",
+                      help="Sort order when printing to stdout, based on pstats.Stats class",
+                      # cProfile's default changed from standard name to cumulative in 3.11.
+                      default=2 if sys.version_info >= (3, 11) else -1,
+                      choices=sorted(pstats.Stats.sort_arg_dict_default))
+    parser.add_option("-m", dest="module", action="store_true",
+                      help="Profile a library module", default=False)
+    return parser
+
+
+def _module_target(parser, modname):
+    # Only the top-level package is looked up here: finding a submodule would import its parent
+    # before profiling starts, and the profile would miss that import.
+    top = modname.partition(".")[0]
+    try:
+        found = importlib.util.find_spec(top) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not top or not found:
+        parser.error("No module named %r" % modname)
+    import runpy
+
+    code = "run_module(modname, run_name='__main__')"
+    return code, {"run_module": runpy.run_module, "modname": modname}
+
+
+def _script_target(parser, progname):
+    try:
+        with io.open_code(progname) as fp:
+            source = fp.read()
+    except OSError as exc:
+        parser.error("can't open file %r: %s" % (progname, exc.strerror or exc))
+    sys.path.insert(0, os.path.dirname(progname))
+    code = compile(source, progname, "exec")
+    if sys.version_info >= (3, 12):
+        spec = importlib.machinery.ModuleSpec(name="__main__", loader=None, origin=progname)
+        globs = {"__spec__": spec, "__file__": spec.origin, "__name__": spec.name,
+                 "__package__": None, "__cached__": None}
+    else:
+        globs = {"__file__": progname, "__name__": "__main__",
+                 "__package__": None, "__cached__": None}
+    return code, globs
+
+
+def main():
+    from rprofile import Profile
+
+    parser = _parser()
+    if not sys.argv[1:]:
+        parser.print_usage()
+        sys.exit(2)
+    options, args = parser.parse_args()
+    sys.argv[:] = args
+    # The profiled program may chdir, so the output path is fixed now.
+    if options.outfile is not None:
+        options.outfile = os.path.abspath(options.outfile)
+    if not args:
+        parser.print_usage()
+        return parser
+
+    if options.module:
+        code, globs = _module_target(parser, args[0])
+    else:
+        code, globs = _script_target(parser, args[0])
+
+    prof = Profile()
+    exit_request = None
+    try:
+        try:
+            prof.runctx(code, globs, None)
+        except SystemExit as exc:
+            exit_request = exc
+        finally:
+            if options.outfile is not None:
+                prof.dump_stats(options.outfile)
+            else:
+                prof.print_stats(options.sort)
+    except BrokenPipeError as exc:
+        # Nothing more can be written; avoid "Exception ignored" at shutdown.
+        sys.stdout = None
+        sys.exit(exc.errno)
+    if exit_request is not None:
+        raise exit_request
+    return parser
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,409 @@
+//! The call-tree aggregator: per-function and per-(caller, callee) counters fed by enter/leave
+//! events, with the accounting rules of CPython's `_lsprof` (so the numbers come out identical).
+//!
+//! Python-free on purpose: entries are identified by an opaque `usize` key (the address of a code
+//! object or of a builtin's `PyMethodDef`), times are integers in timer units, and the caller
+//! reads the clock. That keeps this module testable with `cargo test` and lets a second sink
+//! (timeline, memory) hang off the same event path later.
+//!
+//! The state that belongs to one call stack (`Stack`) is kept apart from the shared totals
+//! (`Aggregator::entries`/`subs`), so one stack per thread is a small step.
+
+use rustc_hash::FxHashMap;
+
+/// Index of an entry in `Aggregator::entries`.
+pub type EntryId = u32;
+
+/// Totals for one function (one key).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Entry {
+    /// The key the entry was created for; its address order is cProfile's listing order.
+    pub key: usize,
+    /// Inclusive time, counted only at the outermost activation of a recursion.
+    pub tt: i64,
+    /// Inline time: inclusive time minus time spent in profiled callees.
+    pub it: i64,
+    /// Completed calls, recursive ones included.
+    pub callcount: i64,
+    /// Calls that completed while another activation of the same entry was open.
+    pub reccallcount: i64,
+    /// Open activations; `i64` and wrapping so mismatched events cannot overflow-panic.
+    pub recursion_level: i64,
+}
+
+/// Totals for one (caller, callee) pair, with its own recursion level as `_lsprof` keeps it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SubEntry {
+    pub caller: EntryId,
+    pub callee: EntryId,
+    pub tt: i64,
+    pub it: i64,
+    pub callcount: i64,
+    pub reccallcount: i64,
+    pub recursion_level: i64,
+}
+
+/// One open call on a stack.
+#[derive(Debug, Clone, Copy)]
+pub struct Context {
+    /// Timer value when the call was entered (read last on enter).
+    pub t0: i64,
+    /// Inclusive time of the callees that have completed so far.
+    pub subt: i64,
+    pub entry: EntryId,
+}
+
+/// The shadow call stack of one thread of execution. Its storage is reused, so pushes and pops
+/// do not allocate once it has reached the program's maximum depth.
+#[derive(Debug, Default)]
+pub struct Stack {
+    pub frames: Vec<Context>,
+}
+
+/// Totals for every function and caller edge seen, in creation order.
+#[derive(Debug, Default)]
+pub struct Aggregator {
+    pub entries: Vec<Entry>,
+    pub subs: Vec<SubEntry>,
+    index: FxHashMap<usize, EntryId>,
+    sub_index: FxHashMap<(EntryId, EntryId), u32>,
+    /// Whether caller/callee pairs are recorded (cProfile's `subcalls`).
+    pub subcalls: bool,
+}
+
+impl Aggregator {
+    pub fn new(subcalls: bool) -> Self {
+        Aggregator { subcalls, ..Default::default() }
+    }
+
+    /// The entry for `key`, if one exists.
+    #[inline]
+    pub fn get(&self, key: usize) -> Option<EntryId> {
+        self.index.get(&key).copied()
+    }
+
+    /// Creates the entry for a key that has none yet.
+    #[cold]
+    pub fn insert(&mut self, key: usize) -> EntryId {
+        debug_assert!(!self.index.contains_key(&key));
+        let id = self.entries.len() as EntryId;
+        self.entries.push(Entry { key, ..Default::default() });
+        self.index.insert(key, id);
+        id
+    }
+
+    fn sub_entry(&mut self, caller: EntryId, callee: EntryId, create: bool) -> Option<usize> {
+        if let Some(&i) = self.sub_index.get(&(caller, callee)) {
+            return Some(i as usize);
+        }
+        if !create {
+            return None;
+        }
+        let i = self.subs.len();
+        self.subs.push(SubEntry { caller, callee, ..Default::default() });
+        self.sub_index.insert((caller, callee), i as u32);
+        Some(i)
+    }
+
+    /// Opens a call of `entry` on `stack`. The caller then reads the timer and stores it with
+    /// [`Stack::set_t0`], because `_lsprof` reads the clock after all bookkeeping on enter.
+    #[inline]
+    pub fn enter(&mut self, stack: &mut Stack, entry: EntryId) {
+        let parent = stack.frames.last().map(|c| c.entry);
+        stack.frames.push(Context { t0: 0, subt: 0, entry });
+        let e = &mut self.entries[entry as usize];
+        e.recursion_level = e.recursion_level.wrapping_add(1);
+        if self.subcalls {
+            if let Some(caller) = parent {
+                if let Some(i) = self.sub_entry(caller, entry, true) {
+                    let s = &mut self.subs[i];
+                    s.recursion_level = s.recursion_level.wrapping_add(1);
+                }
+            }
+        }
+    }
+
+    /// Closes the top call of `stack` at time `now`, charging it to `entry`. As in `_lsprof`,
+    /// `entry` is the one named by the leave event, which need not be the one the context was
+    /// opened for (events of several threads share one stack on 3.12+).
+    #[inline]
+    pub fn stop(&mut self, stack: &mut Stack, entry: EntryId, now: i64) {
+        let Some(ctx) = stack.frames.pop() else { return };
+        let tt = now.wrapping_sub(ctx.t0);
+        let it = tt.wrapping_sub(ctx.subt);
+        let parent = stack.frames.last_mut().map(|p| {
+            p.subt = p.subt.wrapping_add(tt);
+            p.entry
+        });
+        let e = &mut self.entries[entry as usize];
+        e.recursion_level = e.recursion_level.wrapping_sub(1);
+        if e.recursion_level == 0 {
+            e.tt = e.tt.wrapping_add(tt);
+        } else {
+            e.reccallcount += 1;
+        }
+        e.it = e.it.wrapping_add(it);
+        e.callcount += 1;
+        if self.subcalls {
+            if let Some(caller) = parent {
+                if let Some(i) = self.sub_entry(caller, entry, false) {
+                    let s = &mut self.subs[i];
+                    s.recursion_level = s.recursion_level.wrapping_sub(1);
+                    if s.recursion_level == 0 {
+                        s.tt = s.tt.wrapping_add(tt);
+                    } else {
+                        s.reccallcount += 1;
+                    }
+                    s.it = s.it.wrapping_add(it);
+                    s.callcount += 1;
+                }
+            }
+        }
+    }
+
+    /// Forgets every entry and edge (cProfile's `clear()`).
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.subs.clear();
+        self.index.clear();
+        self.sub_index.clear();
+    }
+
+    /// Entry ids in ascending key order: the order in which `_lsprof`'s tree lists them, which
+    /// decides pstats' "random" listing order and every tie in a sort.
+    pub fn ids_by_key(&self) -> Vec<EntryId> {
+        let mut ids: Vec<EntryId> = (0..self.entries.len() as EntryId).collect();
+        ids.sort_unstable_by_key(|&i| self.entries[i as usize].key);
+        ids
+    }
+
+    /// For each entry, the indices into `subs` of the edges it is the caller of, ordered by
+    /// callee creation.
+    pub fn calls_by_caller(&self) -> Vec<Vec<u32>> {
+        let mut calls = vec![Vec::new(); self.entries.len()];
+        for (i, s) in self.subs.iter().enumerate() {
+            calls[s.caller as usize].push(i as u32);
+        }
+        for list in &mut calls {
+            list.sort_by_key(|&i| self.subs[i as usize].callee);
+        }
+        calls
+    }
+}
+
+impl Stack {
+    /// Stores the enter time of the call just opened; a no-op if the stack was emptied meanwhile.
+    #[inline]
+    pub fn set_t0(&mut self, depth: usize, t0: i64) {
+        if let Some(c) = self.frames.get_mut(depth) {
+            c.t0 = t0;
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty()
+    }
+
+    pub fn depth(&self) -> usize {
+        self.frames.len()
+    }
+
+    pub fn top_entry(&self) -> Option<EntryId> {
+        self.frames.last().map(|c| c.entry)
+    }
+
+    /// Pops the top context without charging it (a leave event for a key with no entry).
+    pub fn pop(&mut self) {
+        self.frames.pop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tiny driver with a counting clock, as the differential tests use for cProfile.
+    struct Driver {
+        agg: Aggregator,
+        stack: Stack,
+        clock: i64,
+    }
+
+    impl Driver {
+        fn new(subcalls: bool) -> Self {
+            Driver { agg: Aggregator::new(subcalls), stack: Stack::default(), clock: 0 }
+        }
+        fn tick(&mut self) -> i64 {
+            self.clock += 1;
+            self.clock
+        }
+        fn call(&mut self, key: usize) {
+            let id = self.agg.get(key).unwrap_or_else(|| self.agg.insert(key));
+            self.agg.enter(&mut self.stack, id);
+            let d = self.stack.depth() - 1;
+            let t = self.tick();
+            self.stack.set_t0(d, t);
+        }
+        fn ret(&mut self, key: usize) {
+            if self.stack.is_empty() {
+                return;
+            }
+            match self.agg.get(key) {
+                Some(id) => {
+                    let t = self.tick();
+                    self.agg.stop(&mut self.stack, id, t);
+                }
+                None => self.stack.pop(),
+            }
+        }
+        fn entry(&self, key: usize) -> &Entry {
+            &self.agg.entries[self.agg.get(key).unwrap() as usize]
+        }
+        fn sub(&self, caller: usize, callee: usize) -> &SubEntry {
+            let (a, b) = (self.agg.get(caller).unwrap(), self.agg.get(callee).unwrap());
+            self.agg.subs.iter().find(|s| s.caller == a && s.callee == b).unwrap()
+        }
+    }
+
+    #[test]
+    fn flat_calls_split_inline_and_inclusive_time() {
+        let mut d = Driver::new(true);
+        d.call(1); // t0 = 1
+        d.call(2); // t0 = 2
+        d.ret(2); // 3: tt 1
+        d.call(2); // 4
+        d.ret(2); // 5: tt 1
+        d.ret(1); // 6: tt 5, it 3
+        assert_eq!(d.entry(1), &Entry { key: 1, tt: 5, it: 3, callcount: 1, ..Default::default() });
+        assert_eq!(d.entry(2).callcount, 2);
+        assert_eq!(d.entry(2).tt, 2);
+        assert_eq!(d.sub(1, 2).callcount, 2);
+        assert_eq!(d.sub(1, 2).tt, 2);
+        assert!(d.stack.is_empty());
+    }
+
+    #[test]
+    fn recursion_counts_inner_calls_as_recursive_and_time_once() {
+        // fact(3): 1 -> 1 -> 1
+        let mut d = Driver::new(true);
+        d.call(7);
+        d.call(7);
+        d.call(7);
+        d.ret(7);
+        d.ret(7);
+        d.ret(7);
+        let e = d.entry(7);
+        assert_eq!((e.callcount, e.reccallcount), (3, 2));
+        assert_eq!(e.tt, 6 - 1, "inclusive time counted at the outermost level only");
+        assert_eq!(e.it, 5);
+        let s = d.sub(7, 7);
+        assert_eq!((s.callcount, s.reccallcount), (2, 1));
+    }
+
+    #[test]
+    fn mutual_recursion_counts_per_function_and_per_pair() {
+        // a -> b -> a -> b
+        let mut d = Driver::new(true);
+        for k in [1, 2, 1, 2] {
+            d.call(k);
+        }
+        for k in [2, 1, 2, 1] {
+            d.ret(k);
+        }
+        assert_eq!((d.entry(1).callcount, d.entry(1).reccallcount), (2, 1));
+        assert_eq!((d.entry(2).callcount, d.entry(2).reccallcount), (2, 1));
+        assert_eq!((d.sub(1, 2).callcount, d.sub(1, 2).reccallcount), (2, 1));
+        assert_eq!((d.sub(2, 1).callcount, d.sub(2, 1).reccallcount), (1, 0));
+    }
+
+    #[test]
+    fn subcalls_off_records_no_edges() {
+        let mut d = Driver::new(false);
+        d.call(1);
+        d.call(2);
+        d.ret(2);
+        d.ret(1);
+        assert!(d.agg.subs.is_empty());
+        assert_eq!(d.entry(2).callcount, 1);
+    }
+
+    #[test]
+    fn unmatched_returns_are_ignored_on_an_empty_stack() {
+        let mut d = Driver::new(true);
+        d.ret(5);
+        assert!(d.agg.entries.is_empty());
+        assert_eq!(d.clock, 0, "no timer read for an ignored event");
+    }
+
+    #[test]
+    fn a_leave_for_an_unknown_key_pops_without_reading_the_clock() {
+        let mut d = Driver::new(true);
+        d.call(1);
+        let before = d.clock;
+        d.ret(99);
+        assert!(d.stack.is_empty());
+        assert_eq!(d.clock, before);
+        assert_eq!(d.entry(1).callcount, 0);
+    }
+
+    #[test]
+    fn a_mismatched_leave_charges_the_named_entry_as_lsprof_does() {
+        let mut d = Driver::new(true);
+        d.call(1);
+        d.ret(1);
+        d.call(2);
+        d.ret(1); // key 1 exists, but the open context is entry 2's
+        let e1 = d.entry(1);
+        assert_eq!(e1.callcount, 2);
+        assert_eq!(e1.recursion_level, -1);
+        assert_eq!(e1.reccallcount, 1, "the level did not reach 0");
+        assert_eq!(d.entry(2).callcount, 0);
+        // Later calls to 1 keep counting as recursive: the level returns to -1, not 0.
+        d.call(1);
+        d.ret(1);
+        assert_eq!(d.entry(1).reccallcount, 2);
+    }
+
+    #[test]
+    fn listing_order_is_by_key_and_clear_forgets_everything() {
+        let mut d = Driver::new(true);
+        for k in [30, 10, 20] {
+            d.call(k);
+            d.ret(k);
+        }
+        let keys: Vec<usize> =
+            d.agg.ids_by_key().iter().map(|&i| d.agg.entries[i as usize].key).collect();
+        assert_eq!(keys, vec![10, 20, 30]);
+        d.agg.clear();
+        assert!(d.agg.entries.is_empty() && d.agg.get(10).is_none());
+    }
+
+    #[test]
+    fn deep_recursion_does_not_overflow() {
+        let mut d = Driver::new(true);
+        for _ in 0..100_000 {
+            d.call(1);
+        }
+        for _ in 0..100_000 {
+            d.ret(1);
+        }
+        assert_eq!(d.entry(1).callcount, 100_000);
+        assert_eq!(d.entry(1).reccallcount, 99_999);
+    }
+
+    #[test]
+    fn calls_by_caller_groups_edges() {
+        let mut d = Driver::new(true);
+        d.call(1);
+        d.call(3);
+        d.ret(3);
+        d.call(2);
+        d.ret(2);
+        d.ret(1);
+        let calls = d.agg.calls_by_caller();
+        let a = d.agg.get(1).unwrap() as usize;
+        let callees: Vec<EntryId> = calls[a].iter().map(|&i| d.agg.subs[i as usize].callee).collect();
+        assert_eq!(callees.len(), 2);
+        assert!(calls[d.agg.get(2).unwrap() as usize].is_empty());
+    }
+}

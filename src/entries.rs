@@ -1,0 +1,238 @@
+//! Turning the aggregator's totals into Python: `getstats()` entries shaped as `_lsprof`'s
+//! (struct sequences `profiler_entry`/`profiler_subentry`), and the stats dict of
+//! `cProfile.Profile.snapshot_stats`, built here in one pass instead of through Python loops.
+
+use std::ffi::{c_char, CStr};
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
+
+use crate::aggregator::{Aggregator, EntryId};
+
+static ENTRY_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static SUBENTRY_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+fn field(name: &'static CStr, doc: &'static CStr) -> ffi::PyStructSequence_Field {
+    ffi::PyStructSequence_Field { name: name.as_ptr(), doc: doc.as_ptr() }
+}
+
+/// Makes a struct sequence type; the field and description arrays are leaked on purpose
+/// because CPython keeps pointers into them for the life of the type.
+fn new_structseq(
+    py: Python<'_>,
+    name: &'static CStr,
+    doc: &'static CStr,
+    fields: Vec<ffi::PyStructSequence_Field>,
+) -> PyResult<Py<PyType>> {
+    let n = fields.len() as i32;
+    let mut fields = fields;
+    fields.push(ffi::PyStructSequence_Field { name: std::ptr::null(), doc: std::ptr::null() });
+    let fields: &'static mut [ffi::PyStructSequence_Field] = Box::leak(fields.into_boxed_slice());
+    let desc = Box::leak(Box::new(ffi::PyStructSequence_Desc {
+        name: name.as_ptr() as *const c_char,
+        doc: doc.as_ptr() as *const c_char,
+        fields: fields.as_mut_ptr(),
+        n_in_sequence: n,
+    }));
+    // SAFETY: GIL held; `desc` and its arrays are 'static; the result is a new reference or NULL.
+    let tp = unsafe { ffi::PyStructSequence_NewType(desc) };
+    if tp.is_null() {
+        return Err(PyErr::fetch(py));
+    }
+    // SAFETY: `tp` is a new, non-NULL reference to a type object.
+    let tp = unsafe { Bound::from_owned_ptr(py, tp as *mut ffi::PyObject) };
+    Ok(tp.cast_into::<PyType>()?.unbind())
+}
+
+/// The `profiler_entry` type.
+pub fn entry_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    ENTRY_TYPE
+        .get_or_try_init(py, || {
+            new_structseq(
+                py,
+                c"rprofile.profiler_entry",
+                c"One function's totals, as _lsprof.profiler_entry.",
+                vec![
+                    field(c"code", c"code object or built-in function name"),
+                    field(c"callcount", c"how many times this was called"),
+                    field(c"reccallcount", c"how many times called recursively"),
+                    field(c"totaltime", c"total time in this entry"),
+                    field(c"inlinetime", c"inline time in this entry (not in subcalls)"),
+                    field(c"calls", c"details of the calls"),
+                ],
+            )
+        })
+        .map(|t| t.bind(py))
+}
+
+/// The `profiler_subentry` type.
+pub fn subentry_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    SUBENTRY_TYPE
+        .get_or_try_init(py, || {
+            new_structseq(
+                py,
+                c"rprofile.profiler_subentry",
+                c"One callee's totals as called from one caller, as _lsprof.profiler_subentry.",
+                vec![
+                    field(c"code", c"called code object or built-in function name"),
+                    field(c"callcount", c"how many times this is called"),
+                    field(c"reccallcount", c"how many times this is called recursively"),
+                    field(c"totaltime", c"total time spent in this call"),
+                    field(c"inlinetime", c"inline time (not in further subcalls)"),
+                ],
+            )
+        })
+        .map(|t| t.bind(py))
+}
+
+/// Fills a new struct sequence of `tp` with `items`.
+fn structseq<'py>(
+    py: Python<'py>,
+    tp: &Bound<'py, PyType>,
+    items: Vec<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: GIL held; `tp` is a struct sequence type with exactly `items.len()` fields.
+    let obj = unsafe { ffi::PyStructSequence_New(tp.as_ptr() as *mut ffi::PyTypeObject) };
+    if obj.is_null() {
+        return Err(PyErr::fetch(py));
+    }
+    for (i, item) in items.into_iter().enumerate() {
+        // SAFETY: `obj` is a fresh struct sequence; SetItem steals the new reference we pass.
+        unsafe { ffi::PyStructSequence_SetItem(obj, i as ffi::Py_ssize_t, item.into_ptr()) };
+    }
+    // SAFETY: `obj` is a new, non-NULL reference.
+    Ok(unsafe { Bound::from_owned_ptr(py, obj) })
+}
+
+/// Entries that `_lsprof` would list: ascending key order, never-completed ones skipped.
+fn listed(agg: &Aggregator) -> Vec<EntryId> {
+    agg.ids_by_key().into_iter().filter(|&i| agg.entries[i as usize].callcount != 0).collect()
+}
+
+pub fn getstats(
+    py: Python<'_>,
+    agg: &Aggregator,
+    user_objs: &[Py<PyAny>],
+    factor: f64,
+) -> PyResult<Py<PyList>> {
+    let etype = entry_type(py)?;
+    let stype = subentry_type(py)?;
+    let calls = agg.calls_by_caller();
+    let out = PyList::empty(py);
+    for id in listed(agg) {
+        let e = &agg.entries[id as usize];
+        let sub = &calls[id as usize];
+        let sublist: Bound<'_, PyAny> = if sub.is_empty() {
+            py.None().into_bound(py)
+        } else {
+            let l = PyList::empty(py);
+            for &si in sub {
+                let s = &agg.subs[si as usize];
+                l.append(structseq(
+                    py,
+                    stype,
+                    vec![
+                        user_objs[s.callee as usize].bind(py).clone(),
+                        s.callcount.into_pyobject(py)?.into_any(),
+                        s.reccallcount.into_pyobject(py)?.into_any(),
+                        (factor * s.tt as f64).into_pyobject(py)?.into_any(),
+                        (factor * s.it as f64).into_pyobject(py)?.into_any(),
+                    ],
+                )?)?;
+            }
+            l.into_any()
+        };
+        out.append(structseq(
+            py,
+            etype,
+            vec![
+                user_objs[id as usize].bind(py).clone(),
+                e.callcount.into_pyobject(py)?.into_any(),
+                e.reccallcount.into_pyobject(py)?.into_any(),
+                (factor * e.tt as f64).into_pyobject(py)?.into_any(),
+                (factor * e.it as f64).into_pyobject(py)?.into_any(),
+                sublist,
+            ],
+        )?)?;
+    }
+    Ok(out.unbind())
+}
+
+/// `cProfile.label`: `('~', 0, name)` for a builtin's label, else the code object's
+/// `(co_filename, co_firstlineno, co_name)`.
+pub fn label<'py>(py: Python<'py>, code: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
+    if code.is_instance_of::<PyString>() {
+        let tilde = pyo3::intern!(py, "~").clone().into_any();
+        return PyTuple::new(py, [tilde, 0i64.into_pyobject(py)?.into_any(), code.clone()]);
+    }
+    PyTuple::new(
+        py,
+        [
+            code.getattr(pyo3::intern!(py, "co_filename"))?,
+            code.getattr(pyo3::intern!(py, "co_firstlineno"))?,
+            code.getattr(pyo3::intern!(py, "co_name"))?,
+        ],
+    )
+}
+
+pub fn snapshot_stats(
+    py: Python<'_>,
+    agg: &Aggregator,
+    user_objs: &[Py<PyAny>],
+    factor: f64,
+) -> PyResult<Py<PyDict>> {
+    let ids = listed(agg);
+    let stats = PyDict::new(py);
+    let n = agg.entries.len();
+    let mut labels: Vec<Option<Bound<'_, PyTuple>>> = vec![None; n];
+    let mut callers: Vec<Option<Bound<'_, PyDict>>> = vec![None; n];
+    for &id in &ids {
+        let e = &agg.entries[id as usize];
+        let func = label(py, user_objs[id as usize].bind(py))?;
+        let d = PyDict::new(py);
+        let nc = e.callcount;
+        let cc = nc - e.reccallcount;
+        let value = PyTuple::new(
+            py,
+            [
+                cc.into_pyobject(py)?.into_any(),
+                nc.into_pyobject(py)?.into_any(),
+                (factor * e.it as f64).into_pyobject(py)?.into_any(),
+                (factor * e.tt as f64).into_pyobject(py)?.into_any(),
+                d.clone().into_any(),
+            ],
+        )?;
+        // Two entries with one label (two lambdas on a line): the later one in listing order
+        // wins, as in cProfile.
+        stats.set_item(&func, value)?;
+        labels[id as usize] = Some(func);
+        callers[id as usize] = Some(d);
+    }
+    let calls = agg.calls_by_caller();
+    for &id in &ids {
+        let sub = &calls[id as usize];
+        if sub.is_empty() {
+            continue;
+        }
+        let Some(func) = &labels[id as usize] else { continue };
+        for &si in sub {
+            let s = &agg.subs[si as usize];
+            // A callee that never completed is not listed, so it has no callers dict.
+            let Some(d) = &callers[s.callee as usize] else { continue };
+            let mut nc = s.callcount.into_pyobject(py)?.into_any();
+            let mut cc = (s.callcount - s.reccallcount).into_pyobject(py)?.into_any();
+            let mut tt = (factor * s.it as f64).into_pyobject(py)?.into_any();
+            let mut ct = (factor * s.tt as f64).into_pyobject(py)?.into_any();
+            if let Some(prev) = d.get_item(func)? {
+                nc = nc.add(prev.get_item(0)?)?;
+                cc = cc.add(prev.get_item(1)?)?;
+                tt = tt.add(prev.get_item(2)?)?;
+                ct = ct.add(prev.get_item(3)?)?;
+            }
+            d.set_item(func, PyTuple::new(py, [nc, cc, tt, ct])?)?;
+        }
+    }
+    Ok(stats.unbind())
+}

@@ -1,0 +1,191 @@
+//! The per-event path: one `enter_call` and one `leave_call`, shared by both front ends (the
+//! legacy profile hook on 3.10/3.11 and `sys.monitoring` on 3.12+). No allocation and no Python
+//! call happen here once a function has been seen, unless the user supplied a Python timer.
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+
+use crate::clock;
+use crate::profiler::Profiler;
+
+/// Reads the profiler's timer, in timer units, with the calibration bias applied.
+///
+/// # Safety
+/// GIL held; `p` is alive. No reference into the state is held by the caller across this call,
+/// since a Python timer may run arbitrary code (and, on 3.12+, let other threads deliver events).
+#[inline]
+pub unsafe fn now(py: Python<'_>, p: &Profiler) -> i64 {
+    let st = p.state_ptr();
+    // SAFETY: short-lived reads of plain fields; no other borrow is alive (function contract).
+    let (external, bias) = unsafe { ((*st).external_timer, (*st).bias_units) };
+    let t = if external {
+        // SAFETY: as above; the timer call happens with no borrow alive.
+        unsafe { p.call_external_timer(py) }
+    } else {
+        clock::monotonic_ns()
+    };
+    if bias == 0.0 {
+        return t;
+    }
+    // profile.Profile subtracts the bias once per event; we take it off the clock instead, so
+    // every interval loses `bias` per event it contains, and a changed bias only affects later
+    // events.
+    // SAFETY: short-lived exclusive access to an accumulator.
+    let acc = unsafe {
+        (*st).bias_acc += bias;
+        (*st).bias_acc
+    };
+    t.wrapping_sub(acc.round() as i64)
+}
+
+/// A function identified by `key` starts (or resumes). `make_label` gives the object that names
+/// it (the code object, or a label str for a builtin) and runs only the first time `key` is seen.
+///
+/// # Safety
+/// GIL held; `p` is alive; no reference into its state is held by the caller.
+#[inline]
+pub unsafe fn enter_call(
+    py: Python<'_>,
+    p: &Profiler,
+    key: usize,
+    make_label: impl FnOnce() -> PyResult<Py<PyAny>>,
+) {
+    let st = p.state_ptr();
+    // SAFETY: exclusive access to the state for the bookkeeping below; nothing in it calls Python.
+    let found = unsafe { (*st).agg.get(key) };
+    let id = match found {
+        Some(id) => id,
+        // SAFETY: as for the function.
+        None => match unsafe { new_entry(py, p, key, make_label) } {
+            Some(id) => id,
+            None => return,
+        },
+    };
+    // SAFETY: exclusive access; `agg` and `stack` are distinct fields.
+    let depth = unsafe {
+        let s = &mut *st;
+        s.agg.enter(&mut s.stack, id);
+        s.stack.depth() - 1
+    };
+    // _lsprof reads the clock last on enter, so the bookkeeping is not charged to the callee.
+    // SAFETY: no borrow is alive across the timer.
+    let t = unsafe { now(py, p) };
+    // SAFETY: short exclusive access; set_t0 ignores a depth that no longer exists.
+    unsafe { (*st).stack.set_t0(depth, t) };
+}
+
+/// The function identified by `key` returns, yields or unwinds.
+///
+/// # Safety
+/// As for [`enter_call`].
+#[inline]
+pub unsafe fn leave_call(py: Python<'_>, p: &Profiler, key: usize) {
+    let st = p.state_ptr();
+    // SAFETY: short exclusive reads.
+    let found = unsafe {
+        if (*st).stack.is_empty() {
+            return;
+        }
+        (*st).agg.get(key)
+    };
+    match found {
+        Some(id) => {
+            // SAFETY: no borrow is alive across the timer.
+            let t = unsafe { now(py, p) };
+            // SAFETY: exclusive access for the bookkeeping; nothing here calls Python.
+            unsafe {
+                let s = &mut *st;
+                s.agg.stop(&mut s.stack, id, t);
+            }
+        }
+        // SAFETY: as above. A return for a function never entered pops the top, as _lsprof does.
+        None => unsafe { (*st).stack.pop() },
+    }
+}
+
+/// Closes every call still open, each ending now (cProfile's `flush_unmatched` at `disable()`).
+///
+/// # Safety
+/// As for [`enter_call`].
+pub unsafe fn flush_unmatched(py: Python<'_>, p: &Profiler) {
+    let st = p.state_ptr();
+    loop {
+        // SAFETY: short exclusive read.
+        let Some(top) = (unsafe { (*st).stack.top_entry() }) else { break };
+        // SAFETY: no borrow across the timer; then a short exclusive update.
+        let t = unsafe { now(py, p) };
+        unsafe {
+            let s = &mut *st;
+            s.agg.stop(&mut s.stack, top, t);
+        }
+    }
+}
+
+#[cold]
+unsafe fn new_entry(
+    py: Python<'_>,
+    p: &Profiler,
+    key: usize,
+    make_label: impl FnOnce() -> PyResult<Py<PyAny>>,
+) -> Option<u32> {
+    let st = p.state_ptr();
+    // Making a label may run Python (a repr), which could collect garbage and so run finalizers.
+    // SAFETY: short exclusive writes of a flag, with no other borrow alive.
+    unsafe { (*st).busy += 1 };
+    let label = {
+        // An exception may be in flight (a generator entered by throw()); keep it intact.
+        // SAFETY: GIL held.
+        let _saved = unsafe { SavedException::save() };
+        make_label()
+    };
+    // SAFETY: as above.
+    unsafe { (*st).busy -= 1 };
+    match label {
+        Ok(obj) => {
+            // SAFETY: exclusive access; the label call is over. Another event may have created
+            // the entry meanwhile (a finalizer's calls), so look again.
+            unsafe {
+                let s = &mut *st;
+                if let Some(id) = s.agg.get(key) {
+                    return Some(id);
+                }
+                let id = s.agg.insert(key);
+                s.user_objs.push(obj);
+                Some(id)
+            }
+        }
+        Err(e) => {
+            // Like _lsprof: the event is dropped, and the next disable()/getstats() raises.
+            drop(e);
+            // SAFETY: short exclusive write.
+            unsafe { (*st).nomemory = true };
+            let _ = py;
+            None
+        }
+    }
+}
+
+/// Saves the exception being raised (if any) and puts it back on drop, so that an event
+/// delivered while an exception is in flight (a generator `throw()`) leaves it untouched.
+pub struct SavedException(*mut ffi::PyObject, *mut ffi::PyObject, *mut ffi::PyObject);
+
+impl SavedException {
+    /// # Safety
+    /// GIL held.
+    #[inline]
+    pub unsafe fn save() -> Self {
+        let mut s = SavedException(std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: GIL held; PyErr_Fetch transfers ownership of the three references to us.
+        unsafe { ffi::PyErr_Fetch(&mut s.0, &mut s.1, &mut s.2) };
+        s
+    }
+}
+
+impl Drop for SavedException {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: GIL held (the guard never leaves the callback that made it); PyErr_Restore
+        // takes back the references PyErr_Fetch gave, replacing any exception set meanwhile.
+        unsafe { ffi::PyErr_Restore(self.0, self.1, self.2) };
+    }
+}

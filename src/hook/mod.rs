@@ -1,0 +1,12 @@
+//! The interpreter-facing front end, chosen at build time: the C profile hook before 3.12,
+//! `sys.monitoring` from 3.12 on. Both feed `events::enter_call`/`leave_call`.
+
+#[cfg(not(Py_3_12))]
+mod legacy;
+#[cfg(not(Py_3_12))]
+pub use legacy::{install, uninstall, HookState};
+
+#[cfg(Py_3_12)]
+mod monitoring;
+#[cfg(Py_3_12)]
+pub use monitoring::{install, uninstall, HookState};

@@ -1,0 +1,27 @@
+//! rprofile's native core: a deterministic profiler with cProfile's accounting.
+//!
+//! - `aggregator`: the Python-free call-tree totals (ncalls, primitive calls, tottime, cumtime,
+//!   caller edges);
+//! - `events`: the per-event path shared by both front ends;
+//! - `hook`: the interpreter front end (profile hook on 3.10/3.11, `sys.monitoring` on 3.12+);
+//! - `profiler`: the `Profiler` class Python's `rprofile.Profile` subclasses;
+//! - `entries`: `getstats()` entries and the stats dict;
+//! - `labels`: names of built-in functions; `clock`: the default timer.
+
+pub mod aggregator;
+pub mod clock;
+mod entries;
+mod events;
+mod hook;
+mod labels;
+mod profiler;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _rprofile(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<profiler::Profiler>()?;
+    m.add("profiler_entry", entries::entry_type(m.py())?)?;
+    m.add("profiler_subentry", entries::subentry_type(m.py())?)?;
+    Ok(())
+}

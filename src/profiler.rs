@@ -1,0 +1,395 @@
+//! The native `Profiler` class: the counterpart of `_lsprof.Profiler` that `rprofile.Profile`
+//! subclasses, as `cProfile.Profile` subclasses `_lsprof.Profiler`.
+//!
+//! Its type is named `_lsprof.Profiler` on purpose: the profiler's own `enable`/`disable` calls
+//! show up in every profile under the repr of their method descriptors
+//! (`{method 'disable' of '_lsprof.Profiler' objects}`), and those rows must read as cProfile's.
+
+use std::cell::UnsafeCell;
+
+use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::gc::PyVisit;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyTuple};
+use pyo3::PyTraverseError;
+
+use crate::aggregator::{Aggregator, Stack};
+use crate::entries;
+use crate::events;
+use crate::hook;
+
+/// Everything the event path mutates. Reached only through `Profiler::state_ptr` with the GIL
+/// held, in short borrows that never span a call into Python.
+pub struct State {
+    pub agg: Aggregator,
+    pub stack: Stack,
+    /// The object naming each entry (code object or label str), parallel to `agg.entries`; a
+    /// strong reference, so a code object's address cannot be reused while its entry exists.
+    pub user_objs: Vec<Py<PyAny>>,
+    pub enabled: bool,
+    pub builtins: bool,
+    /// A Python timer was given (its result is read instead of the clock).
+    pub external_timer: bool,
+    /// Seconds per timer unit for an integer timer; 0.0 for seconds.
+    pub timeunit: f64,
+    /// Calibration bias in seconds (profile.Profile's `bias`).
+    pub bias: f64,
+    /// The bias in timer units, subtracted once per event.
+    pub bias_units: f64,
+    /// The bias taken off the clock so far, in timer units.
+    pub bias_acc: f64,
+    /// The Python timer is running: disable()/clear() must refuse.
+    pub in_timer: bool,
+    /// A callback is making a label (Python may run finalizers): disable()/clear() must refuse.
+    pub busy: u32,
+    /// A label could not be made; reported as MemoryError by the next disable()/getstats().
+    pub nomemory: bool,
+    /// Front-end data (`sys.monitoring.MISSING` on 3.12+).
+    pub hook: hook::HookState,
+}
+
+/// Native profiler: counts calls into an aggregator fed by the interpreter's profile events.
+#[pyclass(module = "_lsprof", name = "Profiler", subclass, frozen)]
+pub struct Profiler {
+    state: UnsafeCell<State>,
+    /// The Python timer, kept apart from `state` so that the garbage collector can visit it while
+    /// an event is being handled.
+    timer: UnsafeCell<Option<Py<PyAny>>>,
+}
+
+// SAFETY: rprofile is built for GIL-holding interpreters; every access to the cells happens with
+// the GIL held (methods, profile events, tp_traverse/tp_clear), which serialises them.
+unsafe impl Sync for Profiler {}
+
+impl Profiler {
+    /// Raw access to the mutable state; see the `State` doc for the borrowing discipline.
+    #[inline]
+    pub fn state_ptr(&self) -> *mut State {
+        self.state.get()
+    }
+
+    /// Calls the Python timer and converts its result as `_lsprof` does: an int count of
+    /// `timeunit` when `timeunit > 0`, else seconds turned into integer nanoseconds (floor).
+    /// A failing timer is reported as unraisable and reads as 0.
+    ///
+    /// # Safety
+    /// GIL held; no borrow of the state alive across the call.
+    #[cold]
+    pub unsafe fn call_external_timer(&self, py: Python<'_>) -> i64 {
+        // SAFETY: the timer cell is only replaced in __clear__/dealloc, never during an event.
+        let Some(timer) = (unsafe { &*self.timer.get() }).as_ref().map(|t| t.clone_ref(py)) else {
+            return 0;
+        };
+        let st = self.state_ptr();
+        // SAFETY: short exclusive accesses of plain fields.
+        let (was, unit) = unsafe {
+            let was = (*st).in_timer;
+            (*st).in_timer = true;
+            (was, (*st).timeunit)
+        };
+        // SAFETY: GIL held; the guard restores any exception in flight after the call.
+        let _saved = unsafe { events::SavedException::save() };
+        let result = timer.bind(py).call0().and_then(|v| timer_value(&v, unit));
+        // SAFETY: short exclusive write.
+        unsafe { (*st).in_timer = was };
+        match result {
+            Ok(t) => t,
+            Err(e) => {
+                e.write_unraisable(py, Some(timer.bind(py)));
+                0
+            }
+        }
+    }
+
+    fn refuse_if_running(&self, what: &str) -> PyResult<()> {
+        // SAFETY: short read with the GIL held.
+        let (in_timer, busy) = unsafe { ((*self.state_ptr()).in_timer, (*self.state_ptr()).busy) };
+        if in_timer {
+            return Err(PyRuntimeError::new_err(format!("cannot {what} profiler in external timer")));
+        }
+        if busy > 0 {
+            return Err(PyRuntimeError::new_err(format!(
+                "cannot {what} profiler while it is handling an event"
+            )));
+        }
+        Ok(())
+    }
+
+    fn pending_error(&self) -> PyResult<()> {
+        // SAFETY: short exclusive access with the GIL held.
+        let st = unsafe { &mut *self.state_ptr() };
+        if std::mem::take(&mut st.nomemory) {
+            return Err(PyMemoryError::new_err("memory was exhausted while profiling"));
+        }
+        Ok(())
+    }
+
+    /// Seconds per stored unit, as `_lsprof.getstats` converts: `timeunit` for an integer timer,
+    /// else 1e-9 (nanoseconds).
+    fn factor(&self) -> f64 {
+        // SAFETY: short read with the GIL held.
+        let st = unsafe { &*self.state_ptr() };
+        if !st.external_timer || st.timeunit == 0.0 {
+            1.0 / 1e9
+        } else {
+            st.timeunit
+        }
+    }
+}
+
+/// Converts a timer result to timer units; tuples and lists (as `profile` accepts, e.g.
+/// `os.times()[:2]`) count as the sum of their items.
+fn timer_value(v: &Bound<'_, PyAny>, unit: f64) -> PyResult<i64> {
+    if v.is_instance_of::<PyTuple>() || v.is_instance_of::<PyList>() {
+        let mut total = 0i64;
+        for item in v.try_iter()? {
+            total = total.wrapping_add(timer_value(&item?, unit)?);
+        }
+        return Ok(total);
+    }
+    if unit > 0.0 {
+        if !v.is_instance_of::<PyInt>() {
+            return Err(PyTypeError::new_err(format!(
+                "expect int, got {}",
+                v.get_type().name()?
+            )));
+        }
+        return v.extract::<i64>();
+    }
+    seconds_to_ns(v)
+}
+
+/// `_PyTime_FromSecondsObject(..., ROUND_FLOOR)`: a float is multiplied by 1e9 and floored, an
+/// int is multiplied exactly; out of range raises OverflowError.
+fn seconds_to_ns(v: &Bound<'_, PyAny>) -> PyResult<i64> {
+    if let Ok(f) = v.cast::<PyFloat>() {
+        let d = f.value();
+        if d.is_nan() {
+            return Err(PyValueError::new_err("Invalid value NaN (not a number)"));
+        }
+        let ns = (d * 1e9).floor();
+        if !(ns >= -9.223_372_036_854_776e18 && ns < 9.223_372_036_854_776e18) {
+            return Err(pyo3::exceptions::PyOverflowError::new_err(
+                "timestamp too large to convert to C _PyTime_t",
+            ));
+        }
+        return Ok(ns as i64);
+    }
+    let secs: i64 = v.call_method0("__index__").and_then(|i| i.extract()).map_err(|_| {
+        PyTypeError::new_err(format!(
+            "'{}' object cannot be interpreted as an integer",
+            v.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+        ))
+    })?;
+    secs.checked_mul(1_000_000_000).ok_or_else(|| {
+        pyo3::exceptions::PyOverflowError::new_err("timestamp too large to convert to C _PyTime_t")
+    })
+}
+
+/// The `subcalls`/`builtins` flag rule of the running version: 3.12+ takes truthiness; 3.10/3.11
+/// take an int where 0 clears, a positive value sets, and a negative one leaves it as it was.
+fn apply_flag(current: bool, value: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+    let Some(v) = value else { return Ok(current) };
+    if cfg!(Py_3_12) {
+        return v.is_truthy();
+    }
+    if v.is_instance_of::<PyFloat>() {
+        return Err(PyTypeError::new_err("'float' object cannot be interpreted as an integer"));
+    }
+    let n: i64 = v.extract().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "'{}' object cannot be interpreted as an integer",
+            v.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+        ))
+    })?;
+    Ok(match n {
+        0 => false,
+        n if n > 0 => true,
+        _ => current,
+    })
+}
+
+#[pymethods]
+impl Profiler {
+    #[new]
+    #[pyo3(signature = (timer=None, timeunit=None, subcalls=None, builtins=None, *, bias=None))]
+    fn new(
+        timer: Option<Bound<'_, PyAny>>,
+        timeunit: Option<Bound<'_, PyAny>>,
+        subcalls: Option<Bound<'_, PyAny>>,
+        builtins: Option<Bound<'_, PyAny>>,
+        bias: Option<f64>,
+    ) -> PyResult<Self> {
+        let timeunit = match &timeunit {
+            Some(t) => t.extract::<f64>().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "must be real number, not {}",
+                    t.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                ))
+            })?,
+            None => 0.0,
+        };
+        // _lsprof starts from cleared flags and applies the arguments (default True).
+        let subcalls = match &subcalls {
+            Some(_) => apply_flag(false, subcalls.as_ref())?,
+            None => true,
+        };
+        let builtins = match &builtins {
+            Some(_) => apply_flag(false, builtins.as_ref())?,
+            None => true,
+        };
+        // cProfile would call an explicit `timer=None`; we read it as "the default clock".
+        let timer = timer.filter(|t| !t.is_none()).map(Bound::unbind);
+        let external_timer = timer.is_some();
+        let bias = bias.unwrap_or(0.0);
+        let mut state = State {
+            agg: Aggregator::new(subcalls),
+            stack: Stack::default(),
+            user_objs: Vec::new(),
+            enabled: false,
+            builtins,
+            external_timer,
+            timeunit,
+            bias: 0.0,
+            bias_units: 0.0,
+            bias_acc: 0.0,
+            in_timer: false,
+            busy: 0,
+            nomemory: false,
+            hook: hook::HookState::new()?,
+        };
+        set_bias(&mut state, bias);
+        Ok(Profiler { state: UnsafeCell::new(state), timer: UnsafeCell::new(timer) })
+    }
+
+    /// enable(subcalls=True, builtins=True)
+    ///
+    /// Start collecting profiling information.
+    #[pyo3(signature = (subcalls=None, builtins=None))]
+    fn enable(
+        slf: &Bound<'_, Self>,
+        subcalls: Option<Bound<'_, PyAny>>,
+        builtins: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let p = slf.get();
+        {
+            // SAFETY: short exclusive access with the GIL held; no Python runs in this block.
+            let st = unsafe { &mut *p.state_ptr() };
+            st.agg.subcalls = apply_flag(st.agg.subcalls, subcalls.as_ref())?;
+            st.builtins = apply_flag(st.builtins, builtins.as_ref())?;
+        }
+        hook::install(slf)?;
+        // SAFETY: as above.
+        unsafe { (*p.state_ptr()).enabled = true };
+        Ok(())
+    }
+
+    /// disable()
+    ///
+    /// Stop collecting profiling information.
+    fn disable(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let p = slf.get();
+        p.refuse_if_running("disable")?;
+        // SAFETY: short read.
+        if unsafe { (*p.state_ptr()).enabled } {
+            hook::uninstall(slf)?;
+            // SAFETY: short write, then the flush (which manages its own borrows).
+            unsafe {
+                (*p.state_ptr()).enabled = false;
+                events::flush_unmatched(slf.py(), p);
+            }
+        }
+        p.pending_error()
+    }
+
+    /// clear()
+    ///
+    /// Clear all profiling information collected so far.
+    fn clear(&self) -> PyResult<()> {
+        self.refuse_if_running("clear")?;
+        // SAFETY: exclusive access with the GIL held; dropping code objects runs no Python code
+        // that could reach this profiler (they hold no reference to it).
+        let old = unsafe {
+            let st = &mut *self.state_ptr();
+            st.agg.clear();
+            st.stack.frames.clear();
+            std::mem::take(&mut st.user_objs)
+        };
+        drop(old);
+        Ok(())
+    }
+
+    /// getstats() -> list of profiler_entry objects
+    ///
+    /// Return all information collected by the profiler, one entry per function, in the order
+    /// of cProfile's (by code object or builtin address).
+    fn getstats(&self, py: Python<'_>) -> PyResult<Py<PyList>> {
+        self.pending_error()?;
+        // SAFETY: shared access while building the list; the calls below allocate Python objects
+        // (which may run the GC, whose traverse touches only `timer`) but run no code of ours.
+        let st = unsafe { &*self.state_ptr() };
+        entries::getstats(py, &st.agg, &st.user_objs, self.factor())
+    }
+
+    /// The stats dict of `cProfile.Profile.snapshot_stats`, built natively:
+    /// `{(file, line, name): (cc, nc, tt, ct, {caller: (nc, cc, tt, ct)})}`.
+    fn _snapshot_stats(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
+        self.pending_error()?;
+        // SAFETY: as in getstats.
+        let st = unsafe { &*self.state_ptr() };
+        entries::snapshot_stats(py, &st.agg, &st.user_objs, self.factor())
+    }
+
+    /// The Python timer given to the constructor, or None for the built-in clock.
+    #[getter]
+    fn _timer(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        // SAFETY: short read of the cell with the GIL held.
+        unsafe { &*self.timer.get() }.as_ref().map(|t| t.clone_ref(py))
+    }
+
+    /// Seconds per unit of an integer timer (0.0 when the timer returns seconds).
+    #[getter]
+    fn _timeunit(&self) -> f64 {
+        // SAFETY: short read.
+        unsafe { (*self.state_ptr()).timeunit }
+    }
+
+    /// The calibration bias in seconds, subtracted once per profile event (as in `profile`).
+    #[getter]
+    fn get_bias(&self) -> f64 {
+        // SAFETY: short read.
+        unsafe { (*self.state_ptr()).bias }
+    }
+
+    #[setter]
+    fn set_bias(&self, value: Option<f64>) -> PyResult<()> {
+        let Some(value) = value else {
+            return Err(PyTypeError::new_err("can't delete bias"));
+        };
+        // SAFETY: short exclusive access.
+        set_bias(unsafe { &mut *self.state_ptr() }, value);
+        Ok(())
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        // SAFETY: the timer cell is only written by __clear__ and the constructor.
+        if let Some(t) = unsafe { &*self.timer.get() } {
+            visit.call(t)?;
+        }
+        Ok(())
+    }
+
+    fn __clear__(&self) {
+        // SAFETY: GIL held; the GC calls tp_clear outside of any event of this profiler.
+        let old = unsafe { (*self.timer.get()).take() };
+        // SAFETY: as above.
+        unsafe { (*self.state_ptr()).external_timer = false };
+        drop(old);
+    }
+}
+
+fn set_bias(st: &mut State, bias: f64) {
+    st.bias = bias;
+    let unit = if st.external_timer && st.timeunit > 0.0 { st.timeunit } else { 1e-9 };
+    st.bias_units = bias / unit;
+}
