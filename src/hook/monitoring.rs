@@ -116,7 +116,7 @@ unsafe fn setup<'a>(
 ) -> Option<(Python<'a>, &'a Profiler)> {
     // SAFETY: CPython calls the callbacks with the GIL held.
     let py = unsafe { Python::assume_attached() };
-    if ffi::PyVectorcall_NARGS(nargs as usize) < needed {
+    if nargs < needed {
         PyTypeError::new_err(format!("monitoring callback takes at least {needed} arguments"))
             .restore(py);
         return None;
