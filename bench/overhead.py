@@ -18,14 +18,14 @@ import subprocess
 import sys
 import time
 
-# ---------------------------------------------------------------- workloads (each ~0.2-1 s bare)
+# ---------------------------------------------------------------- workloads (each ~0.1-0.5 s bare)
 
 
 def w_fib():
     def fib(n):
         return n if n < 2 else fib(n - 1) + fib(n - 2)
 
-    fib(25)
+    fib(30)
 
 
 def w_oo():
@@ -42,14 +42,14 @@ def w_oo():
             return self.x * self.x + self.y * self.y
 
     acc = Vec(0, 0)
-    for i in range(120_000):
+    for i in range(600_000):
         acc = acc.add(Vec(i, -i))
         acc.norm2()
 
 
 def w_builtins():
     data = []
-    for i in range(150_000):
+    for i in range(700_000):
         data.append(len(str(i)))
         max(i, 3)
         isinstance(i, int)
@@ -65,14 +65,14 @@ def w_generators():
     def chain(n):
         yield from gen(n)
 
-    for _ in range(60):
+    for _ in range(300):
         sum(chain(5_000))
 
 
 def w_json_re():
     doc = {"k%d" % i: [i, str(i), {"x": i * 1.5}] for i in range(200)}
     pat = re.compile(r"k(\d+)")
-    for _ in range(60):
+    for _ in range(400):
         text = json.dumps(doc)
         back = json.loads(text)
         for key in back:
