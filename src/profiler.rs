@@ -290,8 +290,10 @@ impl Profiler {
     fn disable(slf: &Bound<'_, Self>) -> PyResult<()> {
         let p = slf.get();
         p.refuse_if_running("disable")?;
+        // Before 3.12, _lsprof removes the calling thread's profile hook even when this profiler
+        // was not the one enabled there; from 3.12 on it acts only when enabled.
         // SAFETY: short read.
-        if unsafe { (*p.state_ptr()).enabled } {
+        if !cfg!(Py_3_12) || unsafe { (*p.state_ptr()).enabled } {
             hook::uninstall(slf)?;
             // SAFETY: short write, then the flush (which manages its own borrows).
             unsafe {

@@ -80,8 +80,7 @@ def main():
     if options.outfile is not None:
         options.outfile = os.path.abspath(options.outfile)
     if not args:
-        parser.print_usage()
-        return parser
+        parser.error("no module name given" if options.module else "no script given")
 
     if options.module:
         code, globs = _module_target(parser, args[0])

@@ -57,7 +57,9 @@ static mut CRETURN_DEF: ffi::PyMethodDef = def(c"_creturn_callback", creturn_cal
 pub fn install(slf: &Bound<'_, Profiler>) -> PyResult<()> {
     let py = slf.py();
     let mon = monitoring(py)?;
-    if mon.call_method1("use_tool_id", (TOOL_ID, "rprofile")).is_err() {
+    // Registered under cProfile's name: tools that ask `sys.monitoring.get_tool(2)` which
+    // profiler holds the slot get the answer they would get from cProfile.
+    if mon.call_method1("use_tool_id", (TOOL_ID, "cProfile")).is_err() {
         return Err(PyValueError::new_err("Another profiling tool is already active"));
     }
     let events = mon.getattr("events")?;
