@@ -15,10 +15,6 @@ How a CPython case is run against rprofile:
   ``-m rprofile`` instead, and every subprocess a case starts is checked to have run rprofile.
 * A case that imports ``_lsprof`` gets a ``_lsprof`` module whose ``Profiler`` is rprofile's
   native base class (the counterpart of ``_lsprof.Profiler``, which it names itself after).
-* On 3.12+, ``sys.monitoring`` reports rprofile's tool under its own name ``"rprofile"``; the
-  cases that check the name of the tool holding ``PROFILER_ID`` are shown ``"cProfile"`` for it
-  (exactly as the usage text says "rprofile" where cProfile's says "cProfile.py").
-
 Each case becomes one pytest test, ``test_cpython_case[<module>.<class>.<method>]``, that runs the
 unittest case and fails with its tracebacks if it fails. Cases that cannot apply to rprofile are
 skipped with the reason; behaviour that rprofile gets wrong is ``xfail(strict=True)`` with the
