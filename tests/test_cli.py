@@ -101,6 +101,10 @@ def load_stats(path):
             in raw.items() if (file, line, name) not in PROFILER_KEYS}
 
 
+def outfile_args(wanted, path):
+    return ["-o", path] if wanted else []
+
+
 def assert_same_profile(r, c):
     """rprofile's and cProfile's printed runs agree in program output, order header and rows."""
     r_prog, r_order, r_rows = parse(r.stdout)
@@ -202,7 +206,7 @@ def test_outfile_matches_cprofile(tmp_path):
     c = run_cli("cProfile", "-o", "c.prof", script, away, cwd=tmp_path)
     assert r.returncode == c.returncode == 0, r.stderr
     assert r.stdout == c.stdout == ""  # with -o nothing is printed
-    assert not list(away.iterdir())
+    assert not list(away.iterdir())  # nothing landed where the program moved to
     r_stats, c_stats = load_stats(tmp_path / "r.prof"), load_stats(tmp_path / "c.prof")
     assert r_stats == c_stats
     assert any(name == "fib" for _, _, name in r_stats)
@@ -212,9 +216,8 @@ def test_outfile_matches_cprofile(tmp_path):
 
 @pytest.mark.parametrize("outfile", [False, True])
 def test_uncaught_exception(outfile, tmp_path):
-    r_args, c_args = ("-o", tmp_path / "r.prof") * outfile, ("-o", tmp_path / "c.prof") * outfile
-    r = run_cli("rprofile", *r_args, "raises.py")
-    c = run_cli("cProfile", *c_args, "raises.py")
+    r = run_cli("rprofile", *outfile_args(outfile, tmp_path / "r.prof"), "raises.py")
+    c = run_cli("cProfile", *outfile_args(outfile, tmp_path / "c.prof"), "raises.py")
     assert r.returncode != 0 and r.returncode == c.returncode
     assert "Traceback" in r.stderr and 'raises.py", line 10' in r.stderr
     assert r.stderr.splitlines()[-1] == c.stderr.splitlines()[-1] == "RuntimeError: fixture failure"
@@ -228,9 +231,8 @@ def test_uncaught_exception(outfile, tmp_path):
 @pytest.mark.parametrize("arg, status", [("3", 3), ("0", 0), ("farewell", 1)])
 @pytest.mark.parametrize("outfile", [False, True])
 def test_sys_exit_keeps_status(arg, status, outfile, tmp_path):
-    r_args, c_args = ("-o", tmp_path / "r.prof") * outfile, ("-o", tmp_path / "c.prof") * outfile
-    r = run_cli("rprofile", *r_args, "exits.py", arg)
-    c = run_cli("cProfile", *c_args, "exits.py", arg)
+    r = run_cli("rprofile", *outfile_args(outfile, tmp_path / "r.prof"), "exits.py", arg)
+    c = run_cli("cProfile", *outfile_args(outfile, tmp_path / "c.prof"), "exits.py", arg)
     # sys.exit(n) means exit status n (cProfile swallows it and exits 0); a non-integer code
     # is printed to stderr with status 1, as Python itself does.
     assert r.returncode == status, r.stderr
@@ -244,23 +246,16 @@ def test_sys_exit_keeps_status(arg, status, outfile, tmp_path):
         assert assert_same_profile(r, c)[0] == ["before exit"]
 
 
-MISSING_SUBMODULE = pytest.mark.xfail(strict=True, reason=(
-    "BUG: __main__._module_target checks only the top-level package, so a missing submodule "
-    "gets runpy's ImportError traceback, exit status 1 and a printed profile"))
-NO_TARGET = pytest.mark.xfail(strict=True, reason=(
-    "BUG: options without a script or module print the usage but exit with status 0"))
-
-
 @pytest.mark.parametrize("args, mentions", [
     pytest.param([], None, id="no-arguments"),
     pytest.param(["-s", "bogus", "show_env.py"], "bogus", id="bad-sort-key"),
     pytest.param(["--no-such-option", "show_env.py"], "--no-such-option", id="bad-option"),
     pytest.param(["no_such_script.py"], "no_such_script.py", id="missing-script"),
     pytest.param(["-m", "nosuchmodule"], "nosuchmodule", id="missing-module"),
-    pytest.param(["-m", "json.nosuchsub"], "json.nosuchsub", id="missing-submodule",
-                 marks=MISSING_SUBMODULE),
-    pytest.param(["-o", "out.prof"], None, id="options-without-script", marks=NO_TARGET),
-    pytest.param(["-m"], None, id="m-without-module", marks=NO_TARGET),
+    pytest.param(["-m", "json.nosuchsub"], "json.nosuchsub", id="missing-submodule"),
+    pytest.param(["-m", "email"], "email", id="package-without-main"),
+    pytest.param(["-o", "out.prof"], None, id="options-without-script"),
+    pytest.param(["-m"], None, id="m-without-module"),
 ])
 def test_usage_errors(args, mentions, tmp_path):
     args = [SCRIPTS / a if a == "show_env.py" else a for a in args]
@@ -274,6 +269,17 @@ def test_usage_errors(args, mentions, tmp_path):
     assert "usage" in output.lower()
     if mentions:
         assert mentions in output
+
+
+def test_import_error_inside_module_is_the_programs(package_dir):
+    # Only a module that cannot be found is a usage error: an ImportError raised by the module's
+    # own code (here its package's __init__) is the program's failure, reported as cProfile does.
+    (package_dir / "clipkg" / "__init__.py").write_text("import no_such_dependency\n")
+    r, c = run_both("-m", "clipkg.tool", cwd=package_dir)
+    assert r.returncode == c.returncode == 1
+    assert "Traceback" in r.stderr and "__init__.py" in r.stderr
+    assert r.stderr.splitlines()[-1] == c.stderr.splitlines()[-1]
+    assert_same_profile(r, c)
 
 
 @pytest.mark.parametrize("script", ["bigtable.py", "_workload.py"])

@@ -88,14 +88,20 @@ def main():
         code, globs = _script_target(parser, args[0])
 
     prof = Profile()
-    exit_request = None
+    exit_request = lookup_error = None
     try:
         try:
             prof.runctx(code, globs, None)
         except SystemExit as exc:
             exit_request = exc
+        except ImportError as exc:
+            if not (options.module and _module_not_found(exc)):
+                raise
+            lookup_error = exc
         finally:
-            if options.outfile is not None:
+            if lookup_error is not None:
+                pass  # nothing ran: no stats to show
+            elif options.outfile is not None:
                 prof.dump_stats(options.outfile)
             else:
                 prof.print_stats(options.sort)
@@ -103,9 +109,23 @@ def main():
         # Nothing more can be written; avoid "Exception ignored" at shutdown.
         sys.stdout = None
         sys.exit(exc.errno)
+    if lookup_error is not None:
+        parser.error(str(lookup_error))
     if exit_request is not None:
         raise exit_request
     return parser
+
+
+def _module_not_found(exc):
+    """Whether runpy raised `exc` because the -m target (a submodule, or a package without
+    __main__) does not exist, as opposed to an ImportError from the program's own code."""
+    import runpy
+
+    lookup = getattr(runpy, "_get_module_details", None)
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return lookup is not None and tb is not None and tb.tb_frame.f_code is lookup.__code__
 
 
 if __name__ == "__main__":
