@@ -169,6 +169,22 @@ impl Aggregator {
         self.sub_index.clear();
     }
 
+    /// A copy of the totals, for building results while events may still arrive: the results
+    /// are made of Python objects whose allocation can run the garbage collector, and so
+    /// finalizers that make profile events of their own.
+    pub fn totals(&self) -> Totals {
+        Totals { entries: self.entries.clone(), subs: self.subs.clone() }
+    }
+}
+
+/// A detached copy of an aggregator's entries and edges.
+#[derive(Debug, Clone, Default)]
+pub struct Totals {
+    pub entries: Vec<Entry>,
+    pub subs: Vec<SubEntry>,
+}
+
+impl Totals {
     /// Entry ids in ascending key order: the order in which `_lsprof`'s tree lists them, which
     /// decides pstats' "random" listing order and every tie in a sort.
     pub fn ids_by_key(&self) -> Vec<EntryId> {
@@ -372,7 +388,7 @@ mod tests {
             d.ret(k);
         }
         let keys: Vec<usize> =
-            d.agg.ids_by_key().iter().map(|&i| d.agg.entries[i as usize].key).collect();
+            d.agg.totals().ids_by_key().iter().map(|&i| d.agg.entries[i as usize].key).collect();
         assert_eq!(keys, vec![10, 20, 30]);
         d.agg.clear();
         assert!(d.agg.entries.is_empty() && d.agg.get(10).is_none());
@@ -400,7 +416,7 @@ mod tests {
         d.call(2);
         d.ret(2);
         d.ret(1);
-        let calls = d.agg.calls_by_caller();
+        let calls = d.agg.totals().calls_by_caller();
         let a = d.agg.get(1).unwrap() as usize;
         let callees: Vec<EntryId> = calls[a].iter().map(|&i| d.agg.subs[i as usize].callee).collect();
         assert_eq!(callees.len(), 2);

@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
 
-use crate::aggregator::{Aggregator, EntryId};
+use crate::aggregator::{EntryId, Totals};
 
 static ENTRY_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static SUBENTRY_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -107,13 +107,13 @@ fn structseq<'py>(
 }
 
 /// Entries that `_lsprof` would list: ascending key order, never-completed ones skipped.
-fn listed(agg: &Aggregator) -> Vec<EntryId> {
+fn listed(agg: &Totals) -> Vec<EntryId> {
     agg.ids_by_key().into_iter().filter(|&i| agg.entries[i as usize].callcount != 0).collect()
 }
 
 pub fn getstats(
     py: Python<'_>,
-    agg: &Aggregator,
+    agg: &Totals,
     user_objs: &[Py<PyAny>],
     factor: f64,
 ) -> PyResult<Py<PyList>> {
@@ -179,7 +179,7 @@ pub fn label<'py>(py: Python<'py>, code: &Bound<'py, PyAny>) -> PyResult<Bound<'
 
 pub fn snapshot_stats(
     py: Python<'_>,
-    agg: &Aggregator,
+    agg: &Totals,
     user_objs: &[Py<PyAny>],
     factor: f64,
 ) -> PyResult<Py<PyDict>> {

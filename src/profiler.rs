@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyTuple};
 use pyo3::PyTraverseError;
 
-use crate::aggregator::{Aggregator, Stack};
+use crate::aggregator::{Aggregator, Stack, Totals};
 use crate::entries;
 use crate::events;
 use crate::hook;
@@ -99,6 +99,15 @@ impl Profiler {
                 0
             }
         }
+    }
+
+    /// A copy of the totals and of the objects naming the entries, taken without running any
+    /// Python code, so that building results (which may trigger events) never reads state that
+    /// an event is changing.
+    fn detached_totals(&self, py: Python<'_>) -> (Totals, Vec<Py<PyAny>>) {
+        // SAFETY: short shared access with the GIL held; cloning and increfs run no Python code.
+        let st = unsafe { &*self.state_ptr() };
+        (st.agg.totals(), st.user_objs.iter().map(|o| o.clone_ref(py)).collect())
     }
 
     fn refuse_if_running(&self, what: &str) -> PyResult<()> {
@@ -327,19 +336,16 @@ impl Profiler {
     /// of cProfile's (by code object or builtin address).
     fn getstats(&self, py: Python<'_>) -> PyResult<Py<PyList>> {
         self.pending_error()?;
-        // SAFETY: shared access while building the list; the calls below allocate Python objects
-        // (which may run the GC, whose traverse touches only `timer`) but run no code of ours.
-        let st = unsafe { &*self.state_ptr() };
-        entries::getstats(py, &st.agg, &st.user_objs, self.factor())
+        let (totals, objs) = self.detached_totals(py);
+        entries::getstats(py, &totals, &objs, self.factor())
     }
 
     /// The stats dict of `cProfile.Profile.snapshot_stats`, built natively:
     /// `{(file, line, name): (cc, nc, tt, ct, {caller: (nc, cc, tt, ct)})}`.
     fn _snapshot_stats(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
         self.pending_error()?;
-        // SAFETY: as in getstats.
-        let st = unsafe { &*self.state_ptr() };
-        entries::snapshot_stats(py, &st.agg, &st.user_objs, self.factor())
+        let (totals, objs) = self.detached_totals(py);
+        entries::snapshot_stats(py, &totals, &objs, self.factor())
     }
 
     /// The Python timer given to the constructor, or None for the built-in clock.

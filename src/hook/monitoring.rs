@@ -62,6 +62,16 @@ pub fn install(slf: &Bound<'_, Profiler>) -> PyResult<()> {
     if mon.call_method1("use_tool_id", (TOOL_ID, "cProfile")).is_err() {
         return Err(PyValueError::new_err("Another profiling tool is already active"));
     }
+    let registered = register(slf, &mon);
+    if registered.is_err() {
+        // Leave the slot as it was found rather than half-registered.
+        let _ = uninstall(slf);
+    }
+    registered
+}
+
+fn register(slf: &Bound<'_, Profiler>, mon: &Bound<'_, PyAny>) -> PyResult<()> {
+    let py = slf.py();
     let events = mon.getattr("events")?;
     let table: [(&str, *mut ffi::PyMethodDef); 9] = [
         ("PY_START", addr_of_mut!(PYSTART_DEF)),
