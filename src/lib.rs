@@ -9,6 +9,7 @@
 //! - `labels`: names of built-in functions; `clock`: the default timer.
 
 pub mod aggregator;
+mod args;
 pub mod clock;
 mod entries;
 mod events;

@@ -11,6 +11,8 @@ use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyTypeError, PyValueError}
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyTuple};
+
+use crate::args;
 use pyo3::PyTraverseError;
 
 use crate::aggregator::{Aggregator, Stack, Totals};
@@ -39,7 +41,7 @@ pub struct State {
     /// The bias taken off the clock so far, in timer units.
     pub bias_acc: f64,
     /// The Python timer is running: disable()/clear() must refuse.
-    pub in_timer: bool,
+    pub in_timer: u32,
     /// A callback is making a label (Python may run finalizers): disable()/clear() must refuse.
     pub busy: u32,
     /// A label could not be made; reported as MemoryError by the next disable()/getstats().
@@ -77,25 +79,27 @@ impl Profiler {
     #[cold]
     pub unsafe fn call_external_timer(&self, py: Python<'_>) -> i64 {
         // SAFETY: the timer cell is only replaced in __clear__/dealloc, never during an event.
-        let Some(timer) = (unsafe { &*self.timer.get() }).as_ref().map(|t| t.clone_ref(py)) else {
+        // A Bound (not a Py) so that the reference is released at once: under the GIL assumed
+        // by an event callback, dropping a Py would be deferred to PyO3's pending-release pool.
+        let Some(timer) = (unsafe { &*self.timer.get() }).as_ref().map(|t| t.bind(py).clone()) else {
             return 0;
         };
         let st = self.state_ptr();
         // SAFETY: short exclusive accesses of plain fields.
-        let (was, unit) = unsafe {
-            let was = (*st).in_timer;
-            (*st).in_timer = true;
-            (was, (*st).timeunit)
+        // A counter, not a flag: on 3.12+ timer calls of several threads can overlap.
+        let unit = unsafe {
+            (*st).in_timer += 1;
+            (*st).timeunit
         };
         // SAFETY: GIL held; the guard restores any exception in flight after the call.
         let _saved = unsafe { events::SavedException::save() };
-        let result = timer.bind(py).call0().and_then(|v| timer_value(&v, unit));
+        let result = timer.call0().and_then(|v| timer_value(&v, unit));
         // SAFETY: short exclusive write.
-        unsafe { (*st).in_timer = was };
+        unsafe { (*st).in_timer -= 1 };
         match result {
             Ok(t) => t,
             Err(e) => {
-                e.write_unraisable(py, Some(timer.bind(py)));
+                e.write_unraisable(py, Some(&timer));
                 0
             }
         }
@@ -113,7 +117,7 @@ impl Profiler {
     fn refuse_if_running(&self, what: &str) -> PyResult<()> {
         // SAFETY: short read with the GIL held.
         let (in_timer, busy) = unsafe { ((*self.state_ptr()).in_timer, (*self.state_ptr()).busy) };
-        if in_timer {
+        if in_timer > 0 {
             return Err(PyRuntimeError::new_err(format!("cannot {what} profiler in external timer")));
         }
         if busy > 0 {
@@ -195,97 +199,88 @@ fn seconds_to_ns(v: &Bound<'_, PyAny>) -> PyResult<i64> {
     })
 }
 
-/// The `subcalls`/`builtins` flag rule of the running version: 3.12+ takes truthiness; 3.10/3.11
-/// take an int where 0 clears, a positive value sets, and a negative one leaves it as it was.
-fn apply_flag(current: bool, value: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
-    let Some(v) = value else { return Ok(current) };
-    if cfg!(Py_3_12) {
-        return v.is_truthy();
-    }
-    if v.is_instance_of::<PyFloat>() {
-        return Err(PyTypeError::new_err("'float' object cannot be interpreted as an integer"));
-    }
-    let n: i64 = v.extract().map_err(|_| {
-        PyTypeError::new_err(format!(
-            "'{}' object cannot be interpreted as an integer",
-            v.get_type().name().map(|n| n.to_string()).unwrap_or_default()
-        ))
-    })?;
-    Ok(match n {
-        0 => false,
-        n if n > 0 => true,
-        _ => current,
-    })
-}
-
 #[pymethods]
 impl Profiler {
+    /// A profiler with cleared flags and the default clock, as `_lsprof`'s allocation gives;
+    /// `__init__` sets them from the arguments (so subclasses may define their own `__init__`).
     #[new]
-    #[pyo3(signature = (timer=None, timeunit=None, subcalls=None, builtins=None, *, bias=None))]
-    fn new(
-        timer: Option<Bound<'_, PyAny>>,
-        timeunit: Option<Bound<'_, PyAny>>,
-        subcalls: Option<Bound<'_, PyAny>>,
-        builtins: Option<Bound<'_, PyAny>>,
-        bias: Option<f64>,
-    ) -> PyResult<Self> {
-        let timeunit = match &timeunit {
-            Some(t) => t.extract::<f64>().map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "must be real number, not {}",
-                    t.get_type().name().map(|n| n.to_string()).unwrap_or_default()
-                ))
-            })?,
-            None => 0.0,
-        };
-        // _lsprof starts from cleared flags and applies the arguments (default True).
-        let subcalls = match &subcalls {
-            Some(_) => apply_flag(false, subcalls.as_ref())?,
-            None => true,
-        };
-        let builtins = match &builtins {
-            Some(_) => apply_flag(false, builtins.as_ref())?,
-            None => true,
-        };
-        // cProfile would call an explicit `timer=None`; we read it as "the default clock".
-        let timer = timer.filter(|t| !t.is_none()).map(Bound::unbind);
-        let external_timer = timer.is_some();
-        let bias = bias.unwrap_or(0.0);
-        let mut state = State {
-            agg: Aggregator::new(subcalls),
+    #[pyo3(
+        signature = (*_args, **_kwargs),
+        text_signature = "(timer=None, timeunit=0.0, subcalls=True, builtins=True, *, bias=0.0)"
+    )]
+    fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let state = State {
+            agg: Aggregator::new(false),
             stack: Stack::default(),
             user_objs: Vec::new(),
             enabled: false,
-            builtins,
-            external_timer,
-            timeunit,
+            builtins: false,
+            external_timer: false,
+            timeunit: 0.0,
             bias: 0.0,
             bias_units: 0.0,
             bias_acc: 0.0,
-            in_timer: false,
+            in_timer: 0,
             busy: 0,
             nomemory: false,
             hook: hook::HookState::new()?,
         };
-        set_bias(&mut state, bias);
-        Ok(Profiler { state: UnsafeCell::new(state), timer: UnsafeCell::new(timer) })
+        Ok(Profiler { state: UnsafeCell::new(state), timer: UnsafeCell::new(None) })
+    }
+
+    /// Profile(timer=None, timeunit=0.0, subcalls=True, builtins=True, *, bias=0.0)
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __init__(&self, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+        let a = args::parse(
+            "Profiler",
+            &["timer", "timeunit", "subcalls", "builtins", "bias"],
+            4,
+            args,
+            kwargs,
+        )?;
+        let timeunit = a[1].as_ref().map(args::real).transpose()?.unwrap_or(0.0);
+        // _lsprof starts from cleared flags and applies the arguments (default True).
+        let subcalls = match &a[2] {
+            Some(v) => args::flag(false, Some(v))?,
+            None => true,
+        };
+        let builtins = match &a[3] {
+            Some(v) => args::flag(false, Some(v))?,
+            None => true,
+        };
+        let bias = a[4].as_ref().map(args::real).transpose()?.unwrap_or(0.0);
+        // cProfile would call an explicit `timer=None`; we read it as "the default clock".
+        let timer = a[0].as_ref().filter(|t| !t.is_none()).map(|t| t.clone().unbind());
+        // SAFETY: GIL held; exclusive access for plain field writes (no Python runs here).
+        let st = unsafe { &mut *self.state_ptr() };
+        st.agg.subcalls = subcalls;
+        st.builtins = builtins;
+        st.timeunit = timeunit;
+        st.external_timer = timer.is_some();
+        set_bias(st, bias);
+        // SAFETY: the old timer is dropped after the cell is updated; a timer call in progress
+        // holds its own reference.
+        let old = unsafe { std::mem::replace(&mut *self.timer.get(), timer) };
+        drop(old);
+        Ok(())
     }
 
     /// enable(subcalls=True, builtins=True)
     ///
     /// Start collecting profiling information.
-    #[pyo3(signature = (subcalls=None, builtins=None))]
+    #[pyo3(signature = (*args, **kwargs), text_signature = "($self, subcalls=True, builtins=True)")]
     fn enable(
         slf: &Bound<'_, Self>,
-        subcalls: Option<Bound<'_, PyAny>>,
-        builtins: Option<Bound<'_, PyAny>>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<()> {
+        let a = args::parse("enable", &["subcalls", "builtins"], 2, args, kwargs)?;
         let p = slf.get();
         {
             // SAFETY: short exclusive access with the GIL held; no Python runs in this block.
             let st = unsafe { &mut *p.state_ptr() };
-            st.agg.subcalls = apply_flag(st.agg.subcalls, subcalls.as_ref())?;
-            st.builtins = apply_flag(st.builtins, builtins.as_ref())?;
+            st.agg.subcalls = args::flag(st.agg.subcalls, a[0].as_ref())?;
+            st.builtins = args::flag(st.builtins, a[1].as_ref())?;
         }
         hook::install(slf)?;
         // SAFETY: as above.
