@@ -1,9 +1,12 @@
 """exec and eval of source strings and of code objects compiled once.
 
-Each fresh compilation gets its own file name: code objects compiled inside main() live at
-addresses that vary from run to run, and two of them with one label would leave which of the
-two entries pstats keeps up to that address order, in cProfile itself.
+Each fresh compilation gets its own file name (only one source string is compiled as
+"<string>"): code objects compiled inside main() live at addresses that vary from run to run,
+and of two entries with one label pstats keeps the one _lsprof lists last, by address, so
+which one it keeps would vary between runs of cProfile itself.
 """
+
+COMPILES_DURING_RUN = True
 
 COMPILED = compile("helper(1)\nhelper(2)", "<precompiled>", "exec")
 
@@ -14,7 +17,7 @@ def helper(x):
 
 def main():
     env = {"helper": helper}
-    eval("helper(10) + 1", env)
+    eval(compile("helper(10) + 1", "<eval>", "eval"), env)
     exec("y = [helper(i) for i in range(3)]", env)
     for i in range(3):
         exec(compile("helper(%d)" % i, "<loop %d>" % i, "exec"), env)

@@ -9,6 +9,8 @@ import json  # noqa: F401
 
 from . import _reload_target
 
+COMPILES_DURING_RUN = True  # reload() makes new code objects for the module and its functions
+
 
 def main():
     import json  # noqa: F811

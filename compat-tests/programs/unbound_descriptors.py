@@ -1,7 +1,8 @@
 """Builtin methods called through their unbound descriptors (list.append(l, x)).
 
-_lsprof reports such a call as the bound method; a descriptor call without a first argument,
-or with one of the wrong type, is not reported at all.
+_lsprof reports such a call as the bound method; a descriptor call without a first argument is
+not reported at all. (Nor is one whose first argument has the wrong type, but cProfile 3.12.1 and
+3.13.0 raise SystemError on that call, CPython issue #132250, so it is left out.)
 """
 
 
@@ -18,10 +19,6 @@ def main():
     dict.fromkeys("ab")
     f = list.pop
     f(items)
-    try:
-        list.append("not a list", 1)
-    except TypeError:
-        pass
     try:
         str.upper()
     except TypeError:
