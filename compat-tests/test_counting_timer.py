@@ -21,6 +21,7 @@ import sys
 import pytest
 
 import rprofile
+from support import Tick
 
 HERE = pathlib.Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
@@ -36,18 +37,7 @@ PROGRAMS = sorted(
 )
 
 
-class CountingTimer:
-    """Returns 1, 2, 3, ...: as seconds, or as units of ``timeunit``."""
-
-    def __init__(self):
-        self.ticks = 0
-
-    def __call__(self):
-        self.ticks += 1
-        return self.ticks
-
-
-class MillisecondTimer(CountingTimer):
+class MillisecondTimer(Tick):
     """Float seconds that are not binary fractions, so the conversion to integer nanoseconds
     (floored) must be done exactly as _lsprof does it."""
 
@@ -57,11 +47,11 @@ class MillisecondTimer(CountingTimer):
 
 # name -> (Profile keyword arguments, made fresh per profiler; are times deterministic)
 CONFIGS = {
-    "default": (lambda: dict(timer=CountingTimer()), True),
-    "no_subcalls": (lambda: dict(timer=CountingTimer(), subcalls=False), True),
-    "no_builtins": (lambda: dict(timer=CountingTimer(), builtins=False), True),
-    "neither": (lambda: dict(timer=CountingTimer(), subcalls=False, builtins=False), True),
-    "timeunit": (lambda: dict(timer=CountingTimer(), timeunit=0.001), True),
+    "default": (lambda: dict(timer=Tick()), True),
+    "no_subcalls": (lambda: dict(timer=Tick(), subcalls=False), True),
+    "no_builtins": (lambda: dict(timer=Tick(), builtins=False), True),
+    "neither": (lambda: dict(timer=Tick(), subcalls=False, builtins=False), True),
+    "timeunit": (lambda: dict(timer=Tick(), timeunit=0.001), True),
     "float_seconds": (lambda: dict(timer=MillisecondTimer()), True),
     # The real clock: only the call counts and the call graph can be compared.
     "builtin_clock": (lambda: dict(), False),
@@ -151,25 +141,25 @@ def test_stats_equal_cprofile(program, config, tmp_path):
 
 
 def test_comparison_detects_a_different_program():
-    recursion = profile(rprofile, load_program("recursion").main, timer=CountingTimer())
-    mutual = profile(cProfile, load_program("mutual_recursion").main, timer=CountingTimer())
+    recursion = profile(rprofile, load_program("recursion").main, timer=Tick())
+    mutual = profile(cProfile, load_program("mutual_recursion").main, timer=Tick())
     assert recursion.stats != mutual.stats
     assert entries(recursion, True) != entries(mutual, True)
 
 
-class HiccupTimer(CountingTimer):
+class HiccupTimer(Tick):
     """Skips a tick once, as one timer call too many would."""
 
     def __call__(self):
-        if self.ticks == 9:
-            self.ticks += 1
+        if self.n == 9:
+            self.n += 1
         return super().__call__()
 
 
 def test_comparison_detects_one_extra_tick():
     main = load_program("recursion").main
     main()
-    expected = profile(cProfile, main, timer=CountingTimer())
+    expected = profile(cProfile, main, timer=Tick())
     actual = profile(rprofile, main, timer=HiccupTimer())
     assert without_times(actual.stats) == without_times(expected.stats)
     assert actual.stats != expected.stats

@@ -19,20 +19,10 @@ import _lsprof
 import pytest
 
 import rprofile
+from support import Tick
 
 PY312 = sys.version_info >= (3, 12)
 PY313 = sys.version_info >= (3, 13)
-
-
-class Tick:
-    """A counting timer: each call returns the next integer."""
-
-    def __init__(self):
-        self.n = 0
-
-    def __call__(self):
-        self.n += 1
-        return self.n
 
 
 def leaf(i):

@@ -85,6 +85,31 @@ class Unraisable:
         sys.unraisablehook = self.old
 
 
+def work_a():
+    return 1
+
+
+def work_b():
+    return 2
+
+
+def work_c():
+    return 3
+
+
+def counts(prof):
+    tab = table(prof, times=False)
+    return {n: calls_of(tab, n) for n in ("work_a", "work_b", "work_c")}
+
+
+def outcome(call):
+    try:
+        call()
+        return "ok"
+    except Exception as e:
+        return [type(e).__name__, str(e)]
+
+
 def emit(result):
     sys.stdout.write("\n" + "@@RESULT@@" + json.dumps(result) + "\n")
     sys.stdout.flush()
@@ -430,30 +455,6 @@ import threading
 SCEN = sys.argv[2]
 
 
-def work_a():
-    return 1
-
-
-def work_b():
-    return 2
-
-
-def work_c():
-    return 3
-
-
-def counts(prof):
-    tab = table(prof, times=False)
-    return {n: calls_of(tab, n) for n in ("work_a", "work_b", "work_c")}
-
-
-def outcome(call):
-    try:
-        call()
-        return "ok"
-    except Exception as e:
-        return [type(e).__name__, str(e)]
-
 
 out = {}
 p = mod.Profile()
@@ -652,26 +653,6 @@ import weakref
 CYCLE = sys.argv[2] == "cycle"
 
 
-def work_a():
-    return 1
-
-
-def work_b():
-    return 2
-
-
-def counts(prof):
-    tab = table(prof, times=False)
-    return {n: calls_of(tab, n) for n in ("work_a", "work_b")}
-
-
-def outcome(call):
-    try:
-        call()
-        return "ok"
-    except Exception as e:
-        return [type(e).__name__, str(e)]
-
 
 out = {}
 if CYCLE:  # profiler -> timer -> profiler: only the garbage collector can free it
@@ -725,12 +706,12 @@ def test_profiler_collected_while_enabled_behaves_like_cprofile():
         assert mine["second_enable"] == ["ValueError", "Another profiling tool is already active"]
         assert not mine["alive_after_release"]
         assert mine["third_enable"] == "ok"
-        assert mine["third"] == {"work_a": 0, "work_b": 1}
+        assert mine["third"] == {"work_a": 0, "work_b": 1, "work_c": 0}
     else:
         # The thread state keeps it alive until the next profiler replaces the hook.
         assert mine["alive_after_collect"] and not mine["alive_after_second"]
         assert mine["second_enable"] == "ok"
-        assert mine["second"] == {"work_a": 0, "work_b": 1}
+        assert mine["second"] == {"work_a": 0, "work_b": 1, "work_c": 0}
 
 
 def test_profiler_in_a_reference_cycle_collected_while_enabled():
@@ -743,7 +724,7 @@ def test_profiler_in_a_reference_cycle_collected_while_enabled():
     if PY312:
         assert mine["second_enable"] == ["ValueError", "Another profiling tool is already active"]
         assert not mine["alive_after_release"]
-        assert mine["third"] == {"work_a": 0, "work_b": 1}
+        assert mine["third"] == {"work_a": 0, "work_b": 1, "work_c": 0}
     else:
         assert mine["second_enable"] == "ok"
         assert not mine["alive_after_second"]
@@ -980,30 +961,6 @@ SECOND = r'''
 A, B = sys.argv[2], sys.argv[3]
 ma, mb = importlib.import_module(A), importlib.import_module(B)
 
-
-def work_a():
-    return 1
-
-
-def work_b():
-    return 2
-
-
-def work_c():
-    return 3
-
-
-def counts(prof):
-    tab = table(prof, times=False)
-    return {n: calls_of(tab, n) for n in ("work_a", "work_b", "work_c")}
-
-
-def outcome(call):
-    try:
-        call()
-        return "ok"
-    except Exception as e:
-        return [type(e).__name__, str(e)]
 
 
 out = {}
