@@ -6,7 +6,9 @@ Each measurement is a fresh process that imports everything, then times only the
 (perf_counter around it) with the profiler enabled for that span. Modes are interleaved round
 by round (the order rotates) so that drift of a noisy machine hits all modes alike. Printed per
 workload: the median time of each mode with min and max, the slowdown over `none`, and
-rprofile's added time as a ratio of cProfile's ((rprofile - none) / (cProfile - none)).
+rprofile's added time as a ratio of cProfile's ((rprofile - none) / (cProfile - none)), and the
+same ratio for `floor`: a do-nothing C hook for the same events (bench/floor.c, compiled here
+for the interpreter being measured), the cost a profiler cannot go below.
 """
 
 import argparse
@@ -87,7 +89,43 @@ WORKLOADS = {
     "json_re": w_json_re,
 }
 
-MODES = ["none", "cProfile", "rprofile"]
+MODES = ["none", "cProfile", "rprofile", "floor"]
+FLOOR_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "floor.c")
+
+
+def build_floor():
+    """Compiles bench/floor.c for this interpreter (once per interpreter) and returns the folder
+    holding the module. The floor is what a profiler cannot go below: the interpreter's own cost
+    of delivering the events cProfile uses to a C function that does nothing."""
+    import sysconfig
+
+    out = os.path.join(os.path.dirname(FLOOR_SOURCE), ".build",
+                       "py%d.%d" % sys.version_info[:2])
+    target = os.path.join(out, "_floor" + sysconfig.get_config_var("EXT_SUFFIX"))
+    if not os.path.exists(target) or os.path.getmtime(target) < os.path.getmtime(FLOOR_SOURCE):
+        os.makedirs(out, exist_ok=True)
+        cc = (sysconfig.get_config_var("CC") or "cc").split()
+        subprocess.run(cc + ["-O2", "-shared", "-fPIC", "-I" + sysconfig.get_paths()["include"],
+                             FLOOR_SOURCE, "-o", target], check=True)
+    return out
+
+
+class Floor:
+    """The do-nothing hook with a profiler's enable/disable: sys.monitoring callbacks for the
+    nine events on 3.12+, the C profile hook before."""
+
+    def __init__(self, folder):
+        sys.path.insert(0, folder)
+        import _floor
+
+        self.mod = _floor
+        self.monitoring = sys.version_info >= (3, 12)
+
+    def enable(self):
+        (self.mod.set_monitoring if self.monitoring else self.mod.set_hook)()
+
+    def disable(self):
+        (self.mod.unset_monitoring if self.monitoring else self.mod.unset_hook)()
 
 
 def make_profiler(mode):
@@ -101,6 +139,8 @@ def make_profiler(mode):
         import rprofile
 
         return rprofile.Profile()
+    if mode == "floor":
+        return Floor(os.environ["RPROFILE_BENCH_FLOOR"])
     raise SystemExit("unknown mode %r" % mode)
 
 
@@ -140,6 +180,8 @@ def main():
 
     workloads = args.workloads.split(",")
     modes = args.modes.split(",")
+    if "floor" in modes:
+        os.environ["RPROFILE_BENCH_FLOOR"] = build_floor()
     times = {(w, m): [] for w in workloads for m in modes}
     for r in range(args.rounds):
         for w in workloads:
@@ -152,7 +194,9 @@ def main():
         sys.version.split()[0], args.rounds))
     head = "%-11s" % "workload" + "".join("%-26s" % m for m in modes)
     if {"none", "cProfile", "rprofile"} <= set(modes):
-        head += "rprofile/cProfile added"
+        head += "rprofile/cProfile added  "
+    if {"none", "cProfile", "floor"} <= set(modes):
+        head += "floor/cProfile added"
     print(head)
     for w in workloads:
         med = {m: statistics.median(times[w, m]) for m in modes}
@@ -165,7 +209,11 @@ def main():
         if {"none", "cProfile", "rprofile"} <= set(modes):
             added_c = med["cProfile"] - med["none"]
             added_r = med["rprofile"] - med["none"]
-            row += "%.2f" % (added_r / added_c) if added_c > 0 else "n/a"
+            row += "%-25s" % ("%.2f" % (added_r / added_c) if added_c > 0 else "n/a")
+        if {"none", "cProfile", "floor"} <= set(modes):
+            added_c = med["cProfile"] - med["none"]
+            added_f = med["floor"] - med["none"]
+            row += "%.2f" % (added_f / added_c) if added_c > 0 else "n/a"
         print(row)
 
 

@@ -1,0 +1,135 @@
+/* The cost floor of a profiler: hooks that receive the events cProfile uses and do nothing.
+ * Built by bench/overhead.py with the C compiler of the interpreter being measured.
+ *
+ *   _floor.set_hook()        -- PyEval_SetProfile with a do-nothing C function (all versions)
+ *   _floor.unset_hook()
+ *   _floor.set_monitoring()  -- 3.12+: sys.monitoring tool 2 with do-nothing METH_FASTCALL
+ *   _floor.unset_monitoring()   callbacks for the nine events cProfile registers
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <frameobject.h>
+
+static int
+noop_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+{
+    return 0;
+}
+
+static PyObject *
+set_hook(PyObject *mod, PyObject *unused)
+{
+    PyEval_SetProfile(noop_hook, NULL);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+unset_hook(PyObject *mod, PyObject *unused)
+{
+    PyEval_SetProfile(NULL, NULL);
+    Py_RETURN_NONE;
+}
+
+#if PY_VERSION_HEX >= 0x030C0000
+static PyObject *
+noop_callback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef noop_def = {"noop", (PyCFunction)(void (*)(void))noop_callback, METH_FASTCALL, NULL};
+
+static const char *events[] = {"PY_START", "PY_RESUME", "PY_THROW", "PY_RETURN", "PY_YIELD",
+                               "PY_UNWIND", "CALL", "C_RETURN", "C_RAISE", NULL};
+
+static PyObject *
+monitoring_call(const char *method, const char *fmt, ...)
+{
+    PyObject *sys = PyImport_ImportModule("sys");
+    if (!sys) return NULL;
+    PyObject *mon = PyObject_GetAttrString(sys, "monitoring");
+    Py_DECREF(sys);
+    if (!mon) return NULL;
+    PyObject *meth = PyObject_GetAttrString(mon, method);
+    Py_DECREF(mon);
+    if (!meth) return NULL;
+    va_list va;
+    va_start(va, fmt);
+    PyObject *args = Py_VaBuildValue(fmt, va);
+    va_end(va);
+    if (!args) { Py_DECREF(meth); return NULL; }
+    PyObject *res = PyObject_CallObject(meth, args);
+    Py_DECREF(meth);
+    Py_DECREF(args);
+    return res;
+}
+
+static long
+event_bit(const char *name)
+{
+    PyObject *sys = PyImport_ImportModule("sys");
+    PyObject *mon = PyObject_GetAttrString(sys, "monitoring");
+    PyObject *evs = PyObject_GetAttrString(mon, "events");
+    PyObject *v = PyObject_GetAttrString(evs, name);
+    long bit = PyLong_AsLong(v);
+    Py_DECREF(v); Py_DECREF(evs); Py_DECREF(mon); Py_DECREF(sys);
+    return bit;
+}
+
+static PyObject *
+set_monitoring(PyObject *mod, PyObject *unused)
+{
+    PyObject *r = monitoring_call("use_tool_id", "(is)", 2, "floor");
+    if (!r) return NULL;
+    Py_DECREF(r);
+    PyObject *cb = PyCFunction_New(&noop_def, NULL);
+    long all = 0;
+    for (int i = 0; events[i]; i++) {
+        long bit = event_bit(events[i]);
+        r = monitoring_call("register_callback", "(ilO)", 2, bit, cb);
+        if (!r) { Py_DECREF(cb); return NULL; }
+        Py_DECREF(r);
+        all |= bit;
+    }
+    Py_DECREF(cb);
+    r = monitoring_call("set_events", "(il)", 2, all);
+    if (!r) return NULL;
+    Py_DECREF(r);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+unset_monitoring(PyObject *mod, PyObject *unused)
+{
+    for (int i = 0; events[i]; i++) {
+        PyObject *r = monitoring_call("register_callback", "(ilO)", 2, event_bit(events[i]), Py_None);
+        if (!r) return NULL;
+        Py_DECREF(r);
+    }
+    PyObject *r = monitoring_call("set_events", "(ii)", 2, 0);
+    if (!r) return NULL;
+    Py_DECREF(r);
+    r = monitoring_call("free_tool_id", "(i)", 2);
+    if (!r) return NULL;
+    Py_DECREF(r);
+    Py_RETURN_NONE;
+}
+#endif
+
+static PyMethodDef methods[] = {
+    {"set_hook", set_hook, METH_NOARGS, NULL},
+    {"unset_hook", unset_hook, METH_NOARGS, NULL},
+#if PY_VERSION_HEX >= 0x030C0000
+    {"set_monitoring", set_monitoring, METH_NOARGS, NULL},
+    {"unset_monitoring", unset_monitoring, METH_NOARGS, NULL},
+#endif
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_floor", NULL, -1, methods};
+
+PyMODINIT_FUNC
+PyInit__floor(void)
+{
+    return PyModule_Create(&module);
+}
