@@ -29,6 +29,10 @@ pub struct Entry {
     pub reccallcount: i64,
     /// Open activations; `i64` and wrapping so mismatched events cannot overflow-panic.
     pub recursion_level: i64,
+    /// The callee this entry called last and the edge for it: a loop calling one function
+    /// finds its edge without a hash lookup.
+    pub last_callee: EntryId,
+    pub last_sub: u32,
 }
 
 /// Totals for one (caller, callee) pair, with its own recursion level as `_lsprof` keeps it.
@@ -51,7 +55,16 @@ pub struct Context {
     /// Inclusive time of the callees that have completed so far.
     pub subt: i64,
     pub entry: EntryId,
+    /// The (caller, entry) edge opened with this call, or `NO_SUB`; the matching leave charges it
+    /// without a lookup.
+    pub sub: u32,
 }
+
+/// No edge (no caller, or subcalls off when the call was entered).
+pub const NO_SUB: u32 = u32::MAX;
+
+/// Slots of the direct-mapped key -> entry cache in front of the hash table.
+const CACHE_SLOTS: usize = 1024;
 
 /// The shadow call stack of one thread of execution. Its storage is reused, so pushes and pops
 /// do not allocate once it has reached the program's maximum depth.
@@ -67,18 +80,39 @@ pub struct Aggregator {
     pub subs: Vec<SubEntry>,
     index: FxHashMap<usize, EntryId>,
     sub_index: FxHashMap<(EntryId, EntryId), u32>,
+    /// Recently seen keys and their entries; most events are answered here. A key is never
+    /// reused while its entry exists (the entry holds the code object), and `clear` empties it.
+    cache: Vec<(usize, EntryId)>,
     /// Whether caller/callee pairs are recorded (cProfile's `subcalls`).
     pub subcalls: bool,
 }
 
+#[inline]
+fn slot(key: usize) -> usize {
+    // Fibonacci hashing: the top bits of the product spread aligned addresses over the slots.
+    ((key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - CACHE_SLOTS.trailing_zeros())) as usize
+}
+
 impl Aggregator {
     pub fn new(subcalls: bool) -> Self {
-        Aggregator { subcalls, ..Default::default() }
+        Aggregator { subcalls, cache: vec![(0, 0); CACHE_SLOTS], ..Default::default() }
     }
 
     /// The entry for `key`, if one exists.
     #[inline]
-    pub fn get(&self, key: usize) -> Option<EntryId> {
+    pub fn get(&mut self, key: usize) -> Option<EntryId> {
+        let i = slot(key);
+        let (k, id) = self.cache[i];
+        if k == key && key != 0 {
+            return Some(id);
+        }
+        let id = *self.index.get(&key)?;
+        self.cache[i] = (key, id);
+        Some(id)
+    }
+
+    /// The entry for `key`, without touching the cache.
+    pub fn find(&self, key: usize) -> Option<EntryId> {
         self.index.get(&key).copied()
     }
 
@@ -87,21 +121,36 @@ impl Aggregator {
     pub fn insert(&mut self, key: usize) -> EntryId {
         debug_assert!(!self.index.contains_key(&key));
         let id = self.entries.len() as EntryId;
-        self.entries.push(Entry { key, ..Default::default() });
+        self.entries.push(Entry { key, last_callee: EntryId::MAX, ..Default::default() });
         self.index.insert(key, id);
+        self.cache[slot(key)] = (key, id);
         id
     }
 
-    fn sub_entry(&mut self, caller: EntryId, callee: EntryId, create: bool) -> Option<usize> {
-        if let Some(&i) = self.sub_index.get(&(caller, callee)) {
-            return Some(i as usize);
+    #[inline]
+    fn sub_entry(&mut self, caller: EntryId, callee: EntryId, create: bool) -> Option<u32> {
+        let c = &self.entries[caller as usize];
+        if c.last_callee == callee {
+            return Some(c.last_sub);
         }
-        if !create {
-            return None;
-        }
-        let i = self.subs.len();
-        self.subs.push(SubEntry { caller, callee, ..Default::default() });
-        self.sub_index.insert((caller, callee), i as u32);
+        self.sub_entry_slow(caller, callee, create)
+    }
+
+    #[cold]
+    fn sub_entry_slow(&mut self, caller: EntryId, callee: EntryId, create: bool) -> Option<u32> {
+        let i = match self.sub_index.get(&(caller, callee)) {
+            Some(&i) => i,
+            None if create => {
+                let i = self.subs.len() as u32;
+                self.subs.push(SubEntry { caller, callee, ..Default::default() });
+                self.sub_index.insert((caller, callee), i);
+                i
+            }
+            None => return None,
+        };
+        let c = &mut self.entries[caller as usize];
+        c.last_callee = callee;
+        c.last_sub = i;
         Some(i)
     }
 
@@ -110,17 +159,19 @@ impl Aggregator {
     #[inline]
     pub fn enter(&mut self, stack: &mut Stack, entry: EntryId) {
         let parent = stack.frames.last().map(|c| c.entry);
-        stack.frames.push(Context { t0: 0, subt: 0, entry });
         let e = &mut self.entries[entry as usize];
         e.recursion_level = e.recursion_level.wrapping_add(1);
+        let mut sub = NO_SUB;
         if self.subcalls {
             if let Some(caller) = parent {
                 if let Some(i) = self.sub_entry(caller, entry, true) {
-                    let s = &mut self.subs[i];
+                    let s = &mut self.subs[i as usize];
                     s.recursion_level = s.recursion_level.wrapping_add(1);
+                    sub = i;
                 }
             }
         }
+        stack.frames.push(Context { t0: 0, subt: 0, entry, sub });
     }
 
     /// Closes the top call of `stack` at time `now`, charging it to `entry`. As in `_lsprof`,
@@ -146,8 +197,14 @@ impl Aggregator {
         e.callcount += 1;
         if self.subcalls {
             if let Some(caller) = parent {
-                if let Some(i) = self.sub_entry(caller, entry, false) {
-                    let s = &mut self.subs[i];
+                // The edge opened with this call, unless the leave names another function.
+                let found = if entry == ctx.entry && ctx.sub != NO_SUB {
+                    Some(ctx.sub)
+                } else {
+                    self.sub_entry(caller, entry, false)
+                };
+                if let Some(i) = found {
+                    let s = &mut self.subs[i as usize];
                     s.recursion_level = s.recursion_level.wrapping_sub(1);
                     if s.recursion_level == 0 {
                         s.tt = s.tt.wrapping_add(tt);
@@ -167,6 +224,7 @@ impl Aggregator {
         self.subs.clear();
         self.index.clear();
         self.sub_index.clear();
+        self.cache.iter_mut().for_each(|c| *c = (0, 0));
     }
 
     /// A copy of the totals, for building results while events may still arrive: the results
@@ -273,10 +331,10 @@ mod tests {
             }
         }
         fn entry(&self, key: usize) -> &Entry {
-            &self.agg.entries[self.agg.get(key).unwrap() as usize]
+            &self.agg.entries[self.agg.find(key).unwrap() as usize]
         }
         fn sub(&self, caller: usize, callee: usize) -> &SubEntry {
-            let (a, b) = (self.agg.get(caller).unwrap(), self.agg.get(callee).unwrap());
+            let (a, b) = (self.agg.find(caller).unwrap(), self.agg.find(callee).unwrap());
             self.agg.subs.iter().find(|s| s.caller == a && s.callee == b).unwrap()
         }
     }
@@ -290,7 +348,8 @@ mod tests {
         d.call(2); // 4
         d.ret(2); // 5: tt 1
         d.ret(1); // 6: tt 5, it 3
-        assert_eq!(d.entry(1), &Entry { key: 1, tt: 5, it: 3, callcount: 1, ..Default::default() });
+        let e = d.entry(1);
+        assert_eq!((e.key, e.tt, e.it, e.callcount, e.reccallcount), (1, 5, 3, 1, 0));
         assert_eq!(d.entry(2).callcount, 2);
         assert_eq!(d.entry(2).tt, 2);
         assert_eq!(d.sub(1, 2).callcount, 2);
@@ -392,6 +451,37 @@ mod tests {
         assert_eq!(keys, vec![10, 20, 30]);
         d.agg.clear();
         assert!(d.agg.entries.is_empty() && d.agg.get(10).is_none());
+    }
+
+    #[test]
+    fn the_lookup_cache_never_answers_for_another_key() {
+        let mut agg = Aggregator::new(true);
+        // Far more keys than cache slots, so many share a slot.
+        let keys: Vec<usize> = (1..5000).map(|i| i * 16).collect();
+        let ids: Vec<EntryId> = keys.iter().map(|&k| agg.insert(k)).collect();
+        for _ in 0..2 {
+            for (k, id) in keys.iter().zip(&ids) {
+                assert_eq!(agg.get(*k), Some(*id));
+            }
+        }
+        assert_eq!(agg.get(7), None);
+        agg.clear();
+        assert!(keys.iter().all(|&k| agg.get(k).is_none()));
+        assert_eq!(agg.get(0), None, "an empty slot is not an entry for key 0");
+    }
+
+    #[test]
+    fn an_edge_is_found_again_after_other_callees() {
+        let mut d = Driver::new(true);
+        d.call(1);
+        for k in [2, 3, 2, 2, 3] {
+            d.call(k);
+            d.ret(k);
+        }
+        d.ret(1);
+        assert_eq!(d.sub(1, 2).callcount, 3);
+        assert_eq!(d.sub(1, 3).callcount, 2);
+        assert_eq!(d.agg.subs.len(), 2);
     }
 
     #[test]

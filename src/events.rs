@@ -18,11 +18,14 @@ pub unsafe fn now(py: Python<'_>, p: &Profiler) -> i64 {
     let st = p.state_ptr();
     // SAFETY: short-lived reads of plain fields; no other borrow is alive (function contract).
     let (external, bias) = unsafe { ((*st).external_timer, (*st).bias_units) };
+    if !external && bias == 0.0 {
+        return clock::now();
+    }
     let t = if external {
         // SAFETY: as above; the timer call happens with no borrow alive.
         unsafe { p.call_external_timer(py) }
     } else {
-        clock::monotonic_ns()
+        clock::now()
     };
     if bias == 0.0 {
         return t;

@@ -21,6 +21,8 @@ use pyo3::prelude::*;
 
 #[pymodule]
 fn _rprofile(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // Start measuring the default clock's rate now, so that it spans the whole process.
+    clock::init();
     m.add_class::<profiler::Profiler>()?;
     m.add("profiler_entry", entries::entry_type(m.py())?)?;
     m.add("profiler_subentry", entries::subentry_type(m.py())?)?;

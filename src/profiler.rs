@@ -13,6 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyTuple};
 
 use crate::args;
+use crate::clock;
 use pyo3::PyTraverseError;
 
 use crate::aggregator::{Aggregator, Stack, Totals};
@@ -138,11 +139,13 @@ impl Profiler {
     }
 
     /// Seconds per stored unit, as `_lsprof.getstats` converts: `timeunit` for an integer timer,
-    /// else 1e-9 (nanoseconds).
+    /// 1e-9 for a timer in seconds (stored as nanoseconds), the default clock's own rate else.
     fn factor(&self) -> f64 {
         // SAFETY: short read with the GIL held.
         let st = unsafe { &*self.state_ptr() };
-        if !st.external_timer || st.timeunit == 0.0 {
+        if !st.external_timer {
+            clock::seconds_per_tick()
+        } else if st.timeunit == 0.0 {
             1.0 / 1e9
         } else {
             st.timeunit
@@ -393,6 +396,16 @@ impl Profiler {
 
 fn set_bias(st: &mut State, bias: f64) {
     st.bias = bias;
-    let unit = if st.external_timer && st.timeunit > 0.0 { st.timeunit } else { 1e-9 };
+    if bias == 0.0 {
+        st.bias_units = 0.0;
+        return;
+    }
+    let unit = if !st.external_timer {
+        clock::seconds_per_tick()
+    } else if st.timeunit > 0.0 {
+        st.timeunit
+    } else {
+        1e-9
+    };
     st.bias_units = bias / unit;
 }

@@ -183,14 +183,20 @@ unsafe fn builtin_of(
     callable: *mut ffi::PyObject,
     arg0: *mut ffi::PyObject,
 ) -> Option<(*mut ffi::PyMethodDef, *mut ffi::PyObject, *mut ffi::PyObject)> {
+    // Calls of Python functions are the most frequent CALL events and never concern us; an
+    // exact type test answers them before the subtype walk of PyCFunction_Check.
+    // SAFETY: `callable` is alive for the event.
+    let tp = unsafe { ffi::Py_TYPE(callable) };
+    if tp == addr_of_mut!(ffi::PyFunction_Type) {
+        return None;
+    }
     // SAFETY: `callable` is alive for the event.
     if unsafe { ffi::PyCFunction_Check(callable) } != 0 {
         let f = callable as *mut ffi::PyCFunctionObject;
         // SAFETY: a PyCFunction (checked).
         return Some(unsafe { ((*f).m_ml, (*f).m_self, (*f).m_module) });
     }
-    // SAFETY: `callable` is alive; comparing its type pointer with a static type.
-    if unsafe { ffi::Py_TYPE(callable) } != addr_of_mut!(ffi::PyMethodDescr_Type) {
+    if tp != addr_of_mut!(ffi::PyMethodDescr_Type) {
         return None;
     }
     // SAFETY: short read of a field that never changes after construction.
