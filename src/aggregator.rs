@@ -497,6 +497,82 @@ mod tests {
         assert_eq!(d.entry(1).reccallcount, 99_999);
     }
 
+    /// Counts the allocations of the current thread only (tests run on several threads).
+    mod counting {
+        use std::alloc::{GlobalAlloc, Layout, System};
+        use std::cell::Cell;
+
+        pub struct Counting;
+
+        thread_local! {
+            pub static ALLOCS: Cell<u64> = const { Cell::new(0) };
+        }
+
+        // SAFETY: defers every operation to the system allocator; the counter is a const-init
+        // thread local (no allocation to reach it); `try_with` copes with TLS teardown.
+        unsafe impl GlobalAlloc for Counting {
+            unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+                let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+                // SAFETY: same contract as ours.
+                unsafe { System.alloc(layout) }
+            }
+            unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+                // SAFETY: same contract as ours.
+                unsafe { System.dealloc(ptr, layout) }
+            }
+            unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new: usize) -> *mut u8 {
+                let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+                // SAFETY: same contract as ours.
+                unsafe { System.realloc(ptr, layout, new) }
+            }
+        }
+
+        #[global_allocator]
+        static GLOBAL: Counting = Counting;
+
+        pub fn allocations() -> u64 {
+            ALLOCS.with(|c| c.get())
+        }
+    }
+
+    #[test]
+    fn no_allocation_per_event_once_functions_and_edges_were_seen() {
+        // A program shape with recursion, mutual recursion, loops over several callees and a
+        // deep stack, run once to see every function and edge, then again under the counter.
+        fn program(d: &mut Driver) {
+            for round in 0..3 {
+                d.call(1);
+                for _ in 0..200 {
+                    d.call(2);
+                    d.ret(2);
+                    d.call(3);
+                    d.call(4);
+                    d.ret(4);
+                    d.ret(3);
+                }
+                for k in [5, 6, 5, 6, 5] {
+                    d.call(k);
+                }
+                for k in [5, 6, 5, 6, 5] {
+                    d.ret(k);
+                }
+                for _ in 0..(1000 + round) {
+                    d.call(7);
+                }
+                for _ in 0..(1000 + round) {
+                    d.ret(7);
+                }
+                d.ret(1);
+            }
+        }
+        let mut d = Driver::new(true);
+        program(&mut d);
+        let before = counting::allocations();
+        program(&mut d);
+        assert_eq!(counting::allocations() - before, 0);
+        assert_eq!(d.entry(7).callcount, 2 * (1000 + 1001 + 1002));
+    }
+
     #[test]
     fn calls_by_caller_groups_edges() {
         let mut d = Driver::new(true);
