@@ -7,9 +7,11 @@ A program of N distinct functions (made with exec), each called from two distinc
 the profile has ~2N+1 functions and ~3N caller->callee edges. Each measurement is a fresh
 process, modes interleaved:
 
-- memory: the process's resident set grows by the profiler's own data while profiling (the
-  program's code objects exist before profiling starts), read from /proc/self/statm before
-  enable() and before disable(); reported as bytes per function and per edge together;
+- memory: the bytes the profiler has allocated for its data by the end of the run (the program's
+  code objects exist before profiling starts): for cProfile, whose entries come from PyMem,
+  tracemalloc's count; for rprofile, whose entries come from the C allocator, the growth of
+  glibc's in-use bytes (mallinfo2), which includes the unused capacity of its growable arrays;
+  reported as bytes per function and per edge together;
 - create_stats + dump_stats: the time to build the stats dict and write the .prof file.
 """
 
@@ -23,9 +25,24 @@ import tempfile
 import time
 
 
-def rss_bytes():
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+def malloc_in_use():
+    import ctypes
+
+    class MallInfo2(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_size_t) for name in (
+            "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost"
+        ).split()]
+
+    libc = ctypes.CDLL(None)
+    libc.mallinfo2.restype = MallInfo2
+    info = libc.mallinfo2()
+    return info.uordblks + info.hblkhd
+
+
+def traced():
+    import tracemalloc
+
+    return tracemalloc.get_traced_memory()[0]
 
 
 def build(n):
@@ -53,11 +70,20 @@ def child(mode, n, what):
     run = build(n)
     run()  # warm: every code object and its caches exist before profiling
     prof = (cProfile if mode == "cProfile" else rprofile).Profile()
-    before = rss_bytes()
+    if mode == "cProfile":
+        import tracemalloc
+
+        tracemalloc.start()
+        measure = traced
+    else:
+        measure = malloc_in_use
+    before = measure()
     prof.enable()
     run()
-    after = rss_bytes()
+    after = measure()
     prof.disable()
+    if mode == "cProfile":
+        tracemalloc.stop()
     result = {"mem": after - before}
     if what == "dump":
         with tempfile.TemporaryDirectory() as d:

@@ -9,7 +9,10 @@
 //! The state that belongs to one call stack (`Stack`) is kept apart from the shared totals
 //! (`Aggregator::entries`/`subs`), so one stack per thread is a small step.
 
-use rustc_hash::FxHashMap;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+use rustc_hash::FxBuildHasher;
 
 /// Index of an entry in `Aggregator::entries`.
 pub type EntryId = u32;
@@ -78,13 +81,23 @@ pub struct Stack {
 pub struct Aggregator {
     pub entries: Vec<Entry>,
     pub subs: Vec<SubEntry>,
-    index: FxHashMap<usize, EntryId>,
-    sub_index: FxHashMap<(EntryId, EntryId), u32>,
+    /// Entry ids by key (the key is read from the entry).
+    index: HashTable<EntryId>,
+    /// Edge ids by (caller, callee), read from the edge.
+    sub_index: HashTable<u32>,
     /// Recently seen keys and their entries; most events are answered here. A key is never
     /// reused while its entry exists (the entry holds the code object), and `clear` empties it.
     cache: Vec<(usize, EntryId)>,
     /// Whether caller/callee pairs are recorded (cProfile's `subcalls`).
     pub subcalls: bool,
+}
+
+fn key_hash(key: usize) -> u64 {
+    FxBuildHasher.hash_one(key)
+}
+
+fn edge_hash(caller: EntryId, callee: EntryId) -> u64 {
+    FxBuildHasher.hash_one((caller, callee))
 }
 
 #[inline]
@@ -106,23 +119,25 @@ impl Aggregator {
         if k == key && key != 0 {
             return Some(id);
         }
-        let id = *self.index.get(&key)?;
+        let id = self.find(key)?;
         self.cache[i] = (key, id);
         Some(id)
     }
 
     /// The entry for `key`, without touching the cache.
     pub fn find(&self, key: usize) -> Option<EntryId> {
-        self.index.get(&key).copied()
+        let entries = &self.entries;
+        self.index.find(key_hash(key), |&id| entries[id as usize].key == key).copied()
     }
 
     /// Creates the entry for a key that has none yet.
     #[cold]
     pub fn insert(&mut self, key: usize) -> EntryId {
-        debug_assert!(!self.index.contains_key(&key));
+        debug_assert!(self.find(key).is_none());
         let id = self.entries.len() as EntryId;
         self.entries.push(Entry { key, last_callee: EntryId::MAX, ..Default::default() });
-        self.index.insert(key, id);
+        let entries = &self.entries;
+        self.index.insert_unique(key_hash(key), id, |&i| key_hash(entries[i as usize].key));
         self.cache[slot(key)] = (key, id);
         id
     }
@@ -138,12 +153,24 @@ impl Aggregator {
 
     #[cold]
     fn sub_entry_slow(&mut self, caller: EntryId, callee: EntryId, create: bool) -> Option<u32> {
-        let i = match self.sub_index.get(&(caller, callee)) {
-            Some(&i) => i,
+        let subs = &self.subs;
+        let found = self
+            .sub_index
+            .find(edge_hash(caller, callee), |&i| {
+                let s = &subs[i as usize];
+                s.caller == caller && s.callee == callee
+            })
+            .copied();
+        let i = match found {
+            Some(i) => i,
             None if create => {
                 let i = self.subs.len() as u32;
                 self.subs.push(SubEntry { caller, callee, ..Default::default() });
-                self.sub_index.insert((caller, callee), i);
+                let subs = &self.subs;
+                self.sub_index.insert_unique(edge_hash(caller, callee), i, |&j| {
+                    let s = &subs[j as usize];
+                    edge_hash(s.caller, s.callee)
+                });
                 i
             }
             None => return None,
@@ -246,9 +273,10 @@ impl Totals {
     /// Entry ids in ascending key order: the order in which `_lsprof`'s tree lists them, which
     /// decides pstats' "random" listing order and every tie in a sort.
     pub fn ids_by_key(&self) -> Vec<EntryId> {
-        let mut ids: Vec<EntryId> = (0..self.entries.len() as EntryId).collect();
-        ids.sort_unstable_by_key(|&i| self.entries[i as usize].key);
-        ids
+        let mut keyed: Vec<(usize, EntryId)> =
+            self.entries.iter().enumerate().map(|(i, e)| (e.key, i as EntryId)).collect();
+        keyed.sort_unstable();
+        keyed.into_iter().map(|(_, id)| id).collect()
     }
 
     /// For each entry, the indices into `subs` of the edges it is the caller of, ordered by
@@ -258,8 +286,10 @@ impl Totals {
         for (i, s) in self.subs.iter().enumerate() {
             calls[s.caller as usize].push(i as u32);
         }
-        for list in &mut calls {
-            list.sort_by_key(|&i| self.subs[i as usize].callee);
+        // Edges were created in order, so each list is already ordered by creation; order it by
+        // callee (creation order of the callee's entry), as `_lsprof` lists a caller's calls.
+        for list in calls.iter_mut().filter(|l| l.len() > 1) {
+            list.sort_unstable_by_key(|&i| self.subs[i as usize].callee);
         }
         calls
     }
