@@ -1,6 +1,8 @@
 /* The cost floor of a profiler: hooks that receive the events cProfile uses and do nothing.
  * Built by bench/overhead.py with the C compiler of the interpreter being measured.
  *
+ *   _floor.start_counting(), _floor.stop_counting()  -- callgrind client requests (no-ops
+ *                            outside valgrind) around the measured span
  *   _floor.set_hook()        -- PyEval_SetProfile with a do-nothing C function (all versions)
  *   _floor.unset_hook()
  *   _floor.set_monitoring()  -- 3.12+: sys.monitoring tool 2 with do-nothing METH_FASTCALL
@@ -9,6 +11,33 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <frameobject.h>
+#if defined(__has_include)
+#  if __has_include(<valgrind/callgrind.h>)
+#    include <valgrind/callgrind.h>
+#    define HAVE_CALLGRIND 1
+#  endif
+#endif
+
+/* Client requests for bench/instructions.py: count instructions only around the workload. */
+static PyObject *
+start_counting(PyObject *mod, PyObject *unused)
+{
+#ifdef HAVE_CALLGRIND
+    CALLGRIND_ZERO_STATS;
+    CALLGRIND_START_INSTRUMENTATION;
+#endif
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+stop_counting(PyObject *mod, PyObject *unused)
+{
+#ifdef HAVE_CALLGRIND
+    CALLGRIND_STOP_INSTRUMENTATION;
+    CALLGRIND_DUMP_STATS;
+#endif
+    Py_RETURN_NONE;
+}
 
 static int
 noop_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
@@ -117,6 +146,8 @@ unset_monitoring(PyObject *mod, PyObject *unused)
 #endif
 
 static PyMethodDef methods[] = {
+    {"start_counting", start_counting, METH_NOARGS, NULL},
+    {"stop_counting", stop_counting, METH_NOARGS, NULL},
     {"set_hook", set_hook, METH_NOARGS, NULL},
     {"unset_hook", unset_hook, METH_NOARGS, NULL},
 #if PY_VERSION_HEX >= 0x030C0000

@@ -1,6 +1,6 @@
 """Profiling overhead: rprofile against cProfile, run by hand, never a pass/fail test.
 
-    python bench/overhead.py [--rounds 7] [--workloads fib,oo,...] [--modes none,cProfile,rprofile]
+    python bench/overhead.py [--rounds 7] [--workloads fib,oo,...] [--modes none,cProfile,rprofile,floor]
 
 Each measurement is a fresh process that imports everything, then times only the workload
 (perf_counter around it) with the profiler enabled for that span. Modes are interleaved round
@@ -22,12 +22,20 @@ import time
 
 # ---------------------------------------------------------------- workloads (each ~0.1-0.5 s bare)
 
+# bench/instructions.py runs the same workloads 1/SCALE as long under valgrind.
+SCALE = int(os.environ.get("RPROFILE_BENCH_SCALE", "1"))
+
+
+def n(count):
+    return max(1, count // SCALE)
+
+
 
 def w_fib():
     def fib(n):
         return n if n < 2 else fib(n - 1) + fib(n - 2)
 
-    fib(30)
+    fib(30 if SCALE == 1 else 23)
 
 
 def w_oo():
@@ -44,14 +52,14 @@ def w_oo():
             return self.x * self.x + self.y * self.y
 
     acc = Vec(0, 0)
-    for i in range(600_000):
+    for i in range(n(600_000)):
         acc = acc.add(Vec(i, -i))
         acc.norm2()
 
 
 def w_builtins():
     data = []
-    for i in range(700_000):
+    for i in range(n(700_000)):
         data.append(len(str(i)))
         max(i, 3)
         isinstance(i, int)
@@ -67,18 +75,40 @@ def w_generators():
     def chain(n):
         yield from gen(n)
 
-    for _ in range(300):
+    for _ in range(n(300)):
         sum(chain(5_000))
 
 
 def w_json_re():
     doc = {"k%d" % i: [i, str(i), {"x": i * 1.5}] for i in range(200)}
     pat = re.compile(r"k(\d+)")
-    for _ in range(400):
+    for _ in range(n(400)):
         text = json.dumps(doc)
         back = json.loads(text)
         for key in back:
             pat.match(key)
+
+
+def w_jinja2():
+    import jinja2
+
+    env = jinja2.Environment()
+    tmpl = env.from_string(
+        "{% for row in rows %}<tr>{% for c in row %}<td>{{ c|e }}</td>{% endfor %}</tr>"
+        "{% endfor %}{{ title|upper }}")
+    rows = [[i, "x<%d>" % i, i * 0.5] for i in range(40)]
+    for _ in range(n(1200)):
+        tmpl.render(rows=rows, title="table")
+
+
+def w_docutils():
+    from docutils.core import publish_string
+
+    text = "\n\n".join(
+        "Section %d\n==========\n\nSome *emphasis*, ``code`` and a list:\n\n"
+        "- one\n- two\n- `link <http://example.com/%d>`_\n" % (i, i) for i in range(12))
+    for _ in range(n(12)):
+        publish_string(text, writer_name="html", settings_overrides={"report_level": 5})
 
 
 WORKLOADS = {
@@ -87,7 +117,22 @@ WORKLOADS = {
     "builtins": w_builtins,
     "generators": w_generators,
     "json_re": w_json_re,
+    "jinja2": w_jinja2,
+    "docutils": w_docutils,
 }
+
+# Real-library workloads and the package each needs in the bench's environment.
+PACKAGES = {"jinja2": "jinja2", "docutils": "docutils"}
+
+
+def ensure_packages(workloads):
+    """Installs from PyPI (into the running interpreter's environment) what a workload needs."""
+    import importlib.util
+
+    missing = [PACKAGES[w] for w in workloads
+               if w in PACKAGES and importlib.util.find_spec(PACKAGES[w]) is None]
+    if missing:
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *missing], check=True)
 
 MODES = ["none", "cProfile", "rprofile", "floor"]
 FLOOR_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "floor.c")
@@ -147,6 +192,11 @@ def make_profiler(mode):
 def child(mode, workload):
     func = WORKLOADS[workload]
     prof = make_profiler(mode)
+    # Under valgrind (bench/instructions.py) only the measured span is counted.
+    marks = Floor(os.environ["RPROFILE_BENCH_FLOOR"]).mod if "RPROFILE_BENCH_COUNT" in os.environ \
+        else None
+    if marks:
+        marks.start_counting()
     if prof is None:
         t0 = time.perf_counter()
         func()
@@ -157,6 +207,8 @@ def child(mode, workload):
         func()
         prof.disable()
         elapsed = time.perf_counter() - t0
+    if marks:
+        marks.stop_counting()
     print(json.dumps({"elapsed": elapsed}))
 
 
@@ -180,6 +232,7 @@ def main():
 
     workloads = args.workloads.split(",")
     modes = args.modes.split(",")
+    ensure_packages(workloads)
     if "floor" in modes:
         os.environ["RPROFILE_BENCH_FLOOR"] = build_floor()
     times = {(w, m): [] for w in workloads for m in modes}

@@ -1,0 +1,71 @@
+"""Instruction counts of profiling overhead under valgrind's callgrind: repeatable where wall time
+is noisy. Run by hand, never a pass/fail test (slow: a few minutes per interpreter).
+
+    python bench/instructions.py [--workloads fib,oo,...] [--scale 20]
+
+Runs the workloads of overhead.py, 1/scale as long, once per mode (none, cProfile, rprofile,
+floor) under `valgrind --tool=callgrind`, counting only the measured span (callgrind client
+requests from bench/floor.c around it), and prints per workload the instructions each mode adds
+over `none` and rprofile's and the floor's added instructions as ratios of cProfile's.
+"""
+
+import argparse
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import overhead  # noqa: E402
+
+MODES = ["none", "cProfile", "rprofile", "floor"]
+
+
+def count(mode, workload, scale, floor_dir):
+    with tempfile.TemporaryDirectory() as d:
+        env = dict(os.environ, RPROFILE_BENCH_SCALE=str(scale), RPROFILE_BENCH_COUNT="1",
+                   RPROFILE_BENCH_FLOOR=floor_dir)
+        subprocess.run(
+            ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+             "--callgrind-out-file=" + os.path.join(d, "cg.%p"),
+             sys.executable, os.path.join(HERE, "overhead.py"), "--child", mode, workload],
+            check=True, capture_output=True, env=env)
+        total = 0
+        for path in glob.glob(os.path.join(d, "cg.*")):
+            with open(path) as f:
+                m = re.search(r"^totals: (\d+)", f.read(), re.M)
+                if m:
+                    total += int(m.group(1))
+        return total
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--workloads", default=",".join(overhead.WORKLOADS))
+    ap.add_argument("--scale", type=int, default=20)
+    args = ap.parse_args()
+    if not shutil.which("valgrind"):
+        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+    workloads = args.workloads.split(",")
+    overhead.ensure_packages(workloads)
+    floor_dir = overhead.build_floor()
+    print("Python %s, workloads at 1/%d, instructions added over `none` (millions)" % (
+        sys.version.split()[0], args.scale))
+    print("%-11s %10s %10s %10s %10s   %s   %s" % (
+        "workload", "none", "cProfile", "rprofile", "floor", "rprofile/cProfile",
+        "floor/cProfile"))
+    for w in workloads:
+        c = {m: count(m, w, args.scale, floor_dir) for m in MODES}
+        added = {m: c[m] - c["none"] for m in MODES}
+        print("%-11s %10.1f %10.1f %10.1f %10.1f   %17.2f   %14.2f" % (
+            w, c["none"] / 1e6, added["cProfile"] / 1e6, added["rprofile"] / 1e6,
+            added["floor"] / 1e6, added["rprofile"] / added["cProfile"],
+            added["floor"] / added["cProfile"]))
+
+
+if __name__ == "__main__":
+    main()
