@@ -264,3 +264,148 @@ pub fn snapshot_stats(
     }
     Ok(stats.unbind())
 }
+
+/// A stats key `(file, line, name)` as marshal writes it: the strings as UTF-8 (surrogatepass).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Key {
+    file: Vec<u8>,
+    line: i64,
+    name: Vec<u8>,
+}
+
+fn utf8(s: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    let s = s.cast::<PyString>()?;
+    if let Ok(text) = s.to_str() {
+        return Ok(text.as_bytes().to_vec());
+    }
+    // Lone surrogates (undecodable file names): marshal keeps them with surrogatepass.
+    let bytes = s.call_method1("encode", ("utf-8", "surrogatepass"))?;
+    Ok(bytes.cast::<pyo3::types::PyBytes>()?.as_bytes().to_vec())
+}
+
+/// `cProfile.label` of an entry's object, as a [`Key`].
+fn key_of(py: Python<'_>, code: &Bound<'_, PyAny>) -> PyResult<Key> {
+    if code.is_instance_of::<PyString>() {
+        return Ok(Key { file: b"~".to_vec(), line: 0, name: utf8(code)? });
+    }
+    Ok(Key {
+        file: utf8(&code.getattr(pyo3::intern!(py, "co_filename"))?)?,
+        line: code.getattr(pyo3::intern!(py, "co_firstlineno"))?.extract()?,
+        name: utf8(&code.getattr(pyo3::intern!(py, "co_name"))?)?,
+    })
+}
+
+/// The marshal bytes of the dict [`snapshot_stats`] builds, written without building it: the
+/// same keys, values and order (a repeated label keeps its first position and takes the later
+/// entry's row; caller rows of one label are summed), so `marshal.load` reads back an equal dict.
+pub fn stats_marshal(
+    py: Python<'_>,
+    agg: &Totals,
+    user_objs: &[Py<PyAny>],
+    factor: f64,
+) -> PyResult<Vec<u8>> {
+    use std::collections::HashMap;
+
+    use crate::marshal::Writer;
+
+    let ids = listed(agg);
+    // Distinct labels, in first-seen order; each entry's label slot.
+    let mut slot_of_key: HashMap<Key, usize> = HashMap::with_capacity(ids.len());
+    let mut keys: Vec<Key> = Vec::with_capacity(ids.len());
+    let mut slot_of_entry = vec![usize::MAX; agg.entries.len()];
+    // Per label slot, the entry whose row the stats dict holds (the last one listed).
+    let mut row_of_slot: Vec<u32> = Vec::with_capacity(ids.len());
+    for &id in &ids {
+        let key = key_of(py, user_objs[id as usize].bind(py))?;
+        let slot = match slot_of_key.get(&key) {
+            Some(&s) => {
+                row_of_slot[s] = id;
+                s
+            }
+            None => {
+                slot_of_key.insert(key.clone(), keys.len());
+                keys.push(key);
+                row_of_slot.push(id);
+                keys.len() - 1
+            }
+        };
+        slot_of_entry[id as usize] = slot;
+    }
+    let labels_unique = keys.len() == ids.len();
+
+    // Callers of each entry: (caller label slot, nc, cc, tt, ct) in insertion order.
+    type Row = (usize, i64, i64, f64, f64);
+    let mut callers: Vec<Vec<Row>> = vec![Vec::new(); agg.entries.len()];
+    let calls = agg.calls_by_caller();
+    for &id in &ids {
+        let func = slot_of_entry[id as usize];
+        for &si in &calls[id as usize] {
+            let s = &agg.subs[si as usize];
+            if slot_of_entry[s.callee as usize] == usize::MAX {
+                continue; // a callee that never completed has no callers dict
+            }
+            let row: Row = (
+                func,
+                s.callcount,
+                s.callcount - s.reccallcount,
+                factor * s.it as f64,
+                factor * s.tt as f64,
+            );
+            let list = &mut callers[s.callee as usize];
+            if !labels_unique {
+                if let Some(prev) = list.iter_mut().find(|r| r.0 == func) {
+                    *prev = (func, row.1 + prev.1, row.2 + prev.2, row.3 + prev.3, row.4 + prev.4);
+                    continue;
+                }
+            }
+            list.push(row);
+        }
+    }
+
+    let mut w = Writer::new();
+    let mut key_ref: Vec<Option<u32>> = vec![None; keys.len()];
+    let mut str_ref: HashMap<Vec<u8>, u32> = HashMap::new();
+    let mut write_key = |w: &mut Writer, slot: usize| {
+        if let Some(r) = key_ref[slot] {
+            w.reference(r);
+            return;
+        }
+        key_ref[slot] = w.tuple(3, true);
+        let k = &keys[slot];
+        for (i, part) in [&k.file, &k.name].into_iter().enumerate() {
+            if i == 1 {
+                w.int(k.line);
+            }
+            match str_ref.get(part) {
+                Some(&r) => w.reference(r),
+                None => {
+                    if let Some(r) = w.str(part, true) {
+                        str_ref.insert(part.clone(), r);
+                    }
+                }
+            }
+        }
+    };
+    w.dict();
+    for (slot, &id) in row_of_slot.iter().enumerate() {
+        write_key(&mut w, slot);
+        let e = &agg.entries[id as usize];
+        w.tuple(5, false);
+        w.int(e.callcount - e.reccallcount);
+        w.int(e.callcount);
+        w.float(factor * e.it as f64);
+        w.float(factor * e.tt as f64);
+        w.dict();
+        for &(func, nc, cc, tt, ct) in &callers[id as usize] {
+            write_key(&mut w, func);
+            w.tuple(4, false);
+            w.int(nc);
+            w.int(cc);
+            w.float(tt);
+            w.float(ct);
+        }
+        w.end_dict();
+    }
+    w.end_dict();
+    Ok(w.buf)
+}

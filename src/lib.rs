@@ -15,6 +15,7 @@ mod entries;
 mod events;
 mod hook;
 mod labels;
+pub mod marshal;
 mod profiler;
 
 use pyo3::prelude::*;

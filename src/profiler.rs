@@ -360,6 +360,14 @@ impl Profiler {
         unsafe { (*self.state_ptr()).timeunit }
     }
 
+    /// The totals as they are now, from which the stats dict or its marshal bytes are made on
+    /// demand (so `dump_stats` writes the file without building the dict).
+    fn _take_snapshot(&self, py: Python<'_>) -> PyResult<Snapshot> {
+        self.pending_error()?;
+        let (totals, objs) = self.detached_totals(py);
+        Ok(Snapshot { totals, objs, factor: self.factor() })
+    }
+
     /// The calibration bias in seconds, subtracted once per profile event (as in `profile`).
     #[getter]
     fn get_bias(&self) -> f64 {
@@ -408,4 +416,26 @@ fn set_bias(st: &mut State, bias: f64) {
         1e-9
     };
     st.bias_units = bias / unit;
+}
+
+/// The totals of a profiler at one moment (`create_stats` time).
+#[pyclass(module = "rprofile._rprofile", frozen)]
+pub struct Snapshot {
+    totals: Totals,
+    objs: Vec<Py<PyAny>>,
+    factor: f64,
+}
+
+#[pymethods]
+impl Snapshot {
+    /// The stats dict, as `cProfile.Profile.snapshot_stats` builds it.
+    fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
+        entries::snapshot_stats(py, &self.totals, &self.objs, self.factor)
+    }
+
+    /// The bytes `marshal.dumps(self.to_dict())` would give, up to the form of equal values.
+    fn marshal(&self, py: Python<'_>) -> PyResult<Py<pyo3::types::PyBytes>> {
+        let bytes = entries::stats_marshal(py, &self.totals, &self.objs, self.factor)?;
+        Ok(pyo3::types::PyBytes::new(py, &bytes).unbind())
+    }
 }

@@ -59,14 +59,43 @@ class Profile(_Profiler):
 
         with open(file, "wb") as f:
             self.create_stats()
-            marshal.dump(self.stats, f)
+            snapshot = self.__dict__.get("_snapshot")
+            if snapshot is not None:
+                # Written from the native totals, without building the dict first.
+                f.write(snapshot.marshal())
+            else:
+                marshal.dump(self.stats, f)
 
     def create_stats(self):
         self.disable()
         self.snapshot_stats()
 
     def snapshot_stats(self):
-        self.stats = self._snapshot_stats()
+        # The dict is built when `stats` is first read (pstats reads it; dump_stats need not).
+        self.__dict__.pop("stats", None)
+        self.__dict__["_snapshot"] = self._take_snapshot()
+
+    @property
+    def stats(self):
+        """The stats dict of the last create_stats()/snapshot_stats(), as cProfile's."""
+        d = self.__dict__
+        if "stats" not in d:
+            snapshot = d.pop("_snapshot", None)
+            if snapshot is None:
+                raise AttributeError("%r object has no attribute 'stats'" % type(self).__name__)
+            d["stats"] = snapshot.to_dict()
+        return d["stats"]
+
+    @stats.setter
+    def stats(self, value):
+        self.__dict__.pop("_snapshot", None)
+        self.__dict__["stats"] = value
+
+    @stats.deleter
+    def stats(self):
+        if self.__dict__.pop("stats", None) is None and \
+                self.__dict__.pop("_snapshot", None) is None:
+            raise AttributeError("stats")
 
     def run(self, cmd):
         import __main__
