@@ -11,15 +11,10 @@ use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyTypeError, PyValueError}
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyTuple};
-
-use crate::args;
-use crate::clock;
 use pyo3::PyTraverseError;
 
 use crate::aggregator::{Aggregator, Stack, Totals};
-use crate::entries;
-use crate::events;
-use crate::hook;
+use crate::{args, clock, entries, events, hook};
 
 /// Everything the event path mutates. Reached only through `Profiler::state_ptr` with the GIL
 /// held, in short borrows that never span a call into Python.
@@ -79,9 +74,10 @@ impl Profiler {
     /// GIL held; no borrow of the state alive across the call.
     #[cold]
     pub unsafe fn call_external_timer(&self, py: Python<'_>) -> i64 {
-        // SAFETY: the timer cell is only replaced in __clear__/dealloc, never during an event.
         // A Bound (not a Py) so that the reference is released at once: under the GIL assumed
         // by an event callback, dropping a Py would be deferred to PyO3's pending-release pool.
+        // SAFETY: a short read of the cell; whoever replaces the timer meanwhile (__init__,
+        // tp_clear, run by the timer itself) leaves this call its own reference.
         let Some(timer) = (unsafe { &*self.timer.get() }).as_ref().map(|t| t.bind(py).clone()) else {
             return 0;
         };
