@@ -92,6 +92,15 @@ pub struct Aggregator {
     pub subcalls: bool,
 }
 
+/// Makes room for one more element, growing by an eighth rather than doubling: these arrays only
+/// grow when a new function or edge is first seen (never per event), and a program's profile
+/// should not carry up to twice its size in spare capacity.
+pub fn reserve_one<T>(v: &mut Vec<T>) {
+    if v.len() == v.capacity() {
+        v.reserve_exact((v.len() / 8).max(64));
+    }
+}
+
 fn key_hash(key: usize) -> u64 {
     FxBuildHasher.hash_one(key)
 }
@@ -135,6 +144,7 @@ impl Aggregator {
     pub fn insert(&mut self, key: usize) -> EntryId {
         debug_assert!(self.find(key).is_none());
         let id = self.entries.len() as EntryId;
+        reserve_one(&mut self.entries);
         self.entries.push(Entry { key, last_callee: EntryId::MAX, ..Default::default() });
         let entries = &self.entries;
         self.index.insert_unique(key_hash(key), id, |&i| key_hash(entries[i as usize].key));
@@ -165,6 +175,7 @@ impl Aggregator {
             Some(i) => i,
             None if create => {
                 let i = self.subs.len() as u32;
+                reserve_one(&mut self.subs);
                 self.subs.push(SubEntry { caller, callee, ..Default::default() });
                 let subs = &self.subs;
                 self.sub_index.insert_unique(edge_hash(caller, callee), i, |&j| {

@@ -13,14 +13,23 @@ use crate::profiler::Profiler;
 /// # Safety
 /// GIL held; `p` is alive. No reference into the state is held by the caller across this call,
 /// since a Python timer may run arbitrary code (and, on 3.12+, let other threads deliver events).
-#[inline]
+#[inline(always)]
 pub unsafe fn now(py: Python<'_>, p: &Profiler) -> i64 {
     let st = p.state_ptr();
     // SAFETY: short-lived reads of plain fields; no other borrow is alive (function contract).
-    let (external, bias) = unsafe { ((*st).external_timer, (*st).bias_units) };
-    if !external && bias == 0.0 {
+    if unsafe { !(*st).external_timer && (*st).bias_units == 0.0 } {
         return clock::now();
     }
+    // SAFETY: as for this function.
+    unsafe { now_slow(py, p) }
+}
+
+/// [`now`] with a Python timer or a calibration bias.
+#[cold]
+unsafe fn now_slow(py: Python<'_>, p: &Profiler) -> i64 {
+    let st = p.state_ptr();
+    // SAFETY: short-lived reads of plain fields; no other borrow is alive (caller's contract).
+    let (external, bias) = unsafe { ((*st).external_timer, (*st).bias_units) };
     let t = if external {
         // SAFETY: as above; the timer call happens with no borrow alive.
         unsafe { p.call_external_timer(py) }
@@ -153,6 +162,7 @@ unsafe fn new_entry(
                     return Some(id);
                 }
                 let id = s.agg.insert(key);
+                crate::aggregator::reserve_one(&mut s.user_objs);
                 s.user_objs.push(obj);
                 Some(id)
             }
