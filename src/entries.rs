@@ -1,13 +1,14 @@
 //! Turning the aggregator's totals into Python: `getstats()` entries shaped as `_lsprof`'s
-//! (struct sequences `profiler_entry`/`profiler_subentry`), and the stats dict of
-//! `cProfile.Profile.snapshot_stats`, built here in one pass instead of through Python loops.
+//! (struct sequences `profiler_entry`/`profiler_subentry`), and the stats of
+//! `cProfile.Profile.snapshot_stats`, written as marshal bytes (a `.prof` file) in one pass
+//! instead of through Python loops, and read back as the dict.
 
 use std::ffi::{c_char, CStr};
 
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyDict, PyList, PyString, PyType};
 
 use crate::aggregator::{EntryId, Totals};
 
@@ -181,88 +182,30 @@ pub fn getstats(
     Ok(out.unbind())
 }
 
-/// `cProfile.label`: `('~', 0, name)` for a builtin's label, else the code object's
-/// `(co_filename, co_firstlineno, co_name)`.
-pub fn label<'py>(py: Python<'py>, code: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
-    if code.is_instance_of::<PyString>() {
-        let tilde = pyo3::intern!(py, "~").clone().into_any();
-        return PyTuple::new(py, [tilde, 0i64.into_pyobject(py)?.into_any(), code.clone()]);
-    }
-    PyTuple::new(
-        py,
-        [
-            code.getattr(pyo3::intern!(py, "co_filename"))?,
-            code.getattr(pyo3::intern!(py, "co_firstlineno"))?,
-            code.getattr(pyo3::intern!(py, "co_name"))?,
-        ],
-    )
-}
-
+/// The stats dict of `cProfile.Profile.snapshot_stats`:
+/// `{(file, line, name): (cc, nc, tt, ct, {caller: (nc, cc, tt, ct)})}`, read by CPython's
+/// marshal reader from the bytes [`stats_marshal`] writes, so the dict and the `.prof` file come
+/// from one description of cProfile's rules (and reading C-marshal is faster than building the
+/// objects one by one from here).
 pub fn snapshot_stats(
     py: Python<'_>,
     agg: &Totals,
     user_objs: &[Py<PyAny>],
     factor: f64,
 ) -> PyResult<Py<PyDict>> {
+    let bytes = stats_marshal(py, agg, user_objs, factor)?;
     let _gc = GcPaused::new();
-    let ids = listed(agg);
-    let stats = PyDict::new(py);
-    let n = agg.entries.len();
-    let mut labels: Vec<Option<Bound<'_, PyTuple>>> = vec![None; n];
-    let mut callers: Vec<Option<Bound<'_, PyDict>>> = vec![None; n];
-    for &id in &ids {
-        let e = &agg.entries[id as usize];
-        let func = label(py, user_objs[id as usize].bind(py))?;
-        let d = PyDict::new(py);
-        let nc = e.callcount;
-        let cc = nc - e.reccallcount;
-        let value = PyTuple::new(
-            py,
-            [
-                cc.into_pyobject(py)?.into_any(),
-                nc.into_pyobject(py)?.into_any(),
-                (factor * e.it as f64).into_pyobject(py)?.into_any(),
-                (factor * e.tt as f64).into_pyobject(py)?.into_any(),
-                d.clone().into_any(),
-            ],
-        )?;
-        // Two entries with one label (two lambdas on a line): the later one in listing order
-        // wins, as in cProfile.
-        stats.set_item(&func, value)?;
-        labels[id as usize] = Some(func);
-        callers[id as usize] = Some(d);
+    // SAFETY: GIL held; the pointer and length describe `bytes`, alive for the call; the result
+    // is a new reference or NULL with an exception set.
+    let obj = unsafe {
+        ffi::PyMarshal_ReadObjectFromString(bytes.as_ptr().cast(), bytes.len() as ffi::Py_ssize_t)
+    };
+    if obj.is_null() {
+        return Err(PyErr::fetch(py));
     }
-    // Caller rows are merged only when two entries share a label (two lambdas on one line).
-    let labels_unique = stats.len() == ids.len();
-    let calls = agg.calls_by_caller();
-    for &id in &ids {
-        let sub = &calls[id as usize];
-        if sub.is_empty() {
-            continue;
-        }
-        let Some(func) = &labels[id as usize] else { continue };
-        for &si in sub {
-            let s = &agg.subs[si as usize];
-            // A callee that never completed is not listed, so it has no callers dict.
-            let Some(d) = &callers[s.callee as usize] else { continue };
-            let mut nc = s.callcount.into_pyobject(py)?.into_any();
-            let mut cc = (s.callcount - s.reccallcount).into_pyobject(py)?.into_any();
-            let mut tt = (factor * s.it as f64).into_pyobject(py)?.into_any();
-            let mut ct = (factor * s.tt as f64).into_pyobject(py)?.into_any();
-            if labels_unique {
-                d.set_item(func, PyTuple::new(py, [nc, cc, tt, ct])?)?;
-                continue;
-            }
-            if let Some(prev) = d.get_item(func)? {
-                nc = nc.add(prev.get_item(0)?)?;
-                cc = cc.add(prev.get_item(1)?)?;
-                tt = tt.add(prev.get_item(2)?)?;
-                ct = ct.add(prev.get_item(3)?)?;
-            }
-            d.set_item(func, PyTuple::new(py, [nc, cc, tt, ct])?)?;
-        }
-    }
-    Ok(stats.unbind())
+    // SAFETY: a new, non-NULL reference.
+    let obj = unsafe { Bound::from_owned_ptr(py, obj) };
+    Ok(obj.cast_into::<PyDict>()?.unbind())
 }
 
 /// A stats key `(file, line, name)` as marshal writes it: the strings as UTF-8 (surrogatepass).
@@ -295,9 +238,9 @@ fn key_of(py: Python<'_>, code: &Bound<'_, PyAny>) -> PyResult<Key> {
     })
 }
 
-/// The marshal bytes of the dict [`snapshot_stats`] builds, written without building it: the
-/// same keys, values and order (a repeated label keeps its first position and takes the later
-/// entry's row; caller rows of one label are summed), so `marshal.load` reads back an equal dict.
+/// The marshal bytes of cProfile's stats dict for these totals, written without building it:
+/// the keys, values and order `snapshot_stats` gives (a repeated label keeps its first position
+/// and takes the later entry's row; caller rows of one label are summed).
 pub fn stats_marshal(
     py: Python<'_>,
     agg: &Totals,
