@@ -16,6 +16,7 @@ mod events;
 mod hook;
 mod labels;
 pub mod marshal;
+mod marshal_py;
 mod profiler;
 
 use pyo3::prelude::*;
@@ -25,6 +26,7 @@ fn _rprofile(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Start measuring the default clock's rate now, so that it spans the whole process.
     clock::init();
     m.add_class::<profiler::Profiler>()?;
+    m.add_function(wrap_pyfunction!(marshal_py::_marshal_loads, m)?)?;
     m.add("profiler_entry", entries::entry_type(m.py())?)?;
     m.add("profiler_subentry", entries::subentry_type(m.py())?)?;
     Ok(())

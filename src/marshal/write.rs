@@ -1,9 +1,7 @@
-//! A writer of CPython's marshal format (version 4, what `marshal.dump` writes on 3.10-3.13) for
-//! the values a stats file holds: dicts, tuples, ints, floats and strings, with back-references
-//! for repeated strings and tuples so files stay as small as `marshal.dump`'s.
-//!
-//! Python-free, so `cargo test` covers it; the differential tests check that `marshal.load`
-//! reads what it writes as the dict `create_stats` builds.
+//! The writer: appends marshal records for dicts, tuples, ints, floats and strings, with
+//! back-references for repeated strings and tuples so files stay as small as `marshal.dump`'s.
+//! The differential tests check that `marshal.load` reads what it writes as the dict
+//! `create_stats` builds. Python-free, so `cargo test` covers it.
 
 const TYPE_NULL: u8 = b'0';
 const TYPE_INT: u8 = b'i';

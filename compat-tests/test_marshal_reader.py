@@ -1,0 +1,135 @@
+"""rprofile's marshal reader (the Stats engine's loader) against CPython's marshal.loads: the same
+objects for real stats files (cProfile's, rprofile's, the pure-Python profile module's), and the
+same exception type for damaged ones."""
+
+import cProfile
+import marshal
+import os
+import pathlib
+import random
+import subprocess
+import sys
+import sysconfig
+
+import pytest
+
+import rprofile
+from rprofile._rprofile import _marshal_loads
+from support import Tick
+
+HERE = pathlib.Path(__file__).parent
+
+
+def deep_equal(a, b):
+    """Equal, with dict order and types compared too (1 == 1.0 == True would hide mistakes)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(deep_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(deep_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and a != a:
+        return b != b
+    return a == b
+
+
+def stats_files():
+    """Marshal data of real stats files."""
+    import importlib
+
+    work = importlib.import_module("programs.recursion").main
+    files = {}
+    for mod in (cProfile, rprofile):
+        p = mod.Profile(Tick(), 0.001)
+        p.runcall(work)
+        p.create_stats()
+        files[mod.__name__ + "-marshal.dumps"] = marshal.dumps(p.stats)
+    p = rprofile.Profile(Tick(), 0.001)
+    p.runcall(work)
+    p.create_stats()
+    files["rprofile-writer"] = p.__dict__["_snapshot"].marshal()
+    pck = os.path.join(sysconfig.get_paths()["stdlib"], "test", "pstats.pck")
+    if os.path.exists(pck):  # written by the pure-Python profile module: int callers
+        with open(pck, "rb") as f:
+            files["profile-pstats.pck"] = f.read()
+    return files
+
+
+FILES = stats_files()
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_real_stats_files_read_as_marshal_reads_them(name):
+    data = FILES[name]
+    assert deep_equal(_marshal_loads(data), marshal.loads(data))
+
+
+def test_comparison_can_fail():
+    assert not deep_equal({1: 1.0}, {1: 1})
+    assert not deep_equal({1: 0, 2: 0}, {2: 0, 1: 0})
+
+
+# Where rprofile's reader refuses on purpose what marshal.load builds: a reference to a container
+# still being read (marshal.load makes a self-containing object) and a code object (marshal.load
+# reads one, or fails in its fields). No stats file holds either.
+DIVERGENT = {
+    "bad marshal data (reference to an object still being read)",
+    "bad marshal data (a code object is not stats data)",
+}
+
+
+def outcome(data):
+    try:
+        return "ok", repr(_marshal_loads(data))
+    except (EOFError, ValueError, TypeError) as e:
+        return type(e).__name__, (str(e) if str(e) in DIVERGENT else None)
+
+
+# CPython's marshal.loads is not safe on damaged data (it can crash the interpreter), so the
+# reference outcomes come from child processes, restarted past any case that kills them.
+CHILD = r"""
+import marshal, sys
+cases = marshal.load(open(sys.argv[1], "rb"))
+for i in range(int(sys.argv[2]), len(cases)):
+    try:
+        out = "ok\t" + repr(marshal.loads(cases[i]))
+    except (EOFError, ValueError, TypeError) as e:
+        out = type(e).__name__ + "\t"
+    sys.stdout.write("%d\t%s\n" % (i, out.replace("\n", " ")))
+    sys.stdout.flush()
+"""
+
+
+def reference_outcomes(cases, tmp_path):
+    path = tmp_path / "cases.marshal"
+    path.write_bytes(marshal.dumps(cases))
+    results, start = {}, 0
+    while start < len(cases):
+        proc = subprocess.run([sys.executable, "-c", CHILD, str(path), str(start)],
+                              capture_output=True, text=True)
+        for line in proc.stdout.splitlines():
+            i, kind, rep = line.split("\t", 2)
+            results[int(i)] = (kind, rep or None)
+        start = max(results, default=-1) + 1
+        if proc.returncode != 0 and start < len(cases):
+            results[start] = ("crash", None)
+            start += 1
+    return [results[i] for i in range(len(cases))]
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_damaged_files_fail_as_marshal_fails(name, tmp_path):
+    data = FILES[name]
+    rng = random.Random(name)
+    cases = [data[:n] for n in range(0, len(data), max(1, len(data) // 100))]
+    for _ in range(150):
+        b = bytearray(data)
+        for _ in range(rng.randint(1, 4)):
+            b[rng.randrange(len(b))] = rng.randrange(256)
+        cases.append(bytes(b))
+    refs = reference_outcomes(cases, tmp_path)
+    assert any(kind != "ok" for kind, _ in refs), "the damage must break some cases"
+    for case, ref in zip(cases, refs):
+        mine = outcome(case)  # must not crash, whatever CPython's reader does with it
+        if ref[0] != "crash" and mine[1] not in DIVERGENT:
+            assert mine == ref, (mine, ref, case[:60])

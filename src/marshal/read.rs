@@ -1,0 +1,471 @@
+//! The reader: parses marshal data into [`Value`]s, accepting every form `marshal.dump` writes
+//! for the objects a stats file can hold (references, interned and short strings, small and large
+//! tuples, ints of any size, binary and text floats) and rejecting the rest with the error
+//! `marshal.load` gives. Repeated objects are shared (`Rc`), so back-references cannot multiply
+//! memory, and no size read from the data is trusted before the bytes behind it exist.
+
+use std::rc::Rc;
+
+/// A value read from marshal data.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    None,
+    Bool(bool),
+    Ellipsis,
+    StopIteration,
+    Int(i64),
+    /// An int beyond 64 bits: sign and 15-bit digits, least significant first.
+    BigInt { negative: bool, digits: Vec<u16> },
+    Float(f64),
+    Complex(f64, f64),
+    Bytes(Vec<u8>),
+    /// A str, as UTF-8 (lone surrogates encoded as with `surrogatepass`).
+    Str(Vec<u8>),
+    Tuple(Vec<Rc<Value>>),
+    List(Vec<Rc<Value>>),
+    /// Key/value pairs in the order read (duplicates kept; a dict built from them keeps the first
+    /// position and the last value).
+    Dict(Vec<(Rc<Value>, Rc<Value>)>),
+    Set(Vec<Rc<Value>>),
+    FrozenSet(Vec<Rc<Value>>),
+}
+
+/// What went wrong, with the exception `marshal.load` raises for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// EOFError
+    Eof(&'static str),
+    /// ValueError
+    Value(&'static str),
+    /// TypeError
+    Type(&'static str),
+    /// UnicodeDecodeError, for these bytes (decoding them again gives the exact error).
+    Unicode(Vec<u8>),
+}
+
+/// The error for a reference to a container still being read. marshal.load resolves it to the
+/// unfinished object (building a self-containing one); no stats file has one, and this reader,
+/// whose values are trees, refuses it.
+pub const UNFINISHED_REFERENCE: &str = "bad marshal data (reference to an object still being read)";
+
+/// The error for a code object, which no stats file holds (marshal.load would build one).
+pub const CODE_OBJECT: &str = "bad marshal data (a code object is not stats data)";
+
+/// Nesting limit. CPython's is 2000 (`MAX_MARSHAL_STACK_DEPTH`); a stats file nests 4 deep, and
+/// a lower limit keeps this recursive reader safe on threads with small stacks.
+const MAX_DEPTH: usize = 200;
+
+const FLAG_REF: u8 = 0x80;
+
+struct Reader<'a> {
+    data: &'a [u8],
+    pos: usize,
+    refs: Vec<Option<Rc<Value>>>,
+    depth: usize,
+}
+
+/// Reads one object from the start of `data`; returns it and the number of bytes it took.
+pub fn read(data: &[u8]) -> Result<(Rc<Value>, usize), Error> {
+    let mut r = Reader { data, pos: 0, refs: Vec::new(), depth: 0 };
+    match r.object()? {
+        Some(v) => Ok((v, r.pos)),
+        None => Err(Error::Type("NULL object in marshal data for object")),
+    }
+}
+
+impl<'a> Reader<'a> {
+    fn bytes(&mut self, n: usize) -> Result<&'a [u8], Error> {
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.data.len());
+        let Some(end) = end else { return Err(Error::Eof("marshal data too short")) };
+        let s = &self.data[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+
+    fn byte(&mut self) -> Result<u8, Error> {
+        Ok(self.bytes(1)?[0])
+    }
+
+    fn i32(&mut self) -> Result<i32, Error> {
+        let b = self.bytes(4)?;
+        Ok(i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    fn f64(&mut self) -> Result<f64, Error> {
+        let b = self.bytes(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(f64::from_le_bytes(a))
+    }
+
+    /// A length prefix: non-negative and, since each element takes at least one byte, no
+    /// larger than what is left (so no allocation is sized by a lie).
+    fn size(&mut self, what: &'static str) -> Result<usize, Error> {
+        let n = self.i32()?;
+        if n < 0 {
+            return Err(Error::Value(what));
+        }
+        Ok(n as usize)
+    }
+
+    fn capacity(&self, n: usize) -> usize {
+        n.min(self.data.len() - self.pos)
+    }
+
+    /// A text float (`TYPE_FLOAT`, older marshal versions): a length byte and its repr.
+    fn text_float(&mut self) -> Result<f64, Error> {
+        let n = self.byte()? as usize;
+        let s = self.bytes(n)?;
+        std::str::from_utf8(s)
+            .ok()
+            .and_then(|t| parse_python_float(t.trim()))
+            .ok_or(Error::Value("could not convert string to float"))
+    }
+
+    fn long(&mut self) -> Result<Value, Error> {
+        let n = self.i32()?;
+        if n == i32::MIN || n.unsigned_abs() > (1 << 24) {
+            return Err(Error::Value("bad marshal data (long size out of range)"));
+        }
+        let count = n.unsigned_abs() as usize;
+        let mut digits = Vec::with_capacity(self.capacity(count));
+        for _ in 0..count {
+            let b = self.bytes(2)?;
+            let d = u16::from_le_bytes([b[0], b[1]]);
+            if d > 0x7fff {
+                return Err(Error::Value("bad marshal data (digit out of range in long)"));
+            }
+            digits.push(d);
+        }
+        if digits.last() == Some(&0) {
+            return Err(Error::Value("bad marshal data (unnormalized long data)"));
+        }
+        let negative = n < 0;
+        // Fits in i64? (At most 5 digits: 75 bits; check the magnitude.)
+        if digits.len() <= 5 {
+            let mut mag: u128 = 0;
+            for &d in digits.iter().rev() {
+                mag = (mag << 15) | d as u128;
+            }
+            if negative && mag <= i64::MAX as u128 + 1 {
+                return Ok(Value::Int((mag as i128).wrapping_neg() as i64));
+            }
+            if !negative && mag <= i64::MAX as u128 {
+                return Ok(Value::Int(mag as i64));
+            }
+        }
+        Ok(Value::BigInt { negative, digits })
+    }
+
+    fn items(&mut self, n: usize, what: &'static str) -> Result<Vec<Rc<Value>>, Error> {
+        let mut v = Vec::with_capacity(self.capacity(n));
+        for _ in 0..n {
+            match self.object()? {
+                Some(x) => v.push(x),
+                None => return Err(Error::Type(what)),
+            }
+        }
+        Ok(v)
+    }
+
+    /// One object; `None` for `TYPE_NULL` (which ends a dict).
+    fn object(&mut self) -> Result<Option<Rc<Value>>, Error> {
+        if self.pos >= self.data.len() {
+            return Err(Error::Eof("EOF read where object expected"));
+        }
+        if self.depth >= MAX_DEPTH {
+            return Err(Error::Value("recursion limit exceeded"));
+        }
+        self.depth += 1;
+        let r = self.object_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn object_inner(&mut self) -> Result<Option<Rc<Value>>, Error> {
+        let code = self.byte()?;
+        let flag = code & FLAG_REF != 0;
+        let ty = code & !FLAG_REF;
+        if ty == b'r' {
+            let i = self.i32()?;
+            return match usize::try_from(i).ok().and_then(|i| self.refs.get(i)) {
+                Some(Some(v)) => Ok(Some(v.clone())),
+                Some(None) => Err(Error::Value(UNFINISHED_REFERENCE)),
+                None => Err(Error::Value("bad marshal data (invalid reference)")),
+            };
+        }
+        // A container takes its reference index before its items are read, as marshal does, so
+        // the indices match; a reference to a container still being read (which marshal.load
+        // turns into a self-containing object, never seen in a stats file) is refused.
+        let slot = if flag {
+            self.refs.push(None);
+            Some(self.refs.len() - 1)
+        } else {
+            None
+        };
+        let value = match ty {
+            b'0' => return Ok(None),
+            b'N' => Value::None,
+            b'F' => Value::Bool(false),
+            b'T' => Value::Bool(true),
+            b'S' => Value::StopIteration,
+            b'.' => Value::Ellipsis,
+            b'i' => Value::Int(self.i32()? as i64),
+            b'I' => {
+                let b = self.bytes(8)?;
+                let mut a = [0u8; 8];
+                a.copy_from_slice(b);
+                Value::Int(i64::from_le_bytes(a))
+            }
+            b'l' => self.long()?,
+            b'g' => Value::Float(self.f64()?),
+            b'f' => Value::Float(self.text_float()?),
+            b'y' => Value::Complex(self.f64()?, self.f64()?),
+            b'x' => Value::Complex(self.text_float()?, self.text_float()?),
+            b's' => {
+                let n = self.size("bad marshal data (bytes object size out of range)")?;
+                Value::Bytes(self.bytes(n)?.to_vec())
+            }
+            b'u' | b't' => {
+                let n = self.size("bad marshal data (string size out of range)")?;
+                let s = self.bytes(n)?;
+                if !valid_utf8_surrogatepass(s) {
+                    return Err(Error::Unicode(s.to_vec()));
+                }
+                Value::Str(s.to_vec())
+            }
+            b'a' | b'A' => {
+                let n = self.size("bad marshal data (string size out of range)")?;
+                latin1_to_utf8(self.bytes(n)?)
+            }
+            b'z' | b'Z' => {
+                let n = self.byte()? as usize;
+                latin1_to_utf8(self.bytes(n)?)
+            }
+            b')' => {
+                let n = self.byte()? as usize;
+                Value::Tuple(self.items(n, "NULL object in marshal data for tuple")?)
+            }
+            b'(' => {
+                let n = self.size("bad marshal data (tuple size out of range)")?;
+                Value::Tuple(self.items(n, "NULL object in marshal data for tuple")?)
+            }
+            b'[' => {
+                let n = self.size("bad marshal data (list size out of range)")?;
+                Value::List(self.items(n, "NULL object in marshal data for list")?)
+            }
+            b'<' | b'>' => {
+                let n = self.size("bad marshal data (set size out of range)")?;
+                let items = self.items(n, "NULL object in marshal data for set")?;
+                if ty == b'<' {
+                    Value::Set(items)
+                } else {
+                    Value::FrozenSet(items)
+                }
+            }
+            b'{' => {
+                let mut pairs = Vec::new();
+                loop {
+                    let Some(k) = self.object()? else { break };
+                    let Some(v) = self.object()? else { break };
+                    pairs.push((k, v));
+                }
+                Value::Dict(pairs)
+            }
+            b'c' => return Err(Error::Value(CODE_OBJECT)),
+            _ => return Err(Error::Value("bad marshal data (unknown type code)")),
+        };
+        let value = Rc::new(value);
+        if let Some(i) = slot {
+            self.refs[i] = Some(value.clone());
+        }
+        Ok(Some(value))
+    }
+}
+
+/// `a`/`z` strings are Latin-1 (ASCII in practice); stored as UTF-8 like every other str.
+fn latin1_to_utf8(b: &[u8]) -> Value {
+    if b.is_ascii() {
+        return Value::Str(b.to_vec());
+    }
+    Value::Str(b.iter().map(|&c| c as char).collect::<String>().into_bytes())
+}
+
+/// UTF-8 where the encodings of lone surrogates (U+D800..U+DFFF, which marshal writes with
+/// `surrogatepass`) are allowed.
+fn valid_utf8_surrogatepass(s: &[u8]) -> bool {
+    let mut i = 0;
+    while i < s.len() {
+        let b = s[i];
+        let (len, min) = match b {
+            0x00..=0x7f => (1, 0),
+            0xc2..=0xdf => (2, 0x80),
+            0xe0..=0xef => (3, 0x800),
+            0xf0..=0xf4 => (4, 0x10000),
+            _ => return false,
+        };
+        if i + len > s.len() {
+            return false;
+        }
+        let mut cp = if len == 1 { b as u32 } else { (b as u32) & (0x7f >> len) };
+        for &c in &s[i + 1..i + len] {
+            if c & 0xc0 != 0x80 {
+                return false;
+            }
+            cp = (cp << 6) | (c as u32 & 0x3f);
+        }
+        if cp < min || cp > 0x10ffff {
+            return false;
+        }
+        i += len;
+    }
+    true
+}
+
+/// `float()` of the reprs old marshal versions wrote: decimal floats, `inf`, `nan`.
+fn parse_python_float(t: &str) -> Option<f64> {
+    match t.to_ascii_lowercase().as_str() {
+        "inf" | "+inf" | "infinity" => Some(f64::INFINITY),
+        "-inf" | "-infinity" => Some(f64::NEG_INFINITY),
+        "nan" | "+nan" | "-nan" => Some(f64::NAN),
+        _ => t.parse().ok(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::marshal::Writer;
+
+    fn one(data: &[u8]) -> Result<Value, Error> {
+        read(data).map(|(v, _)| (*v).clone())
+    }
+
+    #[test]
+    fn reads_what_the_writer_writes() {
+        let mut w = Writer::new();
+        w.dict();
+        w.tuple(3, true);
+        w.str(b"file.py", true);
+        w.int(12);
+        w.str("n\u{e9}".as_bytes(), true);
+        w.tuple(2, false);
+        w.int(1 << 40);
+        w.float(0.25);
+        w.reference(0); // the key tuple again, as a value
+        w.reference(1); // the file name
+        w.end_dict();
+        let (v, used) = read(&w.buf).unwrap();
+        assert_eq!(used, w.buf.len());
+        let key = Rc::new(Value::Tuple(vec![
+            Rc::new(Value::Str(b"file.py".to_vec())),
+            Rc::new(Value::Int(12)),
+            Rc::new(Value::Str("n\u{e9}".as_bytes().to_vec())),
+        ]));
+        let expected = Value::Dict(vec![
+            (
+                key.clone(),
+                Rc::new(Value::Tuple(vec![
+                    Rc::new(Value::Int(1 << 40)),
+                    Rc::new(Value::Float(0.25)),
+                ])),
+            ),
+            (key, Rc::new(Value::Str(b"file.py".to_vec()))),
+        ]);
+        assert_eq!(*v, expected);
+    }
+
+    #[test]
+    fn big_and_negative_longs() {
+        let mut w = Writer::new();
+        w.int(i64::MIN);
+        assert_eq!(one(&w.buf), Ok(Value::Int(i64::MIN)));
+        // 2**75: six digits, beyond i64.
+        let data = [b'l', 6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0];
+        assert_eq!(
+            one(&data),
+            Ok(Value::BigInt { negative: false, digits: vec![0, 0, 0, 0, 0, 1] })
+        );
+        assert_eq!(
+            one(&[b'l', 1, 0, 0, 0, 0, 0]),
+            Err(Error::Value("bad marshal data (unnormalized long data)"))
+        );
+        assert_eq!(
+            one(&[b'l', 1, 0, 0, 0, 0, 0x80]),
+            Err(Error::Value("bad marshal data (digit out of range in long)"))
+        );
+    }
+
+    #[test]
+    fn every_string_form() {
+        let ab = Ok(Value::Str(b"ab".to_vec()));
+        assert_eq!(one(b"z\x02ab"), ab);
+        assert_eq!(one(b"Z\x02ab"), ab);
+        assert_eq!(one(b"\xda\x02ab"), ab, "interned, marked for reference");
+        assert_eq!(one(b"a\x02\x00\x00\x00ab"), ab);
+        assert_eq!(one(b"A\x02\x00\x00\x00ab"), ab);
+        assert_eq!(one(b"t\x02\x00\x00\x00ab"), ab);
+        let e_acute = Ok(Value::Str("\u{e9}".as_bytes().to_vec()));
+        assert_eq!(one(b"u\x02\x00\x00\x00\xc3\xa9"), e_acute);
+        assert_eq!(one(b"z\x01\xe9"), e_acute, "Latin-1 in the one-byte forms");
+        // A lone surrogate, as marshal writes it with surrogatepass.
+        assert_eq!(one(b"u\x03\x00\x00\x00\xed\xb3\xbf"), Ok(Value::Str(vec![0xed, 0xb3, 0xbf])));
+        assert_eq!(one(b"s\x01\x00\x00\x00\xff"), Ok(Value::Bytes(vec![0xff])));
+    }
+
+    #[test]
+    fn bad_data_gets_marshals_errors() {
+        assert_eq!(one(b""), Err(Error::Eof("EOF read where object expected")));
+        assert_eq!(one(b"i\x01"), Err(Error::Eof("marshal data too short")));
+        assert_eq!(one(b"\x01"), Err(Error::Value("bad marshal data (unknown type code)")));
+        assert_eq!(one(b"r\x00\x00\x00\x00"), Err(Error::Value("bad marshal data (invalid reference)")));
+        assert_eq!(one(b")\x010"), Err(Error::Type("NULL object in marshal data for tuple")));
+        assert_eq!(
+            one(b"(\xff\xff\xff\xff"),
+            Err(Error::Value("bad marshal data (tuple size out of range)"))
+        );
+        // A huge declared size with no data behind it: an error, not a huge allocation.
+        assert_eq!(one(b"(\xff\xff\xff\x7f"), Err(Error::Eof("EOF read where object expected")));
+        assert_eq!(one(b"u\x01\x00\x00\x00\xff"), Err(Error::Unicode(vec![0xff])));
+        // A reference to the container being read: marshal.load builds a self-containing object
+        // (no stats file has one); we refuse it.
+        assert_eq!(
+            one(b"\xa9\x01r\x00\x00\x00\x00"),
+            Err(Error::Value(UNFINISHED_REFERENCE))
+        );
+        let mut deep: Vec<u8> = (0..3000).flat_map(|_| [b'[', 1, 0, 0, 0]).collect();
+        deep.push(b'N');
+        assert_eq!(one(&deep), Err(Error::Value("recursion limit exceeded")));
+    }
+
+    #[test]
+    fn a_dict_ends_at_null_and_keeps_duplicates_for_the_caller() {
+        let data = b"{i\x01\x00\x00\x00Ni\x01\x00\x00\x00T0";
+        assert_eq!(
+            one(data),
+            Ok(Value::Dict(vec![
+                (Rc::new(Value::Int(1)), Rc::new(Value::None)),
+                (Rc::new(Value::Int(1)), Rc::new(Value::Bool(true))),
+            ]))
+        );
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic() {
+        // A small deterministic generator; every prefix and mutation must end in Ok or Err.
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let alphabet = b"0NFTS.iIlgfyxsutaAzZ)([<>{r\x80\xa9\xe9\xfb\xff\x00\x01\x02\x05";
+        for _ in 0..20_000 {
+            let len = (next() % 40) as usize;
+            let data: Vec<u8> =
+                (0..len).map(|_| alphabet[(next() % alphabet.len() as u64) as usize]).collect();
+            let _ = read(&data);
+        }
+    }
+}
