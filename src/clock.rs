@@ -89,6 +89,8 @@ pub fn monotonic_ns() -> i64 {
         // _lsprof's timer yields 0 when the clock fails; so do we.
         return 0;
     }
+    // (`as i64`: time_t and c_long are i64 on 64-bit Linux, narrower elsewhere.)
+    #[allow(clippy::unnecessary_cast)]
     (ts.tv_sec as i64).wrapping_mul(1_000_000_000).wrapping_add(ts.tv_nsec as i64)
 }
 

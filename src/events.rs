@@ -121,11 +121,11 @@ pub unsafe fn leave_call(py: Python<'_>, p: &Profiler, key: usize) {
 /// As for [`enter_call`].
 pub unsafe fn flush_unmatched(py: Python<'_>, p: &Profiler) {
     let st = p.state_ptr();
-    loop {
-        // SAFETY: short exclusive read.
-        let Some(top) = (unsafe { (*st).stack.top_entry() }) else { break };
-        // SAFETY: no borrow across the timer; then a short exclusive update.
+    // SAFETY: short exclusive read.
+    while let Some(top) = unsafe { (*st).stack.top_entry() } {
+        // SAFETY: no borrow across the timer.
         let t = unsafe { now(py, p) };
+        // SAFETY: a short exclusive update; nothing here calls Python.
         unsafe {
             let s = &mut *st;
             s.agg.stop(&mut s.stack, top, t);

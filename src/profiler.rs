@@ -180,7 +180,7 @@ fn seconds_to_ns(v: &Bound<'_, PyAny>) -> PyResult<i64> {
             return Err(PyValueError::new_err("Invalid value NaN (not a number)"));
         }
         let ns = (d * 1e9).floor();
-        if !(ns >= -9.223_372_036_854_776e18 && ns < 9.223_372_036_854_776e18) {
+        if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&ns) {
             return Err(pyo3::exceptions::PyOverflowError::new_err(
                 "timestamp too large to convert to C _PyTime_t",
             ));

@@ -265,8 +265,8 @@ impl<'a> Reader<'a> {
             }
             b'{' => {
                 let mut pairs = Vec::new();
-                loop {
-                    let Some(k) = self.object()? else { break };
+                // A NULL in key or value position ends the dict, as in marshal.
+                while let Some(k) = self.object()? {
                     let Some(v) = self.object()? else { break };
                     pairs.push((k, v));
                 }
