@@ -297,8 +297,8 @@ impl Totals {
         for (i, s) in self.subs.iter().enumerate() {
             calls[s.caller as usize].push(i as u32);
         }
-        // Edges were created in order, so each list is already ordered by creation; order it by
-        // callee (creation order of the callee's entry), as `_lsprof` lists a caller's calls.
+        // `_lsprof` lists a caller's calls by the address of the callee's entry, which follows
+        // allocation order nearly always; the callee's creation order stands in for it.
         for list in calls.iter_mut().filter(|l| l.len() > 1) {
             list.sort_unstable_by_key(|&i| self.subs[i as usize].callee);
         }

@@ -68,7 +68,7 @@ pub unsafe fn enter_call(
     let id = match found {
         Some(id) => id,
         // SAFETY: as for the function.
-        None => match unsafe { new_entry(py, p, key, make_label) } {
+        None => match unsafe { new_entry(p, key, make_label) } {
             Some(id) => id,
             None => return,
         },
@@ -135,7 +135,6 @@ pub unsafe fn flush_unmatched(py: Python<'_>, p: &Profiler) {
 
 #[cold]
 unsafe fn new_entry(
-    py: Python<'_>,
     p: &Profiler,
     key: usize,
     make_label: impl FnOnce() -> PyResult<Py<PyAny>>,
@@ -167,12 +166,10 @@ unsafe fn new_entry(
                 Some(id)
             }
         }
-        Err(e) => {
+        Err(_) => {
             // Like _lsprof: the event is dropped, and the next disable()/getstats() raises.
-            drop(e);
             // SAFETY: short exclusive write.
             unsafe { (*st).nomemory = true };
-            let _ = py;
             None
         }
     }

@@ -134,17 +134,15 @@ impl Profiler {
         Ok(())
     }
 
-    /// Seconds per stored unit, as `_lsprof.getstats` converts: `timeunit` for an integer timer,
-    /// 1e-9 for a timer in seconds (stored as nanoseconds), the default clock's own rate else.
+    /// The factor `_lsprof.getstats` converts stored units with: the unit, except that a
+    /// negative `timeunit` (whose timer is read as seconds) still scales the stats.
     fn factor(&self) -> f64 {
         // SAFETY: short read with the GIL held.
         let st = unsafe { &*self.state_ptr() };
-        if !st.external_timer {
-            clock::seconds_per_tick()
-        } else if st.timeunit == 0.0 {
-            1.0 / 1e9
-        } else {
+        if st.external_timer && st.timeunit < 0.0 {
             st.timeunit
+        } else {
+            unit(st)
         }
     }
 }
@@ -275,11 +273,15 @@ impl Profiler {
     ) -> PyResult<()> {
         let a = args::parse("enable", &["subcalls", "builtins"], 2, args, kwargs)?;
         let p = slf.get();
-        {
-            // SAFETY: short exclusive access with the GIL held; no Python runs in this block.
-            let st = unsafe { &mut *p.state_ptr() };
-            st.agg.subcalls = args::flag(st.agg.subcalls, a[0].as_ref())?;
-            st.builtins = args::flag(st.builtins, a[1].as_ref())?;
+        // SAFETY: short read with the GIL held.
+        let (subcalls, builtins) = unsafe { ((*p.state_ptr()).agg.subcalls, (*p.state_ptr()).builtins) };
+        // Both parsed before either is applied (parsing may run __bool__/__index__), as _lsprof.
+        let subcalls = args::flag(subcalls, a[0].as_ref())?;
+        let builtins = args::flag(builtins, a[1].as_ref())?;
+        // SAFETY: short exclusive writes; no Python runs meanwhile.
+        unsafe {
+            (*p.state_ptr()).agg.subcalls = subcalls;
+            (*p.state_ptr()).builtins = builtins;
         }
         hook::install(slf)?;
         // SAFETY: as above.
@@ -297,12 +299,14 @@ impl Profiler {
         // was not the one enabled there; from 3.12 on it acts only when enabled.
         // SAFETY: short read.
         if !cfg!(Py_3_12) || unsafe { (*p.state_ptr()).enabled } {
-            hook::uninstall(slf)?;
+            // Even if unhooking reports an error, the hook is gone: finish disabling first.
+            let unhooked = hook::uninstall(slf);
             // SAFETY: short write, then the flush (which manages its own borrows).
             unsafe {
                 (*p.state_ptr()).enabled = false;
                 events::flush_unmatched(slf.py(), p);
             }
+            unhooked?;
         }
         p.pending_error()
     }
@@ -332,28 +336,6 @@ impl Profiler {
         self.pending_error()?;
         let (totals, objs) = self.detached_totals(py);
         entries::getstats(py, &totals, &objs, self.factor())
-    }
-
-    /// The stats dict of `cProfile.Profile.snapshot_stats`, built natively:
-    /// `{(file, line, name): (cc, nc, tt, ct, {caller: (nc, cc, tt, ct)})}`.
-    fn _snapshot_stats(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
-        self.pending_error()?;
-        let (totals, objs) = self.detached_totals(py);
-        entries::snapshot_stats(py, &totals, &objs, self.factor())
-    }
-
-    /// The Python timer given to the constructor, or None for the built-in clock.
-    #[getter]
-    fn _timer(&self, py: Python<'_>) -> Option<Py<PyAny>> {
-        // SAFETY: short read of the cell with the GIL held.
-        unsafe { &*self.timer.get() }.as_ref().map(|t| t.clone_ref(py))
-    }
-
-    /// Seconds per unit of an integer timer (0.0 when the timer returns seconds).
-    #[getter]
-    fn _timeunit(&self) -> f64 {
-        // SAFETY: short read.
-        unsafe { (*self.state_ptr()).timeunit }
     }
 
     /// The totals as they are now, from which the stats dict or its marshal bytes are made on
@@ -392,26 +374,31 @@ impl Profiler {
     fn __clear__(&self) {
         // SAFETY: GIL held; the GC calls tp_clear outside of any event of this profiler.
         let old = unsafe { (*self.timer.get()).take() };
-        // SAFETY: as above.
-        unsafe { (*self.state_ptr()).external_timer = false };
+        // SAFETY: as above; the bias is now in the default clock's unit.
+        unsafe {
+            let st = &mut *self.state_ptr();
+            st.external_timer = false;
+            set_bias(st, st.bias);
+        }
         drop(old);
+    }
+}
+
+/// Seconds per stored unit: `timeunit` for an integer timer, 1e-9 for a timer in seconds (stored
+/// as nanoseconds), the default clock's own rate else.
+fn unit(st: &State) -> f64 {
+    if !st.external_timer {
+        clock::seconds_per_tick()
+    } else if st.timeunit > 0.0 {
+        st.timeunit
+    } else {
+        1.0 / 1e9
     }
 }
 
 fn set_bias(st: &mut State, bias: f64) {
     st.bias = bias;
-    if bias == 0.0 {
-        st.bias_units = 0.0;
-        return;
-    }
-    let unit = if !st.external_timer {
-        clock::seconds_per_tick()
-    } else if st.timeunit > 0.0 {
-        st.timeunit
-    } else {
-        1e-9
-    };
-    st.bias_units = bias / unit;
+    st.bias_units = if bias == 0.0 { 0.0 } else { bias / unit(st) };
 }
 
 /// The totals of a profiler at one moment (`create_stats` time).

@@ -29,9 +29,9 @@ SCRIPT = textwrap.dedent("""
     p.disable()
     p.create_stats()
     fresh = [v for k, v in p.stats.items() if k[2] == "fresh"]
-    # Every `fresh` ran inside a finalizer; all of them share one line and name, so the rows
-    # collide on their key as in cProfile, and each row has as many calls as its code object had.
-    assert fresh and all(v[1] >= 1 for v in fresh), fresh
+    # `fresh` only ever runs inside a finalizer, so its row proves that finalizers ran (and made
+    # events) while the profiler was enabled. (All the copies share one key, so one row is left.)
+    assert len(fresh) == 1 and fresh[0][1] >= 1, fresh
     print("ok", len(entries) > 0)
 """)
 

@@ -29,7 +29,7 @@ def runctx(statement, globals, locals, filename=None, sort=-1):
 
 
 class Profile(_Profiler):
-    """Profile(timer=None, timeunit=None, subcalls=True, builtins=True, *, bias=0.0)
+    """Profile(timer=None, timeunit=0.0, subcalls=True, builtins=True, *, bias=0.0)
 
     Builds a profiler object using the specified timer function.
     The default timer is a fast built-in one based on real time.
@@ -161,7 +161,7 @@ class Profile(_Profiler):
 
         calls = 0
         charged = 0.0
-        for (_, _, name), (cc, _, tt, _, _) in probe._snapshot_stats().items():
+        for (_, _, name), (cc, _, tt, _, _) in probe._take_snapshot().to_dict().items():
             if name in ("leaf", "driver"):
                 calls += cc
                 charged += tt

@@ -10,6 +10,7 @@ use std::ptr::addr_of_mut;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 
 use crate::events;
 use crate::labels::builtin_label;
@@ -24,11 +25,14 @@ pub struct HookState {
     missing: Py<PyAny>,
 }
 
+static MISSING: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
 impl HookState {
     pub fn new() -> PyResult<Self> {
         Python::attach(|py| {
-            let missing = monitoring(py)?.getattr("MISSING")?.unbind();
-            Ok(HookState { missing })
+            let missing = MISSING
+                .get_or_try_init(py, || monitoring(py)?.getattr("MISSING").map(Bound::unbind))?;
+            Ok(HookState { missing: missing.clone_ref(py) })
         })
     }
 }
@@ -54,6 +58,21 @@ static mut PYRETURN_DEF: ffi::PyMethodDef = def(c"_pyreturn_callback", pyreturn_
 static mut CCALL_DEF: ffi::PyMethodDef = def(c"_ccall_callback", ccall_callback);
 static mut CRETURN_DEF: ffi::PyMethodDef = def(c"_creturn_callback", creturn_callback);
 
+/// The events `_lsprof` registers and the callback each gets.
+fn event_table() -> [(&'static str, *mut ffi::PyMethodDef); 9] {
+    [
+        ("PY_START", addr_of_mut!(PYSTART_DEF)),
+        ("PY_RESUME", addr_of_mut!(PYSTART_DEF)),
+        ("PY_THROW", addr_of_mut!(PYSTART_DEF)),
+        ("PY_RETURN", addr_of_mut!(PYRETURN_DEF)),
+        ("PY_YIELD", addr_of_mut!(PYRETURN_DEF)),
+        ("PY_UNWIND", addr_of_mut!(PYRETURN_DEF)),
+        ("CALL", addr_of_mut!(CCALL_DEF)),
+        ("C_RETURN", addr_of_mut!(CRETURN_DEF)),
+        ("C_RAISE", addr_of_mut!(CRETURN_DEF)),
+    ]
+}
+
 pub fn install(slf: &Bound<'_, Profiler>) -> PyResult<()> {
     let py = slf.py();
     let mon = monitoring(py)?;
@@ -73,17 +92,7 @@ pub fn install(slf: &Bound<'_, Profiler>) -> PyResult<()> {
 fn register(slf: &Bound<'_, Profiler>, mon: &Bound<'_, PyAny>) -> PyResult<()> {
     let py = slf.py();
     let events = mon.getattr("events")?;
-    let table: [(&str, *mut ffi::PyMethodDef); 9] = [
-        ("PY_START", addr_of_mut!(PYSTART_DEF)),
-        ("PY_RESUME", addr_of_mut!(PYSTART_DEF)),
-        ("PY_THROW", addr_of_mut!(PYSTART_DEF)),
-        ("PY_RETURN", addr_of_mut!(PYRETURN_DEF)),
-        ("PY_YIELD", addr_of_mut!(PYRETURN_DEF)),
-        ("PY_UNWIND", addr_of_mut!(PYRETURN_DEF)),
-        ("CALL", addr_of_mut!(CCALL_DEF)),
-        ("C_RETURN", addr_of_mut!(CRETURN_DEF)),
-        ("C_RAISE", addr_of_mut!(CRETURN_DEF)),
-    ];
+    let table = event_table();
     let mut all = 0i64;
     for (name, def) in table {
         let ev: i64 = events.getattr(name)?.extract()?;
@@ -103,19 +112,31 @@ fn register(slf: &Bound<'_, Profiler>, mon: &Bound<'_, PyAny>) -> PyResult<()> {
     Ok(())
 }
 
+/// Unregisters every callback, clears the events and frees the slot, going through every step
+/// even when one fails (so a failure cannot leave the tool half-registered); reports the first
+/// error.
 pub fn uninstall(slf: &Bound<'_, Profiler>) -> PyResult<()> {
     let py = slf.py();
     let mon = monitoring(py)?;
-    let events = mon.getattr("events")?;
-    for name in [
-        "PY_START", "PY_RESUME", "PY_THROW", "PY_RETURN", "PY_YIELD", "PY_UNWIND", "CALL",
-        "C_RETURN", "C_RAISE",
-    ] {
-        mon.call_method1("register_callback", (TOOL_ID, events.getattr(name)?, py.None()))?;
+    let mut first_error: Option<PyErr> = None;
+    let mut note = |r: PyResult<Bound<'_, PyAny>>| {
+        if let Err(e) = r {
+            first_error.get_or_insert(e);
+        }
+    };
+    match mon.getattr("events") {
+        Ok(events) => {
+            for (name, _) in event_table() {
+                note(events.getattr(name).and_then(|ev| {
+                    mon.call_method1("register_callback", (TOOL_ID, ev, py.None()))
+                }));
+            }
+        }
+        Err(e) => note(Err(e)),
     }
-    mon.call_method1("set_events", (TOOL_ID, 0))?;
-    mon.call_method1("free_tool_id", (TOOL_ID,))?;
-    Ok(())
+    note(mon.call_method1("set_events", (TOOL_ID, 0)));
+    note(mon.call_method1("free_tool_id", (TOOL_ID,)));
+    first_error.map_or(Ok(()), Err)
 }
 
 /// The profiler a callback is bound to, or an error for a call with too few arguments (the

@@ -197,7 +197,8 @@ impl<'a> Reader<'a> {
         // A container takes its reference index before its items are read, as marshal does, so
         // the indices match; a reference to a container still being read (which marshal.load
         // turns into a self-containing object, never seen in a stats file) is refused.
-        let slot = if flag {
+        // Singletons and NULL never take a slot in marshal, flagged or not.
+        let slot = if flag && !matches!(ty, b'0' | b'N' | b'F' | b'T' | b'S' | b'.') {
             self.refs.push(None);
             Some(self.refs.len() - 1)
         } else {
@@ -436,6 +437,20 @@ mod tests {
         let mut deep: Vec<u8> = (0..3000).flat_map(|_| [b'[', 1, 0, 0, 0]).collect();
         deep.push(b'N');
         assert_eq!(one(&deep), Err(Error::Value("recursion limit exceeded")));
+    }
+
+    #[test]
+    fn flagged_singletons_take_no_reference_slot() {
+        // 'N'|FLAG, then a flagged int: the int is reference 0, as in marshal.
+        let data = b")\x03\xce\xe9\x07\x00\x00\x00r\x00\x00\x00\x00";
+        assert_eq!(
+            one(data),
+            Ok(Value::Tuple(vec![
+                Rc::new(Value::None),
+                Rc::new(Value::Int(7)),
+                Rc::new(Value::Int(7)),
+            ]))
+        );
     }
 
     #[test]
