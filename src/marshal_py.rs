@@ -15,6 +15,7 @@ fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
         Error::Eof(m) => PyEOFError::new_err(m),
         Error::Value(m) => PyValueError::new_err(m),
         Error::Type(m) => PyTypeError::new_err(m),
+        Error::Unhashable(name) => PyTypeError::new_err(format!("unhashable type: '{name}'")),
         Error::Unicode(bytes) => {
             match PyBytes::new(py, &bytes).call_method1("decode", ("utf-8", "surrogatepass")) {
                 Err(e) => e,

@@ -41,6 +41,21 @@ pub enum Error {
     Type(&'static str),
     /// UnicodeDecodeError, for these bytes (decoding them again gives the exact error).
     Unicode(Vec<u8>),
+    /// TypeError "unhashable type: '<name>'", for a dict key or set item.
+    Unhashable(&'static str),
+}
+
+/// The type name Python gives when `v` cannot be hashed (a list, dict or set, or a tuple
+/// holding one).
+fn unhashable(v: &Value) -> Option<&'static str> {
+    match v {
+        Value::List(_) => Some("list"),
+        Value::Dict(_) => Some("dict"),
+        Value::Set(_) => Some("set"),
+        Value::Tuple(items) => items.iter().find_map(|i| unhashable(i)),
+        Value::FrozenSet(_) => None,
+        _ => None,
+    }
 }
 
 /// The error for a reference to a container still being read. marshal.load resolves it to the
@@ -257,7 +272,16 @@ impl<'a> Reader<'a> {
             }
             b'<' | b'>' => {
                 let n = self.size("bad marshal data (set size out of range)")?;
-                let items = self.items(n, "NULL object in marshal data for set")?;
+                let mut items = Vec::with_capacity(self.capacity(n));
+                for _ in 0..n {
+                    let Some(x) = self.object()? else {
+                        return Err(Error::Type("NULL object in marshal data for set"));
+                    };
+                    if let Some(name) = unhashable(&x) {
+                        return Err(Error::Unhashable(name));
+                    }
+                    items.push(x);
+                }
                 if ty == b'<' {
                     Value::Set(items)
                 } else {
@@ -266,9 +290,13 @@ impl<'a> Reader<'a> {
             }
             b'{' => {
                 let mut pairs = Vec::new();
-                // A NULL in key or value position ends the dict, as in marshal.
+                // A NULL in key or value position ends the dict, as in marshal; an unhashable
+                // key fails where marshal's dict insertion fails, after its value is read.
                 while let Some(k) = self.object()? {
                     let Some(v) = self.object()? else { break };
+                    if let Some(name) = unhashable(&k) {
+                        return Err(Error::Unhashable(name));
+                    }
                     pairs.push((k, v));
                 }
                 Value::Dict(pairs)
@@ -437,6 +465,15 @@ mod tests {
         let mut deep: Vec<u8> = (0..3000).flat_map(|_| [b'[', 1, 0, 0, 0]).collect();
         deep.push(b'N');
         assert_eq!(one(&deep), Err(Error::Value("recursion limit exceeded")));
+    }
+
+    #[test]
+    fn unhashable_keys_fail_after_their_value_is_read() {
+        assert_eq!(one(b"{[\x00\x00\x00\x00N0"), Err(Error::Unhashable("list")));
+        assert_eq!(one(b"{)\x01{0N0"), Err(Error::Unhashable("dict")));
+        // The value is read first: a truncated value is EOF, not TypeError.
+        assert_eq!(one(b"{[\x00\x00\x00\x00"), Err(Error::Eof("EOF read where object expected")));
+        assert_eq!(one(b"<\x01\x00\x00\x00<\x00\x00\x00\x00"), Err(Error::Unhashable("set")));
     }
 
     #[test]
