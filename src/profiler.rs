@@ -13,8 +13,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyTuple};
 use pyo3::PyTraverseError;
 
-use crate::aggregator::{Aggregator, Stack, Totals};
-use crate::{args, clock, entries, events, hook};
+use crate::aggregator::{Aggregator, Stack};
+use crate::entries::Snapshot;
+use crate::{args, clock, events, hook};
 
 /// Everything the event path mutates. Reached only through `Profiler::state_ptr` with the GIL
 /// held, in short borrows that never span a call into Python.
@@ -78,7 +79,10 @@ impl Profiler {
         // by an event callback, dropping a Py would be deferred to PyO3's pending-release pool.
         // SAFETY: a short read of the cell; whoever replaces the timer meanwhile (__init__,
         // tp_clear, run by the timer itself) leaves this call its own reference.
-        let Some(timer) = (unsafe { &*self.timer.get() }).as_ref().map(|t| t.bind(py).clone()) else {
+        let Some(timer) = (unsafe { &*self.timer.get() })
+            .as_ref()
+            .map(|t| t.bind(py).clone())
+        else {
             return 0;
         };
         let st = self.state_ptr();
@@ -102,20 +106,24 @@ impl Profiler {
         }
     }
 
-    /// A copy of the totals and of the objects naming the entries, taken without running any
-    /// Python code, so that building results (which may trigger events) never reads state that
-    /// an event is changing.
-    fn detached_totals(&self, py: Python<'_>) -> (Totals, Vec<Py<PyAny>>) {
+    /// The totals as they are now, with the objects naming the entries, taken without running
+    /// any Python code, so that building results (which may trigger events) never reads state
+    /// that an event is changing.
+    fn snapshot(&self, py: Python<'_>) -> PyResult<Snapshot> {
+        self.pending_error()?;
         // SAFETY: short shared access with the GIL held; cloning and increfs run no Python code.
         let st = unsafe { &*self.state_ptr() };
-        (st.agg.totals(), st.user_objs.iter().map(|o| o.clone_ref(py)).collect())
+        let objs = st.user_objs.iter().map(|o| o.clone_ref(py)).collect();
+        Ok(Snapshot::new(st.agg.totals(), objs, self.factor()))
     }
 
     fn refuse_if_running(&self, what: &str) -> PyResult<()> {
         // SAFETY: short read with the GIL held.
         let (in_timer, busy) = unsafe { ((*self.state_ptr()).in_timer, (*self.state_ptr()).busy) };
         if in_timer > 0 {
-            return Err(PyRuntimeError::new_err(format!("cannot {what} profiler in external timer")));
+            return Err(PyRuntimeError::new_err(format!(
+                "cannot {what} profiler in external timer"
+            )));
         }
         if busy > 0 {
             return Err(PyRuntimeError::new_err(format!(
@@ -129,7 +137,9 @@ impl Profiler {
         // SAFETY: short exclusive access with the GIL held.
         let st = unsafe { &mut *self.state_ptr() };
         if std::mem::take(&mut st.nomemory) {
-            return Err(PyMemoryError::new_err("memory was exhausted while profiling"));
+            return Err(PyMemoryError::new_err(
+                "memory was exhausted while profiling",
+            ));
         }
         Ok(())
     }
@@ -185,12 +195,18 @@ fn seconds_to_ns(v: &Bound<'_, PyAny>) -> PyResult<i64> {
         }
         return Ok(ns as i64);
     }
-    let secs: i64 = v.call_method0("__index__").and_then(|i| i.extract()).map_err(|_| {
-        PyTypeError::new_err(format!(
-            "'{}' object cannot be interpreted as an integer",
-            v.get_type().name().map(|n| n.to_string()).unwrap_or_default()
-        ))
-    })?;
+    let secs: i64 = v
+        .call_method0("__index__")
+        .and_then(|i| i.extract())
+        .map_err(|_| {
+            PyTypeError::new_err(format!(
+                "'{}' object cannot be interpreted as an integer",
+                v.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ))
+        })?;
     secs.checked_mul(1_000_000_000).ok_or_else(|| {
         pyo3::exceptions::PyOverflowError::new_err("timestamp too large to convert to C _PyTime_t")
     })
@@ -222,12 +238,19 @@ impl Profiler {
             nomemory: false,
             hook: hook::HookState::new()?,
         };
-        Ok(Profiler { state: UnsafeCell::new(state), timer: UnsafeCell::new(None) })
+        Ok(Profiler {
+            state: UnsafeCell::new(state),
+            timer: UnsafeCell::new(None),
+        })
     }
 
     /// Profile(timer=None, timeunit=0.0, subcalls=True, builtins=True, *, bias=0.0)
     #[pyo3(signature = (*args, **kwargs))]
-    fn __init__(&self, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+    fn __init__(
+        &self,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<()> {
         let a = args::parse(
             "Profiler",
             &["timer", "timeunit", "subcalls", "builtins", "bias"],
@@ -247,7 +270,10 @@ impl Profiler {
         };
         let bias = a[4].as_ref().map(args::real).transpose()?.unwrap_or(0.0);
         // cProfile would call an explicit `timer=None`; we read it as "the default clock".
-        let timer = a[0].as_ref().filter(|t| !t.is_none()).map(|t| t.clone().unbind());
+        let timer = a[0]
+            .as_ref()
+            .filter(|t| !t.is_none())
+            .map(|t| t.clone().unbind());
         // SAFETY: GIL held; exclusive access for plain field writes (no Python runs here).
         let st = unsafe { &mut *self.state_ptr() };
         st.agg.subcalls = subcalls;
@@ -274,7 +300,8 @@ impl Profiler {
         let a = args::parse("enable", &["subcalls", "builtins"], 2, args, kwargs)?;
         let p = slf.get();
         // SAFETY: short read with the GIL held.
-        let (subcalls, builtins) = unsafe { ((*p.state_ptr()).agg.subcalls, (*p.state_ptr()).builtins) };
+        let (subcalls, builtins) =
+            unsafe { ((*p.state_ptr()).agg.subcalls, (*p.state_ptr()).builtins) };
         // Both parsed before either is applied (parsing may run __bool__/__index__), as _lsprof.
         let subcalls = args::flag(subcalls, a[0].as_ref())?;
         let builtins = args::flag(builtins, a[1].as_ref())?;
@@ -333,17 +360,13 @@ impl Profiler {
     /// Return all information collected by the profiler, one entry per function, in the order
     /// of cProfile's (by code object or builtin address).
     fn getstats(&self, py: Python<'_>) -> PyResult<Py<PyList>> {
-        self.pending_error()?;
-        let (totals, objs) = self.detached_totals(py);
-        entries::getstats(py, &totals, &objs, self.factor())
+        self.snapshot(py)?.getstats(py)
     }
 
     /// The totals as they are now, from which the stats dict or its marshal bytes are made on
     /// demand (so `dump_stats` writes the file without building the dict).
     fn _take_snapshot(&self, py: Python<'_>) -> PyResult<Snapshot> {
-        self.pending_error()?;
-        let (totals, objs) = self.detached_totals(py);
-        Ok(Snapshot { totals, objs, factor: self.factor() })
+        self.snapshot(py)
     }
 
     /// The calibration bias in seconds, subtracted once per profile event (as in `profile`).
@@ -399,26 +422,4 @@ fn unit(st: &State) -> f64 {
 fn set_bias(st: &mut State, bias: f64) {
     st.bias = bias;
     st.bias_units = if bias == 0.0 { 0.0 } else { bias / unit(st) };
-}
-
-/// The totals of a profiler at one moment (`create_stats` time).
-#[pyclass(module = "rprofile._rprofile", frozen)]
-pub struct Snapshot {
-    totals: Totals,
-    objs: Vec<Py<PyAny>>,
-    factor: f64,
-}
-
-#[pymethods]
-impl Snapshot {
-    /// The stats dict, as `cProfile.Profile.snapshot_stats` builds it.
-    fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
-        entries::snapshot_stats(py, &self.totals, &self.objs, self.factor)
-    }
-
-    /// The bytes `marshal.dumps(self.to_dict())` would give, up to the form of equal values.
-    fn marshal(&self, py: Python<'_>) -> PyResult<Py<pyo3::types::PyBytes>> {
-        let bytes = entries::stats_marshal(py, &self.totals, &self.objs, self.factor)?;
-        Ok(pyo3::types::PyBytes::new(py, &bytes).unbind())
-    }
 }
