@@ -112,12 +112,17 @@ fn edge_hash(caller: EntryId, callee: EntryId) -> u64 {
 #[inline]
 fn slot(key: usize) -> usize {
     // Fibonacci hashing: the top bits of the product spread aligned addresses over the slots.
-    ((key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - CACHE_SLOTS.trailing_zeros())) as usize
+    ((key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - CACHE_SLOTS.trailing_zeros()))
+        as usize
 }
 
 impl Aggregator {
     pub fn new(subcalls: bool) -> Self {
-        Aggregator { subcalls, cache: vec![(0, 0); CACHE_SLOTS], ..Default::default() }
+        Aggregator {
+            subcalls,
+            cache: vec![(0, 0); CACHE_SLOTS],
+            ..Default::default()
+        }
     }
 
     /// The entry for `key`, if one exists.
@@ -136,7 +141,9 @@ impl Aggregator {
     /// The entry for `key`, without touching the cache.
     pub fn find(&self, key: usize) -> Option<EntryId> {
         let entries = &self.entries;
-        self.index.find(key_hash(key), |&id| entries[id as usize].key == key).copied()
+        self.index
+            .find(key_hash(key), |&id| entries[id as usize].key == key)
+            .copied()
     }
 
     /// Creates the entry for a key that has none yet.
@@ -145,9 +152,14 @@ impl Aggregator {
         debug_assert!(self.find(key).is_none());
         let id = self.entries.len() as EntryId;
         reserve_one(&mut self.entries);
-        self.entries.push(Entry { key, last_callee: EntryId::MAX, ..Default::default() });
+        self.entries.push(Entry {
+            key,
+            last_callee: EntryId::MAX,
+            ..Default::default()
+        });
         let entries = &self.entries;
-        self.index.insert_unique(key_hash(key), id, |&i| key_hash(entries[i as usize].key));
+        self.index
+            .insert_unique(key_hash(key), id, |&i| key_hash(entries[i as usize].key));
         self.cache[slot(key)] = (key, id);
         id
     }
@@ -176,12 +188,17 @@ impl Aggregator {
             None if create => {
                 let i = self.subs.len() as u32;
                 reserve_one(&mut self.subs);
-                self.subs.push(SubEntry { caller, callee, ..Default::default() });
-                let subs = &self.subs;
-                self.sub_index.insert_unique(edge_hash(caller, callee), i, |&j| {
-                    let s = &subs[j as usize];
-                    edge_hash(s.caller, s.callee)
+                self.subs.push(SubEntry {
+                    caller,
+                    callee,
+                    ..Default::default()
                 });
+                let subs = &self.subs;
+                self.sub_index
+                    .insert_unique(edge_hash(caller, callee), i, |&j| {
+                        let s = &subs[j as usize];
+                        edge_hash(s.caller, s.callee)
+                    });
                 i
             }
             None => return None,
@@ -209,7 +226,12 @@ impl Aggregator {
                 }
             }
         }
-        stack.frames.push(Context { t0: 0, subt: 0, entry, sub });
+        stack.frames.push(Context {
+            t0: 0,
+            subt: 0,
+            entry,
+            sub,
+        });
     }
 
     /// Closes the top call of `stack` at time `now`, charging it to `entry`. As in `_lsprof`,
@@ -217,7 +239,9 @@ impl Aggregator {
     /// opened for (events of several threads share one stack on 3.12+).
     #[inline]
     pub fn stop(&mut self, stack: &mut Stack, entry: EntryId, now: i64) {
-        let Some(ctx) = stack.frames.pop() else { return };
+        let Some(ctx) = stack.frames.pop() else {
+            return;
+        };
         let tt = now.wrapping_sub(ctx.t0);
         let it = tt.wrapping_sub(ctx.subt);
         let parent = stack.frames.last_mut().map(|p| {
@@ -269,7 +293,10 @@ impl Aggregator {
     /// are made of Python objects whose allocation can run the garbage collector, and so
     /// finalizers that make profile events of their own.
     pub fn totals(&self) -> Totals {
-        Totals { entries: self.entries.clone(), subs: self.subs.clone() }
+        Totals {
+            entries: self.entries.clone(),
+            subs: self.subs.clone(),
+        }
     }
 }
 
@@ -284,8 +311,12 @@ impl Totals {
     /// Entry ids in ascending key order: the order in which `_lsprof`'s tree lists them, which
     /// decides pstats' "random" listing order and every tie in a sort.
     pub fn ids_by_key(&self) -> Vec<EntryId> {
-        let mut keyed: Vec<(usize, EntryId)> =
-            self.entries.iter().enumerate().map(|(i, e)| (e.key, i as EntryId)).collect();
+        let mut keyed: Vec<(usize, EntryId)> = self
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.key, i as EntryId))
+            .collect();
         keyed.sort_unstable();
         keyed.into_iter().map(|(_, id)| id).collect()
     }
@@ -346,7 +377,11 @@ mod tests {
 
     impl Driver {
         fn new(subcalls: bool) -> Self {
-            Driver { agg: Aggregator::new(subcalls), stack: Stack::default(), clock: 0 }
+            Driver {
+                agg: Aggregator::new(subcalls),
+                stack: Stack::default(),
+                clock: 0,
+            }
         }
         fn tick(&mut self) -> i64 {
             self.clock += 1;
@@ -375,8 +410,15 @@ mod tests {
             &self.agg.entries[self.agg.find(key).unwrap() as usize]
         }
         fn sub(&self, caller: usize, callee: usize) -> &SubEntry {
-            let (a, b) = (self.agg.find(caller).unwrap(), self.agg.find(callee).unwrap());
-            self.agg.subs.iter().find(|s| s.caller == a && s.callee == b).unwrap()
+            let (a, b) = (
+                self.agg.find(caller).unwrap(),
+                self.agg.find(callee).unwrap(),
+            );
+            self.agg
+                .subs
+                .iter()
+                .find(|s| s.caller == a && s.callee == b)
+                .unwrap()
         }
     }
 
@@ -390,7 +432,10 @@ mod tests {
         d.ret(2); // 5: tt 1
         d.ret(1); // 6: tt 5, it 3
         let e = d.entry(1);
-        assert_eq!((e.key, e.tt, e.it, e.callcount, e.reccallcount), (1, 5, 3, 1, 0));
+        assert_eq!(
+            (e.key, e.tt, e.it, e.callcount, e.reccallcount),
+            (1, 5, 3, 1, 0)
+        );
         assert_eq!(d.entry(2).callcount, 2);
         assert_eq!(d.entry(2).tt, 2);
         assert_eq!(d.sub(1, 2).callcount, 2);
@@ -410,7 +455,11 @@ mod tests {
         d.ret(7);
         let e = d.entry(7);
         assert_eq!((e.callcount, e.reccallcount), (3, 2));
-        assert_eq!(e.tt, 6 - 1, "inclusive time counted at the outermost level only");
+        assert_eq!(
+            e.tt,
+            6 - 1,
+            "inclusive time counted at the outermost level only"
+        );
         assert_eq!(e.it, 5);
         let s = d.sub(7, 7);
         assert_eq!((s.callcount, s.reccallcount), (2, 1));
@@ -487,8 +536,13 @@ mod tests {
             d.call(k);
             d.ret(k);
         }
-        let keys: Vec<usize> =
-            d.agg.totals().ids_by_key().iter().map(|&i| d.agg.entries[i as usize].key).collect();
+        let keys: Vec<usize> = d
+            .agg
+            .totals()
+            .ids_by_key()
+            .iter()
+            .map(|&i| d.agg.entries[i as usize].key)
+            .collect();
         assert_eq!(keys, vec![10, 20, 30]);
         d.agg.clear();
         assert!(d.agg.entries.is_empty() && d.agg.get(10).is_none());
@@ -625,7 +679,10 @@ mod tests {
         d.ret(1);
         let calls = d.agg.totals().calls_by_caller();
         let a = d.agg.get(1).unwrap() as usize;
-        let callees: Vec<EntryId> = calls[a].iter().map(|&i| d.agg.subs[i as usize].callee).collect();
+        let callees: Vec<EntryId> = calls[a]
+            .iter()
+            .map(|&i| d.agg.subs[i as usize].callee)
+            .collect();
         assert_eq!(callees.len(), 2);
         assert!(calls[d.agg.get(2).unwrap() as usize].is_empty());
     }

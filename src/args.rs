@@ -18,7 +18,11 @@ pub fn parse<'py>(
     let nargs = args.len();
     let nkw = kwargs.map_or(0, |k| k.len());
     if nargs > positional || nargs + nkw > names.len() {
-        let most = if nargs > positional { positional } else { names.len() };
+        let most = if nargs > positional {
+            positional
+        } else {
+            names.len()
+        };
         return Err(PyTypeError::new_err(format!(
             "{fname}() takes at most {most} argument{} ({} given)",
             if most == 1 { "" } else { "s" },
@@ -29,9 +33,9 @@ pub fn parse<'py>(
     out.resize(names.len(), None);
     if let Some(kwargs) = kwargs {
         for (key, value) in kwargs.iter() {
-            let key = key.cast_into::<PyString>().map_err(|_| {
-                PyTypeError::new_err("keywords must be strings")
-            })?;
+            let key = key
+                .cast_into::<PyString>()
+                .map_err(|_| PyTypeError::new_err("keywords must be strings"))?;
             let key = key.to_str()?;
             match names.iter().position(|n| *n == key) {
                 Some(i) if i < nargs => {
@@ -53,7 +57,10 @@ pub fn parse<'py>(
 }
 
 fn type_name(v: &Bound<'_, PyAny>) -> String {
-    v.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+    v.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_default()
 }
 
 /// The `d` format: a float from anything with `__float__` or `__index__`.
@@ -71,19 +78,30 @@ pub fn flag(current: bool, value: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
         return v.is_truthy();
     }
     if v.is_instance_of::<PyFloat>() {
-        return Err(PyTypeError::new_err("'float' object cannot be interpreted as an integer"));
+        return Err(PyTypeError::new_err(
+            "'float' object cannot be interpreted as an integer",
+        ));
     }
-    let index = v.call_method0(pyo3::intern!(v.py(), "__index__")).map_err(|_| {
-        PyTypeError::new_err(format!("'{}' object cannot be interpreted as an integer", type_name(v)))
-    })?;
+    let index = v
+        .call_method0(pyo3::intern!(v.py(), "__index__"))
+        .map_err(|_| {
+            PyTypeError::new_err(format!(
+                "'{}' object cannot be interpreted as an integer",
+                type_name(v)
+            ))
+        })?;
     let n: i64 = index
         .extract()
         .map_err(|_| PyOverflowError::new_err("Python int too large to convert to C long"))?;
     if n > i32::MAX as i64 {
-        return Err(PyOverflowError::new_err("signed integer is greater than maximum"));
+        return Err(PyOverflowError::new_err(
+            "signed integer is greater than maximum",
+        ));
     }
     if n < i32::MIN as i64 {
-        return Err(PyOverflowError::new_err("signed integer is less than minimum"));
+        return Err(PyOverflowError::new_err(
+            "signed integer is less than minimum",
+        ));
     }
     Ok(match n {
         0 => false,

@@ -27,8 +27,16 @@ static ANCHOR: OnceLock<Anchor> = OnceLock::new();
 
 fn anchor() -> &'static Anchor {
     ANCHOR.get_or_init(|| {
-        let source = if invariant_tsc() { Source::Tsc } else { Source::Monotonic };
-        Anchor { source, ticks: raw_ticks(source), ns: monotonic_ns() }
+        let source = if invariant_tsc() {
+            Source::Tsc
+        } else {
+            Source::Monotonic
+        };
+        Anchor {
+            source,
+            ticks: raw_ticks(source),
+            ns: monotonic_ns(),
+        }
     })
 }
 
@@ -82,7 +90,10 @@ pub fn seconds_per_tick() -> f64 {
 #[cfg(unix)]
 #[inline]
 pub fn monotonic_ns() -> i64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: `ts` is a valid, writable timespec; clock_gettime only writes into it.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     if rc != 0 {
@@ -91,7 +102,9 @@ pub fn monotonic_ns() -> i64 {
     }
     // (`as i64`: time_t and c_long are i64 on 64-bit Linux, narrower elsewhere.)
     #[allow(clippy::unnecessary_cast)]
-    (ts.tv_sec as i64).wrapping_mul(1_000_000_000).wrapping_add(ts.tv_nsec as i64)
+    (ts.tv_sec as i64)
+        .wrapping_mul(1_000_000_000)
+        .wrapping_add(ts.tv_nsec as i64)
 }
 
 #[cfg(not(unix))]
@@ -160,6 +173,9 @@ mod tests {
         let (t1, n1) = (now(), monotonic_ns());
         let measured = (t1 - t0) as f64 * seconds_per_tick();
         let reference = (n1 - n0) as f64 / 1e9;
-        assert!((measured - reference).abs() < reference * 0.01, "{measured} vs {reference}");
+        assert!(
+            (measured - reference).abs() < reference * 0.01,
+            "{measured} vs {reference}"
+        );
     }
 }

@@ -212,7 +212,11 @@ impl SavedException {
     /// GIL held.
     #[inline]
     pub unsafe fn save() -> Self {
-        let mut s = SavedException(std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut());
+        let mut s = SavedException(
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        );
         // SAFETY: GIL held; PyErr_Fetch transfers ownership of the three references to us.
         #[allow(deprecated)]
         unsafe {

@@ -42,7 +42,9 @@ impl<'py> Builder<'py> {
             Value::None => py.None().into_bound(py),
             Value::Bool(b) => pyo3::types::PyBool::new(py, *b).to_owned().into_any(),
             Value::Ellipsis => py.Ellipsis().into_bound(py),
-            Value::StopIteration => py.get_type::<pyo3::exceptions::PyStopIteration>().into_any(),
+            Value::StopIteration => py
+                .get_type::<pyo3::exceptions::PyStopIteration>()
+                .into_any(),
             Value::Int(i) => i.into_pyobject(py)?.into_any(),
             Value::BigInt { negative, digits } => {
                 let mut n = pyo3::types::PyInt::new(py, 0).into_any();
@@ -57,17 +59,28 @@ impl<'py> Builder<'py> {
             Value::Float(f) => f.into_pyobject(py)?.into_any(),
             Value::Complex(re, im) => pyo3::types::PyComplex::from_doubles(py, *re, *im).into_any(),
             Value::Bytes(b) => PyBytes::new(py, b).into_any(),
-            Value::Str(s) => PyBytes::new(py, s).call_method1("decode", ("utf-8", "surrogatepass"))?,
+            Value::Str(s) => {
+                PyBytes::new(py, s).call_method1("decode", ("utf-8", "surrogatepass"))?
+            }
             Value::Tuple(items) => {
-                let items = items.iter().map(|i| self.object(i)).collect::<PyResult<Vec<_>>>()?;
+                let items = items
+                    .iter()
+                    .map(|i| self.object(i))
+                    .collect::<PyResult<Vec<_>>>()?;
                 PyTuple::new(py, items)?.into_any()
             }
             Value::List(items) => {
-                let items = items.iter().map(|i| self.object(i)).collect::<PyResult<Vec<_>>>()?;
+                let items = items
+                    .iter()
+                    .map(|i| self.object(i))
+                    .collect::<PyResult<Vec<_>>>()?;
                 PyList::new(py, items)?.into_any()
             }
             Value::Set(items) | Value::FrozenSet(items) => {
-                let items = items.iter().map(|i| self.object(i)).collect::<PyResult<Vec<_>>>()?;
+                let items = items
+                    .iter()
+                    .map(|i| self.object(i))
+                    .collect::<PyResult<Vec<_>>>()?;
                 if matches!(**v, Value::Set(_)) {
                     PySet::new(py, items)?.into_any()
                 } else {
@@ -91,5 +104,9 @@ impl<'py> Builder<'py> {
 #[pyfunction]
 pub fn _marshal_loads<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyAny>> {
     let (v, _) = read::read(data).map_err(|e| to_pyerr(py, e))?;
-    Builder { py, made: HashMap::new() }.object(&v)
+    Builder {
+        py,
+        made: HashMap::new(),
+    }
+    .object(&v)
 }

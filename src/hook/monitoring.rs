@@ -32,7 +32,9 @@ impl HookState {
         Python::attach(|py| {
             let missing = MISSING
                 .get_or_try_init(py, || monitoring(py)?.getattr("MISSING").map(Bound::unbind))?;
-            Ok(HookState { missing: missing.clone_ref(py) })
+            Ok(HookState {
+                missing: missing.clone_ref(py),
+            })
         })
     }
 }
@@ -41,7 +43,11 @@ fn monitoring(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
     py.import("sys")?.getattr("monitoring")
 }
 
-type Fast = unsafe extern "C" fn(*mut ffi::PyObject, *mut *mut ffi::PyObject, ffi::Py_ssize_t) -> *mut ffi::PyObject;
+type Fast = unsafe extern "C" fn(
+    *mut ffi::PyObject,
+    *mut *mut ffi::PyObject,
+    ffi::Py_ssize_t,
+) -> *mut ffi::PyObject;
 
 const fn def(name: &'static std::ffi::CStr, f: Fast) -> ffi::PyMethodDef {
     ffi::PyMethodDef {
@@ -78,8 +84,13 @@ pub fn install(slf: &Bound<'_, Profiler>) -> PyResult<()> {
     let mon = monitoring(py)?;
     // Registered under cProfile's name: tools that ask `sys.monitoring.get_tool(2)` which
     // profiler holds the slot get the answer they would get from cProfile.
-    if mon.call_method1("use_tool_id", (TOOL_ID, "cProfile")).is_err() {
-        return Err(PyValueError::new_err("Another profiling tool is already active"));
+    if mon
+        .call_method1("use_tool_id", (TOOL_ID, "cProfile"))
+        .is_err()
+    {
+        return Err(PyValueError::new_err(
+            "Another profiling tool is already active",
+        ));
     }
     let registered = register(slf, &mon);
     if registered.is_err() {
@@ -150,8 +161,10 @@ unsafe fn setup<'a>(
     // SAFETY: CPython calls the callbacks with the GIL held.
     let py = unsafe { Python::assume_attached() };
     if nargs < needed {
-        PyTypeError::new_err(format!("monitoring callback takes at least {needed} arguments"))
-            .restore(py);
+        PyTypeError::new_err(format!(
+            "monitoring callback takes at least {needed} arguments"
+        ))
+        .restore(py);
         return None;
     }
     // SAFETY: `slf` is the profiler the function was bound to (see `install`), kept alive by it.
@@ -171,12 +184,16 @@ unsafe extern "C" fn pystart_callback(
     nargs: ffi::Py_ssize_t,
 ) -> *mut ffi::PyObject {
     // SAFETY: see `setup`.
-    let Some((py, p)) = (unsafe { setup(&slf, nargs, 1) }) else { return std::ptr::null_mut() };
+    let Some((py, p)) = (unsafe { setup(&slf, nargs, 1) }) else {
+        return std::ptr::null_mut();
+    };
     // SAFETY: at least one argument (checked): the code object, alive for the event.
     let code = unsafe { *args };
     // SAFETY: GIL held; no borrow of the state is alive.
     unsafe {
-        events::enter_call(py, p, code as usize, || Ok(Bound::from_borrowed_ptr(py, code).unbind()))
+        events::enter_call(py, p, code as usize, || {
+            Ok(Bound::from_borrowed_ptr(py, code).unbind())
+        })
     };
     none()
 }
@@ -187,7 +204,9 @@ unsafe extern "C" fn pyreturn_callback(
     nargs: ffi::Py_ssize_t,
 ) -> *mut ffi::PyObject {
     // SAFETY: see `setup`.
-    let Some((py, p)) = (unsafe { setup(&slf, nargs, 1) }) else { return std::ptr::null_mut() };
+    let Some((py, p)) = (unsafe { setup(&slf, nargs, 1) }) else {
+        return std::ptr::null_mut();
+    };
     // SAFETY: at least one argument (checked).
     let code = unsafe { *args };
     // SAFETY: GIL held; no borrow of the state is alive.
@@ -203,7 +222,11 @@ unsafe fn builtin_of(
     p: &Profiler,
     callable: *mut ffi::PyObject,
     arg0: *mut ffi::PyObject,
-) -> Option<(*mut ffi::PyMethodDef, *mut ffi::PyObject, *mut ffi::PyObject)> {
+) -> Option<(
+    *mut ffi::PyMethodDef,
+    *mut ffi::PyObject,
+    *mut ffi::PyObject,
+)> {
     // Calls of Python functions are the most frequent CALL events and never concern us; an
     // exact type test answers them before the subtype walk of PyCFunction_Check.
     // SAFETY: `callable` is alive for the event.
@@ -242,7 +265,9 @@ unsafe extern "C" fn ccall_callback(
     nargs: ffi::Py_ssize_t,
 ) -> *mut ffi::PyObject {
     // SAFETY: see `setup`.
-    let Some((py, p)) = (unsafe { setup(&slf, nargs, 4) }) else { return std::ptr::null_mut() };
+    let Some((py, p)) = (unsafe { setup(&slf, nargs, 4) }) else {
+        return std::ptr::null_mut();
+    };
     // SAFETY: short read of a flag.
     if unsafe { (*p.state_ptr()).builtins } {
         // SAFETY: four arguments (checked): code, offset, callable, arg0.
@@ -251,7 +276,9 @@ unsafe extern "C" fn ccall_callback(
         if let Some((ml, m_self, m_module)) = unsafe { builtin_of(p, callable, arg0) } {
             // SAFETY: GIL held; the label reads the live objects of this event.
             unsafe {
-                events::enter_call(py, p, ml as usize, || builtin_label(py, ml, m_self, m_module))
+                events::enter_call(py, p, ml as usize, || {
+                    builtin_label(py, ml, m_self, m_module)
+                })
             };
         }
     }
@@ -264,7 +291,9 @@ unsafe extern "C" fn creturn_callback(
     nargs: ffi::Py_ssize_t,
 ) -> *mut ffi::PyObject {
     // SAFETY: see `setup`.
-    let Some((py, p)) = (unsafe { setup(&slf, nargs, 4) }) else { return std::ptr::null_mut() };
+    let Some((py, p)) = (unsafe { setup(&slf, nargs, 4) }) else {
+        return std::ptr::null_mut();
+    };
     // SAFETY: short read of a flag.
     if unsafe { (*p.state_ptr()).builtins } {
         // SAFETY: four arguments (checked).

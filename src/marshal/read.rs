@@ -15,7 +15,10 @@ pub enum Value {
     StopIteration,
     Int(i64),
     /// An int beyond 64 bits: sign and 15-bit digits, least significant first.
-    BigInt { negative: bool, digits: Vec<u16> },
+    BigInt {
+        negative: bool,
+        digits: Vec<u16>,
+    },
     Float(f64),
     Complex(f64, f64),
     Bytes(Vec<u8>),
@@ -81,7 +84,12 @@ struct Reader<'a> {
 
 /// Reads one object from the start of `data`; returns it and the number of bytes it took.
 pub fn read(data: &[u8]) -> Result<(Rc<Value>, usize), Error> {
-    let mut r = Reader { data, pos: 0, refs: Vec::new(), depth: 0 };
+    let mut r = Reader {
+        data,
+        pos: 0,
+        refs: Vec::new(),
+        depth: 0,
+    };
     match r.object()? {
         Some(v) => Ok((v, r.pos)),
         None => Err(Error::Type("NULL object in marshal data for object")),
@@ -91,7 +99,9 @@ pub fn read(data: &[u8]) -> Result<(Rc<Value>, usize), Error> {
 impl<'a> Reader<'a> {
     fn bytes(&mut self, n: usize) -> Result<&'a [u8], Error> {
         let end = self.pos.checked_add(n).filter(|&e| e <= self.data.len());
-        let Some(end) = end else { return Err(Error::Eof("marshal data too short")) };
+        let Some(end) = end else {
+            return Err(Error::Eof("marshal data too short"));
+        };
         let s = &self.data[self.pos..end];
         self.pos = end;
         Ok(s)
@@ -148,7 +158,9 @@ impl<'a> Reader<'a> {
             let b = self.bytes(2)?;
             let d = u16::from_le_bytes([b[0], b[1]]);
             if d > 0x7fff {
-                return Err(Error::Value("bad marshal data (digit out of range in long)"));
+                return Err(Error::Value(
+                    "bad marshal data (digit out of range in long)",
+                ));
             }
             digits.push(d);
         }
@@ -317,7 +329,12 @@ fn latin1_to_utf8(b: &[u8]) -> Value {
     if b.is_ascii() {
         return Value::Str(b.to_vec());
     }
-    Value::Str(b.iter().map(|&c| c as char).collect::<String>().into_bytes())
+    Value::Str(
+        b.iter()
+            .map(|&c| c as char)
+            .collect::<String>()
+            .into_bytes(),
+    )
 }
 
 /// UTF-8 where the encodings of lone surrogates (U+D800..U+DFFF, which marshal writes with
@@ -336,7 +353,11 @@ fn valid_utf8_surrogatepass(s: &[u8]) -> bool {
         if i + len > s.len() {
             return false;
         }
-        let mut cp = if len == 1 { b as u32 } else { (b as u32) & (0x7f >> len) };
+        let mut cp = if len == 1 {
+            b as u32
+        } else {
+            (b as u32) & (0x7f >> len)
+        };
         for &c in &s[i + 1..i + len] {
             if c & 0xc0 != 0x80 {
                 return false;
@@ -413,7 +434,10 @@ mod tests {
         let data = [b'l', 6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0];
         assert_eq!(
             one(&data),
-            Ok(Value::BigInt { negative: false, digits: vec![0, 0, 0, 0, 0, 1] })
+            Ok(Value::BigInt {
+                negative: false,
+                digits: vec![0, 0, 0, 0, 0, 1]
+            })
         );
         assert_eq!(
             one(&[b'l', 1, 0, 0, 0, 0, 0]),
@@ -421,7 +445,9 @@ mod tests {
         );
         assert_eq!(
             one(&[b'l', 1, 0, 0, 0, 0, 0x80]),
-            Err(Error::Value("bad marshal data (digit out of range in long)"))
+            Err(Error::Value(
+                "bad marshal data (digit out of range in long)"
+            ))
         );
     }
 
@@ -438,7 +464,10 @@ mod tests {
         assert_eq!(one(b"u\x02\x00\x00\x00\xc3\xa9"), e_acute);
         assert_eq!(one(b"z\x01\xe9"), e_acute, "Latin-1 in the one-byte forms");
         // A lone surrogate, as marshal writes it with surrogatepass.
-        assert_eq!(one(b"u\x03\x00\x00\x00\xed\xb3\xbf"), Ok(Value::Str(vec![0xed, 0xb3, 0xbf])));
+        assert_eq!(
+            one(b"u\x03\x00\x00\x00\xed\xb3\xbf"),
+            Ok(Value::Str(vec![0xed, 0xb3, 0xbf]))
+        );
         assert_eq!(one(b"s\x01\x00\x00\x00\xff"), Ok(Value::Bytes(vec![0xff])));
     }
 
@@ -446,16 +475,31 @@ mod tests {
     fn bad_data_gets_marshals_errors() {
         assert_eq!(one(b""), Err(Error::Eof("EOF read where object expected")));
         assert_eq!(one(b"i\x01"), Err(Error::Eof("marshal data too short")));
-        assert_eq!(one(b"\x01"), Err(Error::Value("bad marshal data (unknown type code)")));
-        assert_eq!(one(b"r\x00\x00\x00\x00"), Err(Error::Value("bad marshal data (invalid reference)")));
-        assert_eq!(one(b")\x010"), Err(Error::Type("NULL object in marshal data for tuple")));
+        assert_eq!(
+            one(b"\x01"),
+            Err(Error::Value("bad marshal data (unknown type code)"))
+        );
+        assert_eq!(
+            one(b"r\x00\x00\x00\x00"),
+            Err(Error::Value("bad marshal data (invalid reference)"))
+        );
+        assert_eq!(
+            one(b")\x010"),
+            Err(Error::Type("NULL object in marshal data for tuple"))
+        );
         assert_eq!(
             one(b"(\xff\xff\xff\xff"),
             Err(Error::Value("bad marshal data (tuple size out of range)"))
         );
         // A huge declared size with no data behind it: an error, not a huge allocation.
-        assert_eq!(one(b"(\xff\xff\xff\x7f"), Err(Error::Eof("EOF read where object expected")));
-        assert_eq!(one(b"u\x01\x00\x00\x00\xff"), Err(Error::Unicode(vec![0xff])));
+        assert_eq!(
+            one(b"(\xff\xff\xff\x7f"),
+            Err(Error::Eof("EOF read where object expected"))
+        );
+        assert_eq!(
+            one(b"u\x01\x00\x00\x00\xff"),
+            Err(Error::Unicode(vec![0xff]))
+        );
         // A reference to the container being read: marshal.load builds a self-containing object
         // (no stats file has one); we refuse it.
         assert_eq!(
@@ -472,8 +516,14 @@ mod tests {
         assert_eq!(one(b"{[\x00\x00\x00\x00N0"), Err(Error::Unhashable("list")));
         assert_eq!(one(b"{)\x01{0N0"), Err(Error::Unhashable("dict")));
         // The value is read first: a truncated value is EOF, not TypeError.
-        assert_eq!(one(b"{[\x00\x00\x00\x00"), Err(Error::Eof("EOF read where object expected")));
-        assert_eq!(one(b"<\x01\x00\x00\x00<\x00\x00\x00\x00"), Err(Error::Unhashable("set")));
+        assert_eq!(
+            one(b"{[\x00\x00\x00\x00"),
+            Err(Error::Eof("EOF read where object expected"))
+        );
+        assert_eq!(
+            one(b"<\x01\x00\x00\x00<\x00\x00\x00\x00"),
+            Err(Error::Unhashable("set"))
+        );
     }
 
     #[test]
@@ -515,8 +565,9 @@ mod tests {
         let alphabet = b"0NFTS.iIlgfyxsutaAzZ)([<>{r\x80\xa9\xe9\xfb\xff\x00\x01\x02\x05";
         for _ in 0..20_000 {
             let len = (next() % 40) as usize;
-            let data: Vec<u8> =
-                (0..len).map(|_| alphabet[(next() % alphabet.len() as u64) as usize]).collect();
+            let data: Vec<u8> = (0..len)
+                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                .collect();
             let _ = read(&data);
         }
     }

@@ -67,7 +67,8 @@ impl Writer {
         }
         self.buf.push(TYPE_LONG);
         let n = digits.len() as i32;
-        self.buf.extend_from_slice(&(if v < 0 { -n } else { n }).to_le_bytes());
+        self.buf
+            .extend_from_slice(&(if v < 0 { -n } else { n }).to_le_bytes());
         for d in digits {
             self.buf.extend_from_slice(&d.to_le_bytes());
         }
@@ -165,7 +166,24 @@ mod tests {
         w.reference(0);
         assert_eq!(
             w.buf,
-            [b'z' | 0x80, 2, b'a', b'b', b'u' | 0x80, 2, 0, 0, 0, 0xc3, 0xa9, b'r', 0, 0, 0, 0]
+            [
+                b'z' | 0x80,
+                2,
+                b'a',
+                b'b',
+                b'u' | 0x80,
+                2,
+                0,
+                0,
+                0,
+                0xc3,
+                0xa9,
+                b'r',
+                0,
+                0,
+                0,
+                0
+            ]
         );
         let long = vec![b'x'; 300];
         let mut w = Writer::new();
