@@ -6,7 +6,8 @@
 //! - `hook`: the interpreter front end (profile hook on 3.10/3.11, `sys.monitoring` on 3.12+);
 //! - `profiler`: the `Profiler` class Python's `rprofile.Profile` subclasses;
 //! - `entries`: `getstats()` entries and the stats dict;
-//! - `labels`: names of built-in functions; `clock`: the default timer.
+//! - `labels`: names of built-in functions; `clock`: the default timer;
+//! - `stats` (Python-free) and `stats_py`: the Stats engine behind `rprofile.Stats`.
 
 pub mod aggregator;
 mod args;
@@ -18,6 +19,8 @@ mod labels;
 pub mod marshal;
 mod marshal_py;
 mod profiler;
+pub mod stats;
+mod stats_py;
 
 use pyo3::prelude::*;
 
@@ -27,6 +30,9 @@ fn _rprofile(m: &Bound<'_, PyModule>) -> PyResult<()> {
     clock::init();
     m.add_class::<profiler::Profiler>()?;
     m.add_function(wrap_pyfunction!(marshal_py::_marshal_loads, m)?)?;
+    m.add_class::<stats_py::StatsCore>()?;
+    m.add_class::<stats_py::FuncList>()?;
+    m.add_function(wrap_pyfunction!(stats_py::_f8, m)?)?;
     m.add("profiler_entry", entries::entry_type(m.py())?)?;
     m.add("profiler_subentry", entries::subentry_type(m.py())?)?;
     Ok(())

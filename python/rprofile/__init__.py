@@ -12,9 +12,20 @@ import profile as _pyprofile
 from rprofile._rprofile import Profiler as _Profiler
 from rprofile._rprofile import profiler_entry, profiler_subentry
 
-__all__ = ["run", "runctx", "Profile", "label", "profiler_entry", "profiler_subentry"]
+__all__ = ["run", "runctx", "Profile", "Stats", "SortKey", "label", "profiler_entry",
+           "profiler_subentry"]
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # Stats and SortKey come from rprofile.stats, imported on first use so that importing
+    # rprofile to profile stays light (pstats, re and dataclasses are not needed for that).
+    if name in ("Stats", "SortKey"):
+        from rprofile import stats
+
+        return getattr(stats, name)
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
 def run(statement, filename=None, sort=-1):

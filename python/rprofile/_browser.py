@@ -1,0 +1,244 @@
+"""The interactive statistics browser: ``python -m rprofile.stats [FILE [FILE...]]``.
+
+It behaves as ``python -m pstats [FILE...]`` does (the browser CPython 3.10-3.13 keeps under
+``if __name__ == '__main__':`` in Lib/pstats.py): the same commands, help texts, messages,
+prompt (``<file>% `` once a file is read, ``% `` before) and argument handling. The first file
+named on the command line is read, the others are added to it; then commands are read until
+``quit``, ``EOF`` or end of input.
+
+Restriction arguments of ``stats``, ``callers`` and ``callees`` are, term by term: an integer
+(the number of entries to print), a decimal fraction in [0, 1] (the share of entries to print;
+anything else that parses as a float is refused with "Fraction argument must be in [0, 1]" and
+left out), or else a regular expression on the function names.
+
+The statistics class is ``rprofile.stats.Stats``, imported when a browser is made (so this
+module imports on its own). Setting the environment variable ``RPROFILE_BROWSER_STATS=pstats``
+makes :func:`main` use ``pstats.Stats`` instead: the browser can then be compared with
+``python -m pstats`` on its own, whatever state rprofile's ``Stats`` is in (the tests in
+tests/test_stats_browser.py use that switch until the installed build ships rprofile.stats).
+"""
+
+import cmd
+import os
+import sys
+
+__all__ = ["ProfileBrowser", "main"]
+
+#: Environment variable read by :func:`main`: "pstats" selects ``pstats.Stats``; unset or empty
+#: selects ``rprofile.stats.Stats``.
+STATS_ENV = "RPROFILE_BROWSER_STATS"
+
+_NO_STATS = "No statistics object is loaded."
+
+_RESTRICTION_HELP = (
+    "Arguments may be:",
+    "* An integer maximum number of entries to print.",
+    "* A decimal fractional number between 0 and 1, controlling",
+    "  what fraction of selected entries to print.",
+    "* A regular expression; only entries with function names",
+    "  that match it are printed.",
+)
+
+# Marks a term of a restriction that was refused (a float out of [0, 1]) and is left out.
+_REFUSED = object()
+
+
+def _default_stats_class():
+    from rprofile.stats import Stats
+
+    return Stats
+
+
+class ProfileBrowser(cmd.Cmd):
+    """The profile statistics browser of ``python -m pstats``, over ``stats_class``
+    (``rprofile.stats.Stats`` when None). ``profile``, when given, is read first as by the
+    ``read`` command."""
+
+    def __init__(self, profile=None, stats_class=None):
+        super().__init__()
+        self.stats_class = _default_stats_class() if stats_class is None else stats_class
+        self.prompt = "% "
+        self.stats = None
+        self.stream = sys.stdout
+        # The file last read successfully: the one a bare `read` reloads, named in the prompt.
+        self._current = None
+        if profile is not None:
+            self.do_read(profile)
+
+    # --- helpers (named so that cmd.Cmd sees neither a command nor a help topic) -----------
+
+    def _say(self, *parts):
+        print(*parts, file=self.stream)
+
+    def _restriction_term(self, term):
+        try:
+            return int(term)
+        except ValueError:
+            pass
+        try:
+            share = float(term)
+        except ValueError:
+            return term  # neither number: a regular expression
+        if share < 0 or share > 1:  # (so NaN is let through, as pstats does)
+            self._say("Fraction argument must be in [0, 1]")
+            return _REFUSED
+        return share
+
+    def _print_restricted(self, method, line):
+        terms = [self._restriction_term(term) for term in line.split()]
+        restrictions = [term for term in terms if term is not _REFUSED]
+        if self.stats is None:
+            self._say(_NO_STATS)
+        else:
+            getattr(self.stats, method)(*restrictions)
+        return 0
+
+    def _help_restricted(self, what):
+        self._say("Print %s from the current stat object." % what)
+        for text in _RESTRICTION_HELP:
+            self._say(text)
+
+    # --- commands ---------------------------------------------------------------------------
+
+    def do_add(self, line):
+        if self.stats is None:
+            self._say(_NO_STATS)
+            return 0
+        try:
+            self.stats.add(line)
+        except OSError as exc:
+            self._say("Failed to load statistics for %s: %s" % (line, exc))
+        return 0
+
+    def help_add(self):
+        self._say("Add profile info from given file to current statistics object.")
+
+    def do_callees(self, line):
+        return self._print_restricted("print_callees", line)
+
+    def help_callees(self):
+        self._help_restricted("callees statistics")
+
+    def do_callers(self, line):
+        return self._print_restricted("print_callers", line)
+
+    def help_callers(self):
+        self._help_restricted("callers statistics")
+
+    def do_EOF(self, line):
+        self._say("")
+        return 1
+
+    def help_EOF(self):
+        self._say("Leave the profile browser.")
+
+    def do_quit(self, line):
+        return 1
+
+    def help_quit(self):
+        self._say("Leave the profile browser.")
+
+    def do_read(self, line):
+        if not line:
+            if self._current is None:
+                self._say("No statistics object is current -- cannot reload.")
+                return 0
+            line = self._current
+        try:
+            stats = self.stats_class(line)
+        except OSError as exc:
+            # As pstats: the bare strerror (an OSError without one is not caught here either).
+            self._say(exc.args[1])
+            return None
+        except Exception as exc:
+            self._say(type(exc).__name__ + ":", exc)
+            return None
+        self.stats = stats
+        self._current = line
+        self.prompt = line + "% "
+        return 0
+
+    def help_read(self):
+        self._say("Read in profile data from a specified file.")
+        self._say("Without argument, reload the current file.")
+
+    def do_reverse(self, line):
+        if self.stats is None:
+            self._say(_NO_STATS)
+        else:
+            self.stats.reverse_order()
+        return 0
+
+    def help_reverse(self):
+        self._say("Reverse the sort order of the profiling report.")
+
+    def do_sort(self, line):
+        if self.stats is None:
+            self._say(_NO_STATS)
+            return None
+        keys = line.split()
+        accepted = self.stats.get_sort_arg_defs()
+        if keys and all(key in accepted for key in keys):
+            self.stats.sort_stats(*keys)
+            return 0
+        self._say("Valid sort keys (unique prefixes are accepted):")
+        for key, definition in self.stats_class.sort_arg_dict_default.items():
+            self._say("%s -- %s" % (key, definition[1]))
+        return 0
+
+    def help_sort(self):
+        self._say("Sort profile data according to specified keys.")
+        self._say("(Typing `sort' without arguments lists valid keys.)")
+
+    def complete_sort(self, text, *args):
+        return [key for key in self.stats_class.sort_arg_dict_default if key.startswith(text)]
+
+    def do_stats(self, line):
+        return self._print_restricted("print_stats", line)
+
+    def help_stats(self):
+        self._help_restricted("statistics")
+
+    def do_strip(self, line):
+        if self.stats is None:
+            self._say(_NO_STATS)
+        else:
+            self.stats.strip_dirs()
+
+    def help_strip(self):
+        self._say("Strip leading path information from filenames in the report.")
+
+    def help_help(self):
+        self._say("Show help for a given command.")
+
+
+def _stats_class_from_env():
+    choice = os.environ.get(STATS_ENV, "")
+    if not choice:
+        return None
+    if choice == "pstats":
+        import pstats
+
+        return pstats.Stats
+    raise SystemExit("%s must be 'pstats' or unset, not %r" % (STATS_ENV, choice))
+
+
+def main(argv=None):
+    """Run the browser as ``python -m pstats`` does; argv defaults to ``sys.argv[1:]``: the
+    first file is read, the others are added to it."""
+    if argv is None:
+        argv = sys.argv[1:]
+    stats_class = _stats_class_from_env()
+    try:
+        import readline  # noqa: F401  (line editing and completion for input())
+    except ImportError:
+        pass
+    try:
+        browser = ProfileBrowser(argv[0] if argv else None, stats_class)
+        for name in argv[1:]:
+            browser.do_add(name)
+        print("Welcome to the profile statistics browser.", file=browser.stream)
+        browser.cmdloop()
+        print("Goodbye.", file=browser.stream)
+    except KeyboardInterrupt:
+        pass

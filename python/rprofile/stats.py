@@ -1,0 +1,474 @@
+"""rprofile.Stats: ``pstats.Stats`` with its engine in Rust.
+
+Same constructor, methods, attributes, exceptions and printed reports as the running
+interpreter's ``pstats.Stats``; the rows live in a native ``StatsCore`` (loading, ``add``,
+``strip_dirs``, sorting, restrictions and the report lines are done there), and the pstats
+attributes that are Python objects (``stats``, ``fcn_list``, ``all_callees``) are built when
+first read. Once ``stats`` has been handed out, it is the source of truth: every later
+operation reads it back, so changes made to it are honoured as pstats honours them.
+
+Beyond pstats (asked for by users): file names may be path-like objects, and ``Stats(...)``
+also accepts other ``Stats`` objects (pstats' or rprofile's) where pstats accepts only files
+and profilers.
+
+``python -m rprofile.stats [FILE ...]`` is the statistics browser of ``python -m pstats``.
+"""
+
+import os
+import re
+import sys
+import time
+
+import pstats as _pstats
+
+# The public names of pstats that are data, not the engine: shared, so that values compare
+# equal and isinstance checks hold across the two modules.
+from pstats import FunctionProfile, SortKey, StatsProfile  # noqa: F401
+from pstats import func_get_function_name, func_std_string, func_strip_path, f8  # noqa: F401
+
+from rprofile._rprofile import StatsCore as _StatsCore
+from rprofile._rprofile import _marshal_loads
+
+__all__ = ["Stats", "SortKey", "FunctionProfile", "StatsProfile"]
+
+_UNSET = object()
+
+# sort_stats' integer arguments, kept from the old profile module.
+_LEGACY_SORT_KEYS = {-1: "stdname", 0: "calls", 1: "time", 2: "cumulative"}
+
+# Exception types whose constructor takes one message: re-raised with the file named.
+_RENAMEABLE = (EOFError, ValueError, TypeError, AttributeError, KeyError, IndexError,
+               OverflowError)
+
+
+def _naming_file(exc, name):
+    """The same exception, with the stats file it came from named in its message."""
+    if type(exc) not in _RENAMEABLE:
+        return exc
+    new = type(exc)("%s (stats file %r)" % (exc, name))
+    new.__cause__ = exc.__cause__
+    return new
+
+
+def _pstats_totals(stats):
+    """What pstats' get_top_level_stats does with a loaded object, for data the engine does not
+    read: it raises the exception pstats raises for the same data (or nothing)."""
+    total = 0
+    for func, (cc, nc, tt, ct, callers) in stats.items():
+        total = total + nc + cc + tt
+        ("jprofile", 0, "profiler") in callers
+        len(func_std_string(func))
+
+
+class Stats:
+    """Reports on profile data, exactly as ``pstats.Stats`` prints them.
+
+    ``Stats(*args, stream=sys.stdout)`` reads stats files (names or path-like objects),
+    ``cProfile.Profile``/``rprofile.Profile`` objects and other ``Stats`` objects, and adds them
+    together. Every method that pstats chains returns ``self``::
+
+        Stats('a.prof', 'b.prof').strip_dirs().sort_stats('cumulative').print_stats(10)
+    """
+
+    sort_arg_dict_default = {
+        key: (tuple(fields), description)
+        for key, (fields, description) in _pstats.Stats.sort_arg_dict_default.items()
+    }
+
+    def __init__(self, *args, stream=None):
+        self.stream = stream or sys.stdout
+        if not len(args):
+            arg = None
+        else:
+            arg = args[0]
+            args = args[1:]
+        self.init(arg)
+        self.add(*args)
+
+    def init(self, arg):
+        self._core = _StatsCore()
+        self._stats = None          # the dict handed out as `stats`, once it has been
+        self._fcn_list = None       # fcn_list as a Python value, or _UNSET: the core's order
+        self._all_callees = None    # all_callees handed out, or None
+        self._unreadable = None     # loaded data the engine does not read (see load_stats)
+        self.files = []
+        self.total_tt = 0
+        self.total_calls = 0
+        self.prim_calls = 0
+        self.max_name_len = 0
+        self.top_level = set()
+        self.sort_arg_dict = {}
+        self.load_stats(arg)
+        try:
+            self.get_top_level_stats()
+        except Exception:
+            print("Invalid timing data %s"
+                  % (self.files[-1] if self.files else ''), file=self.stream)
+            raise
+
+    # -- the Python views of the engine's data ---------------------------------------------
+
+    def _engine(self):
+        """The core, brought up to date with the handed-out stats dict, if any."""
+        core = self._core
+        if self._stats is not None and not core.reload(self._stats):
+            raise TypeError("rprofile.Stats cannot use a stats dict of this shape: keys must "
+                            "be (file, line, name) and values (cc, nc, tt, ct, callers)")
+        return core
+
+    def _set_core(self, core):
+        self._core = core
+        self._stats = None
+        self._all_callees = None
+
+    @property
+    def stats(self):
+        if self._stats is None:
+            self._stats = self._core.to_dict()
+        return self._stats
+
+    @stats.setter
+    def stats(self, value):
+        self._stats = value
+
+    @property
+    def fcn_list(self):
+        if self._fcn_list is _UNSET:
+            # Handed out once: from then on the list (which callers may change) is the order.
+            self._fcn_list = self._core.order_keys()
+            self._core.clear_order()
+        return self._fcn_list
+
+    @fcn_list.setter
+    def fcn_list(self, value):
+        self._fcn_list = value
+        self._core.clear_order()
+
+    @property
+    def all_callees(self):
+        if self._all_callees is None:
+            self._all_callees = self._core.callees_dict()
+        return self._all_callees
+
+    @all_callees.setter
+    def all_callees(self, value):
+        self._all_callees = value
+        if not value:
+            self._core.clear_callees()
+
+    def _ordered(self):
+        """Whether `fcn_list` is a non-empty order (pstats' `if self.fcn_list:`)."""
+        if self._fcn_list is _UNSET:
+            return self._core.has_order()
+        return bool(self._fcn_list)
+
+    def _listing(self, core, ordered):
+        if not ordered:
+            return core.listing(None, False)
+        if self._fcn_list is _UNSET:
+            return core.listing()
+        return core.listing(self._fcn_list)
+
+    # -- loading -------------------------------------------------------------------------
+
+    def load_stats(self, arg):
+        self._unreadable = None
+        if arg is None:
+            self._set_core(_StatsCore())
+            return
+        core = None
+        if isinstance(arg, (str, os.PathLike)):
+            path = os.fspath(arg)
+            name = os.fsdecode(path)
+            with open(path, 'rb') as f:
+                data = f.read()
+            core = _StatsCore.from_bytes(data)
+            loaded = core
+            if core is None:
+                try:
+                    loaded = _marshal_loads(data)
+                except Exception as e:
+                    raise _naming_file(e, name) from None
+            try:
+                file_stats = os.stat(path)
+                name = time.ctime(file_stats.st_mtime) + "    " + name
+            except Exception:
+                pass
+            self.files = [name]
+            arg = name  # what the error below shows, as pstats shows it
+        elif isinstance(arg, Stats):
+            loaded = core = arg._engine().copy()
+            core.clear_order()
+            core.clear_callees()
+            self.files = list(arg.files)
+        elif isinstance(arg, _pstats.Stats):
+            loaded = arg.stats
+            self.files = list(arg.files)
+        elif hasattr(arg, 'create_stats'):
+            arg.create_stats()
+            snapshot = getattr(arg, '__dict__', {}).get('_snapshot')
+            if snapshot is not None:
+                # An rprofile.Profile: its totals go to the engine as bytes, no dict between.
+                loaded = core = _StatsCore.from_bytes(snapshot.marshal())
+            if core is None:
+                loaded = arg.stats
+            arg.stats = {}
+        else:
+            loaded = None
+        if core is None and loaded:
+            core = _StatsCore.from_dict(loaded)
+            if core is None:
+                self._unreadable = loaded
+                core = _StatsCore()
+        self._set_core(core if core is not None else _StatsCore())
+        if not loaded:
+            raise TypeError("Cannot create or construct a %r object from %r"
+                            % (self.__class__, arg))
+
+    def get_top_level_stats(self):
+        if self._unreadable is not None:
+            bad, self._unreadable = self._unreadable, None
+            name = self.files[-1] if self.files else ''
+            try:
+                _pstats_totals(bad)
+            except Exception as e:
+                raise _naming_file(e, name) from None
+            raise TypeError("stats data of a shape rprofile.Stats does not read (%r): keys "
+                            "must be (file, line, name) and values (cc, nc, tt, ct, callers)"
+                            % name)
+        calls, prim, total_tt, top, width = self._engine().top_level_stats(self.total_tt)
+        self.total_calls += calls
+        self.prim_calls += prim
+        self.total_tt = total_tt
+        self.top_level.update(top)
+        if width > self.max_name_len:
+            self.max_name_len = width
+
+    def add(self, *arg_list):
+        if not arg_list:
+            return self
+        for item in reversed(arg_list):
+            if type(self) != type(item):
+                item = Stats(item)
+            self.files += item.files
+            self.total_calls += item.total_calls
+            self.prim_calls += item.prim_calls
+            self.total_tt += item.total_tt
+            for func in item.top_level:
+                self.top_level.add(func)
+            if self.max_name_len < item.max_name_len:
+                self.max_name_len = item.max_name_len
+            self.fcn_list = None
+            core = self._engine()
+            other = item._engine()
+            if other is core:
+                other = core.copy()
+            try:
+                core.add(other)
+            finally:
+                if self._stats is not None:
+                    # pstats adds into the same dict object: keep the handed-out one current.
+                    fresh = core.to_dict()
+                    self._stats.clear()
+                    self._stats.update(fresh)
+        return self
+
+    def dump_stats(self, filename):
+        """Write the profile data to a file that pstats and rprofile.Stats load back."""
+        data = self._engine().dump()
+        with open(filename, 'wb') as f:
+            f.write(data)
+
+    # -- sorting -------------------------------------------------------------------------
+
+    def get_sort_arg_defs(self):
+        """Expand all abbreviations that are unique."""
+        if not self.sort_arg_dict:
+            self.sort_arg_dict = table = {}
+            ambiguous = set()
+            for word, definition in self.sort_arg_dict_default.items():
+                # Every prefix of every key, until one that an earlier key already has.
+                for end in range(len(word), 0, -1):
+                    prefix = word[:end]
+                    if prefix in table:
+                        ambiguous.add(prefix)
+                        break
+                    table[prefix] = definition
+            for prefix in ambiguous:
+                del table[prefix]
+        return self.sort_arg_dict
+
+    def sort_stats(self, *field):
+        if not field:
+            self.fcn_list = 0
+            return self
+        if len(field) == 1 and isinstance(field[0], int):
+            field = [_LEGACY_SORT_KEYS[field[0]]]
+        elif len(field) >= 2:
+            first = type(field[0])
+            if any(type(arg) != first for arg in field[1:]):
+                raise TypeError("Can't have mixed argument type")
+
+        sort_arg_defs = self.get_sort_arg_defs()
+        spec = []
+        self.sort_type = ""
+        connector = ""
+        for word in field:
+            if isinstance(word, SortKey):
+                word = word.value
+            fields, description = sort_arg_defs[word]
+            spec.extend(fields)
+            self.sort_type += connector + description
+            connector = ", "
+        core = self._engine()
+        core.sort([tuple(f) for f in spec])
+        self._fcn_list = _UNSET
+        return self
+
+    def reverse_order(self):
+        if self._fcn_list is _UNSET:
+            self._core.reverse_order()
+        elif self._fcn_list:
+            self._fcn_list.reverse()
+        return self
+
+    def strip_dirs(self):
+        core = self._engine()
+        self.max_name_len = core.strip_dirs()
+        self._stats = None
+        self.top_level = {func_strip_path(func) for func in self.top_level}
+        self.fcn_list = None
+        self.all_callees = None
+        return self
+
+    def calc_callees(self):
+        if self._all_callees:
+            return
+        self._core.calc_callees()
+        self._all_callees = None
+
+    # -- reports -------------------------------------------------------------------------
+
+    def eval_print_amount(self, sel, list, msg):
+        new_list = list
+        if isinstance(sel, str):
+            try:
+                rex = re.compile(sel)
+            except re.error:
+                msg += "   <Invalid regular expression %r>\n" % sel
+                return new_list, msg
+            new_list = self._core.search(list, sel, rex)
+        else:
+            count = len(list)
+            if isinstance(sel, float) and 0.0 <= sel < 1.0:
+                count = int(count * sel + .5)
+                new_list = list.head(count)
+            elif isinstance(sel, int) and 0 <= sel < count:
+                count = sel
+                new_list = list.head(count)
+        if len(list) != len(new_list):
+            msg += "   List reduced from %r to %r due to restriction <%r>\n" % (
+                len(list), len(new_list), sel)
+        return new_list, msg
+
+    def get_stats_profile(self):
+        """The listed functions' figures as a ``StatsProfile`` (pstats' dataclasses)."""
+        core = self._engine()
+        listing = self._listing(core, self._ordered())
+        if not len(listing):
+            return StatsProfile(0, {})
+        profiles = {}
+        for file_name, line, name, cc, nc, tt, ct in core.profile_rows(listing):
+            profiles[name] = FunctionProfile(
+                str(nc) if nc == cc else "%d/%d" % (nc, cc),
+                float(f8(tt)),
+                -1 if nc == 0 else float(f8(tt / nc)),
+                float(f8(ct)),
+                -1 if cc == 0 else float(f8(ct / cc)),
+                file_name,
+                line,
+            )
+        return StatsProfile(float(f8(self.total_tt)), profiles)
+
+    def get_print_list(self, sel_list):
+        core = self._engine()
+        width = self.max_name_len
+        ordered = self._ordered()
+        listing = self._listing(core, ordered)
+        if ordered:
+            msg = "   Ordered by: " + self.sort_type + '\n'
+        else:
+            msg = "   Random listing order was used\n"
+        for selection in sel_list:
+            listing, msg = self.eval_print_amount(selection, listing, msg)
+        count = len(listing)
+        if not listing:
+            return 0, listing
+        print(msg, file=self.stream)
+        if count < len(core):
+            width = core.width(listing)
+        return width + 2, listing
+
+    def _write(self, report):
+        text, missing = report
+        print(text, end='', file=self.stream)
+        if missing is not None:
+            raise KeyError(missing)
+
+    def print_stats(self, *amount):
+        for filename in self.files:
+            print(filename, file=self.stream)
+        if self.files:
+            print(file=self.stream)
+        indent = ' ' * 8
+        for func in self.top_level:
+            print(indent, func_get_function_name(func), file=self.stream)
+        print(indent, self.total_calls, "function calls", end=' ', file=self.stream)
+        if self.total_calls != self.prim_calls:
+            print("(%d primitive calls)" % self.prim_calls, end=' ', file=self.stream)
+        print("in %.3f seconds" % self.total_tt, file=self.stream)
+        print(file=self.stream)
+        width, listing = self.get_print_list(amount)
+        if listing:
+            self.print_title()
+            self._write(self._core.format_lines(listing))
+            print(file=self.stream)
+            print(file=self.stream)
+        return self
+
+    def print_callees(self, *amount):
+        width, listing = self.get_print_list(amount)
+        if listing:
+            self.calc_callees()
+            self.print_call_heading(width, "called...")
+            self._write(self._core.format_callees(width, listing))
+            print(file=self.stream)
+            print(file=self.stream)
+        return self
+
+    def print_callers(self, *amount):
+        width, listing = self.get_print_list(amount)
+        if listing:
+            self.print_call_heading(width, "was called by...")
+            self._write(self._core.format_callers(width, listing))
+            print(file=self.stream)
+            print(file=self.stream)
+        return self
+
+    def print_call_heading(self, name_size, column_title):
+        print(self._core.format_call_heading(name_size, column_title), end='',
+              file=self.stream)
+
+    def print_title(self):
+        print('   ncalls  tottime  percall  cumtime  percall', end=' ', file=self.stream)
+        print('filename:lineno(function)', file=self.stream)
+
+    def print_line(self, func):
+        core = self._engine()
+        self._write(core.format_lines(core.listing([func])))
+
+
+if __name__ == "__main__":
+    from rprofile._browser import main
+
+    main()

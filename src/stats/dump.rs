@@ -1,0 +1,47 @@
+//! `dump_stats`: the model as the marshal bytes of its stats dict, readable by `marshal.load`
+//! (and so by pstats and every tool built on it). Strings are written once and referenced after.
+
+use super::model::{CallValue, Model};
+use crate::marshal::Writer;
+
+pub fn dump(model: &Model) -> Vec<u8> {
+    let mut w = Writer::new();
+    let mut refs: Vec<Option<u32>> = vec![None; model.strings.len()];
+    let mut string = |w: &mut Writer, id: u32| match refs[id as usize] {
+        Some(r) => w.reference(r),
+        None => refs[id as usize] = w.str(model.string(id), true),
+    };
+    let mut key = |w: &mut Writer, id: u32| {
+        let f = model.func(id);
+        w.tuple(3, false);
+        string(w, f.file);
+        w.int(f.line);
+        string(w, f.name);
+    };
+    w.dict();
+    for (&func, r) in &model.stats {
+        key(&mut w, func);
+        w.tuple(5, false);
+        w.int(r.cc);
+        w.int(r.nc);
+        w.float(r.tt);
+        w.float(r.ct);
+        w.dict();
+        for e in &r.callers {
+            key(&mut w, e.func);
+            match e.value {
+                CallValue::Tuple { nc, cc, tt, ct } => {
+                    w.tuple(4, false);
+                    w.int(nc);
+                    w.int(cc);
+                    w.float(tt);
+                    w.float(ct);
+                }
+                CallValue::Count(n) => w.int(n),
+            }
+        }
+        w.end_dict();
+    }
+    w.end_dict();
+    w.buf
+}

@@ -1,0 +1,133 @@
+//! Stats-file data into the model. A stats file is the marshal of `{(file, line, name): (cc, nc,
+//! tt, ct, {caller: (nc, cc, tt, ct) or count})}`; anything of another shape gives `None`, and the
+//! Python layer then reproduces the error pstats would raise for it.
+
+use std::rc::Rc;
+
+use super::model::{CallValue, Edge, Model, Record};
+use crate::marshal::read::{self, Value};
+
+/// Integers above this are not exact as floats; times beyond it are refused rather than rounded.
+const EXACT_FLOAT_INT: i64 = 1 << 53;
+
+/// Parses stats-file bytes. `None` for bad marshal data and for data of another shape.
+pub fn from_bytes(data: &[u8]) -> Option<Model> {
+    let (v, _) = read::read(data).ok()?;
+    from_value(&v)
+}
+
+/// The model of a stats dict read by the marshal reader.
+pub fn from_value(v: &Value) -> Option<Model> {
+    let Value::Dict(pairs) = v else {
+        return None;
+    };
+    let mut m = Model::default();
+    m.stats.reserve(pairs.len());
+    for (k, row) in pairs {
+        let func = key(&mut m, k)?;
+        let items = sequence(row)?;
+        let [cc, nc, tt, ct, callers] = items else {
+            return None;
+        };
+        let Value::Dict(callers) = &**callers else {
+            return None;
+        };
+        let mut rec = Record {
+            cc: count(cc)?,
+            nc: count(nc)?,
+            tt: time(tt)?,
+            ct: time(ct)?,
+            callers: Vec::with_capacity(callers.len()),
+        };
+        for (ck, cv) in callers {
+            rec.callers.push(Edge {
+                func: key(&mut m, ck)?,
+                value: call_value(cv)?,
+            });
+        }
+        dedupe_callers(&mut rec.callers);
+        // A repeated key keeps its first place and takes the last value, as in a dict.
+        m.stats.insert(func, rec);
+    }
+    Some(m)
+}
+
+/// Makes a caller list a dict's: a repeated caller (possible only in hand-made data) keeps its
+/// first place and takes the last value.
+pub fn dedupe_callers(callers: &mut Vec<Edge>) {
+    if callers.len() < 2 {
+        return;
+    }
+    let mut at: rustc_hash::FxHashMap<u32, usize> = Default::default();
+    at.reserve(callers.len());
+    if callers.iter().all(|e| at.insert(e.func, 0).is_none()) {
+        return;
+    }
+    at.clear();
+    let mut out: Vec<Edge> = Vec::with_capacity(callers.len());
+    for e in callers.iter() {
+        match at.get(&e.func) {
+            Some(&i) => out[i].value = e.value,
+            None => {
+                at.insert(e.func, out.len());
+                out.push(*e);
+            }
+        }
+    }
+    *callers = out;
+}
+
+fn sequence(v: &Value) -> Option<&[Rc<Value>]> {
+    match v {
+        Value::Tuple(items) | Value::List(items) => Some(items),
+        _ => None,
+    }
+}
+
+fn key(m: &mut Model, v: &Value) -> Option<u32> {
+    let Value::Tuple(items) = v else {
+        return None;
+    };
+    let [file, line, name] = &items[..] else {
+        return None;
+    };
+    match (&**file, &**line, &**name) {
+        (Value::Str(file), Value::Int(line), Value::Str(name)) => {
+            Some(m.func_id(file, *line, name))
+        }
+        _ => None,
+    }
+}
+
+fn count(v: &Value) -> Option<i64> {
+    match v {
+        Value::Int(i) => Some(*i),
+        _ => None,
+    }
+}
+
+fn time(v: &Value) -> Option<f64> {
+    match v {
+        Value::Float(f) => Some(*f),
+        Value::Int(i) if i.unsigned_abs() <= EXACT_FLOAT_INT as u64 => Some(*i as f64),
+        _ => None,
+    }
+}
+
+fn call_value(v: &Value) -> Option<CallValue> {
+    match v {
+        Value::Int(n) => Some(CallValue::Count(*n)),
+        Value::Tuple(items) => {
+            let [nc, cc, tt, ct] = &items[..] else {
+                return None;
+            };
+            Some(CallValue::Tuple {
+                nc: count(nc)?,
+                cc: count(cc)?,
+                tt: time(tt)?,
+                ct: time(ct)?,
+            })
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,13 @@
+//! The Stats engine: pstats' model and reports in Rust.
+//!
+//! - `model`: the stats dict (ordered, interned), `add`, `strip_dirs`, callees, totals;
+//! - `load`: stats-file bytes straight into the model;
+//! - `sort`: `sort_stats`' comparison; `select`: restriction patterns for the `regex` crate;
+//! - `report`: the printed lines; `dump`: marshal bytes of the model.
+
+pub mod dump;
+pub mod load;
+pub mod model;
+pub mod report;
+pub mod select;
+pub mod sort;

@@ -1,0 +1,384 @@
+//! The stats model: what a pstats stats dict holds, `{(file, line, name): (cc, nc, tt, ct,
+//! callers)}`, with strings interned and functions numbered, in the dict's insertion order (which
+//! decides sort ties and unsorted listings, as in pstats). Python-free.
+
+use indexmap::{IndexMap, IndexSet};
+use rustc_hash::FxBuildHasher;
+
+pub type FxIndexSet<T> = IndexSet<T, FxBuildHasher>;
+pub type FxIndexMap<K, V> = IndexMap<K, V, FxBuildHasher>;
+
+/// A function key `(file, line, name)`: string ids and the line number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Func {
+    pub file: u32,
+    pub line: i64,
+    pub name: u32,
+}
+
+/// One caller's figures: cProfile's `(nc, cc, tt, ct)` tuple, or the pure-Python `profile`
+/// module's plain call count.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CallValue {
+    Tuple { nc: i64, cc: i64, tt: f64, ct: f64 },
+    Count(i64),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Edge {
+    pub func: u32,
+    pub value: CallValue,
+}
+
+/// One function's row: `(cc, nc, tt, ct, callers)`, callers in their dict order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    pub cc: i64,
+    pub nc: i64,
+    pub tt: f64,
+    pub ct: f64,
+    pub callers: Vec<Edge>,
+}
+
+/// Why two rows or two caller entries could not be added.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MergeError {
+    /// A cProfile tuple met a `profile` count for the same caller (pstats raises TypeError).
+    MixedCallerFormats { tuple_into_count: bool },
+    /// A count overflowed i64 (Python's ints would not have): refused rather than wrapped.
+    Overflow,
+}
+
+fn add_i64(a: i64, b: i64) -> Result<i64, MergeError> {
+    a.checked_add(b).ok_or(MergeError::Overflow)
+}
+
+impl CallValue {
+    /// `source + target` as pstats' `add_callers` combines them.
+    fn combined(source: CallValue, target: CallValue) -> Result<CallValue, MergeError> {
+        match (source, target) {
+            (
+                CallValue::Tuple { nc, cc, tt, ct },
+                CallValue::Tuple {
+                    nc: n2,
+                    cc: c2,
+                    tt: t2,
+                    ct: k2,
+                },
+            ) => Ok(CallValue::Tuple {
+                nc: add_i64(nc, n2)?,
+                cc: add_i64(cc, c2)?,
+                tt: tt + t2,
+                ct: ct + k2,
+            }),
+            (CallValue::Count(a), CallValue::Count(b)) => Ok(CallValue::Count(add_i64(b, a)?)),
+            (CallValue::Tuple { .. }, CallValue::Count(_)) => Err(MergeError::MixedCallerFormats {
+                tuple_into_count: true,
+            }),
+            (CallValue::Count(_), CallValue::Tuple { .. }) => Err(MergeError::MixedCallerFormats {
+                tuple_into_count: false,
+            }),
+        }
+    }
+}
+
+/// `add_callers(target, source)`: target's callers in order, then source's new ones; a caller in
+/// both gets the sum.
+pub fn add_callers(target: &mut Vec<Edge>, source: &[Edge]) -> Result<(), MergeError> {
+    if source.is_empty() {
+        return Ok(());
+    }
+    // Small caller lists (the common case) are searched; big ones get an index.
+    if target.len() * source.len() <= 256 {
+        for e in source {
+            match target.iter_mut().find(|t| t.func == e.func) {
+                Some(t) => t.value = CallValue::combined(e.value, t.value)?,
+                None => target.push(*e),
+            }
+        }
+        return Ok(());
+    }
+    let mut at: rustc_hash::FxHashMap<u32, usize> = target
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.func, i))
+        .collect();
+    for e in source {
+        match at.get(&e.func) {
+            Some(&i) => target[i].value = CallValue::combined(e.value, target[i].value)?,
+            None => {
+                at.insert(e.func, target.len());
+                target.push(*e);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `add_func_stats(target, source)`, in place on `target`.
+pub fn add_func_stats(target: &mut Record, source: &Record) -> Result<(), MergeError> {
+    target.cc = add_i64(source.cc, target.cc)?;
+    target.nc = add_i64(source.nc, target.nc)?;
+    target.tt = source.tt + target.tt;
+    target.ct = source.ct + target.ct;
+    add_callers(&mut target.callers, &source.callers)
+}
+
+/// The totals `get_top_level_stats` accumulates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopLevel {
+    pub total_calls: i128,
+    pub prim_calls: i128,
+    pub total_tt: f64,
+    /// Functions called by pstats' `("jprofile", 0, "profiler")` marker.
+    pub top_level: Vec<u32>,
+    pub max_name_len: usize,
+}
+
+/// A stats dict.
+#[derive(Clone, Debug, Default)]
+pub struct Model {
+    /// Interned file and function names (UTF-8; lone surrogates as `surrogatepass` writes them).
+    pub strings: FxIndexSet<Box<[u8]>>,
+    /// Every function named as a key or a caller; ids are positions and never change.
+    pub funcs: FxIndexSet<Func>,
+    /// The stats dict itself, in insertion order.
+    pub stats: FxIndexMap<u32, Record>,
+}
+
+/// Number of code points in UTF-8 (or surrogatepass) bytes.
+pub fn char_len(s: &[u8]) -> usize {
+    s.iter().filter(|&&b| (b & 0xC0) != 0x80).count()
+}
+
+impl Model {
+    pub fn intern(&mut self, s: &[u8]) -> u32 {
+        if let Some(i) = self.strings.get_index_of(s) {
+            return i as u32;
+        }
+        self.strings.insert_full(s.into()).0 as u32
+    }
+
+    pub fn func_id(&mut self, file: &[u8], line: i64, name: &[u8]) -> u32 {
+        let f = Func {
+            file: self.intern(file),
+            line,
+            name: self.intern(name),
+        };
+        self.funcs.insert_full(f).0 as u32
+    }
+
+    pub fn func(&self, id: u32) -> Func {
+        self.funcs[id as usize]
+    }
+
+    pub fn string(&self, id: u32) -> &[u8] {
+        &self.strings[id as usize]
+    }
+
+    /// Looks a function up without adding it.
+    pub fn find_func(&self, file: &[u8], line: i64, name: &[u8]) -> Option<u32> {
+        let f = Func {
+            file: self.strings.get_index_of(file)? as u32,
+            line,
+            name: self.strings.get_index_of(name)? as u32,
+        };
+        self.funcs.get_index_of(&f).map(|i| i as u32)
+    }
+
+    /// Appends `func_std_string(func)`: `{name}` or `name` for built-ins (`('~', 0, name)`),
+    /// otherwise `file:line(name)`.
+    pub fn std_name(&self, id: u32, out: &mut Vec<u8>) {
+        let f = self.func(id);
+        let name = self.string(f.name);
+        if f.line == 0 && self.string(f.file) == b"~" {
+            if name.len() >= 2 && name[0] == b'<' && name[name.len() - 1] == b'>' {
+                out.push(b'{');
+                out.extend_from_slice(&name[1..name.len() - 1]);
+                out.push(b'}');
+            } else {
+                out.extend_from_slice(name);
+            }
+        } else {
+            out.extend_from_slice(self.string(f.file));
+            out.push(b':');
+            out.extend_from_slice(f.line.to_string().as_bytes());
+            out.push(b'(');
+            out.extend_from_slice(name);
+            out.push(b')');
+        }
+    }
+
+    /// `len(func_std_string(func))`, in code points.
+    pub fn std_name_len(&self, id: u32) -> usize {
+        let f = self.func(id);
+        let name = self.string(f.name);
+        if f.line == 0 && self.string(f.file) == b"~" {
+            char_len(name)
+        } else {
+            char_len(self.string(f.file)) + 3 + char_len(name) + decimal_len(f.line)
+        }
+    }
+
+    /// What `get_top_level_stats` adds up, starting from `total_tt` (float addition is done in
+    /// pstats' order so the sum is the same to the last bit).
+    pub fn top_level_stats(&self, total_tt: f64) -> TopLevel {
+        let marker = self.find_func(b"jprofile", 0, b"profiler");
+        let mut t = TopLevel {
+            total_calls: 0,
+            prim_calls: 0,
+            total_tt,
+            top_level: Vec::new(),
+            max_name_len: 0,
+        };
+        for (&func, r) in &self.stats {
+            t.total_calls += r.nc as i128;
+            t.prim_calls += r.cc as i128;
+            t.total_tt += r.tt;
+            if let Some(m) = marker {
+                if r.callers.iter().any(|e| e.func == m) {
+                    t.top_level.push(func);
+                }
+            }
+            t.max_name_len = t.max_name_len.max(self.std_name_len(func));
+        }
+        t
+    }
+
+    /// The id in `self` of function `id` of `other`, adding it if new.
+    fn import_func(&mut self, other: &Model, id: u32, memo: &mut [u32]) -> u32 {
+        let slot = &mut memo[id as usize];
+        if *slot != u32::MAX {
+            return *slot;
+        }
+        let f = other.func(id);
+        let mine = self.func_id(other.string(f.file), f.line, other.string(f.name));
+        memo[id as usize] = mine;
+        mine
+    }
+
+    /// The loop of `Stats.add` for one item: every row of `other`, in its order, added into
+    /// `self` (new functions appended). Stops at the first error with the rows before it added,
+    /// as pstats does.
+    pub fn add(&mut self, other: &Model) -> Result<(), MergeError> {
+        let mut memo = vec![u32::MAX; other.funcs.len()];
+        for (&func, rec) in &other.stats {
+            let mine = self.import_func(other, func, &mut memo);
+            let mut src = Record {
+                cc: rec.cc,
+                nc: rec.nc,
+                tt: rec.tt,
+                ct: rec.ct,
+                callers: Vec::with_capacity(rec.callers.len()),
+            };
+            for e in &rec.callers {
+                src.callers.push(Edge {
+                    func: self.import_func(other, e.func, &mut memo),
+                    value: e.value,
+                });
+            }
+            match self.stats.get_mut(&mine) {
+                Some(target) => add_func_stats(target, &src)?,
+                None => {
+                    let mut fresh = Record {
+                        cc: 0,
+                        nc: 0,
+                        tt: 0.0,
+                        ct: 0.0,
+                        callers: Vec::new(),
+                    };
+                    add_func_stats(&mut fresh, &src)?;
+                    self.stats.insert(mine, fresh);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `strip_dirs`: a new model whose files are base names. Rows that become the same function
+    /// are added together; within one row, callers that become the same keep the first one's
+    /// place and the last one's figures (pstats overwrites them). Returns the new model and the
+    /// new `max_name_len`.
+    pub fn strip_dirs(&self) -> Result<(Model, usize), MergeError> {
+        let mut out = Model::default();
+        let mut memo = vec![u32::MAX; self.funcs.len()];
+        let mut max_len = 0;
+        let mut strip = |out: &mut Model, id: u32| -> u32 {
+            if memo[id as usize] == u32::MAX {
+                let f = self.func(id);
+                let file = basename(self.string(f.file));
+                memo[id as usize] = out.func_id(file, f.line, self.string(f.name));
+            }
+            memo[id as usize]
+        };
+        for (&func, rec) in &self.stats {
+            let new = strip(&mut out, func);
+            max_len = max_len.max(out.std_name_len(new));
+            let mut callers: Vec<Edge> = Vec::with_capacity(rec.callers.len());
+            let mut at: rustc_hash::FxHashMap<u32, usize> = Default::default();
+            for e in &rec.callers {
+                let f = strip(&mut out, e.func);
+                match at.get(&f) {
+                    Some(&i) => callers[i].value = e.value,
+                    None => {
+                        at.insert(f, callers.len());
+                        callers.push(Edge {
+                            func: f,
+                            value: e.value,
+                        });
+                    }
+                }
+            }
+            let row = Record {
+                cc: rec.cc,
+                nc: rec.nc,
+                tt: rec.tt,
+                ct: rec.ct,
+                callers,
+            };
+            match out.stats.get_mut(&new) {
+                Some(target) => add_func_stats(target, &row)?,
+                None => {
+                    out.stats.insert(new, row);
+                }
+            }
+        }
+        Ok((out, max_len))
+    }
+
+    /// `calc_callees`: for every function (rows first seen in stats order, callers as they come),
+    /// the functions it calls with the caller figures.
+    pub fn callees(&self) -> FxIndexMap<u32, Vec<Edge>> {
+        let mut all: FxIndexMap<u32, Vec<Edge>> = FxIndexMap::default();
+        for (&func, rec) in &self.stats {
+            all.entry(func).or_default();
+            for e in &rec.callers {
+                // Each row is visited once and its callers are distinct, so `func` is new in
+                // every list it is pushed to.
+                all.entry(e.func).or_default().push(Edge {
+                    func,
+                    value: e.value,
+                });
+            }
+        }
+        all
+    }
+}
+
+/// `os.path.basename` on POSIX: what follows the last `/`.
+pub fn basename(path: &[u8]) -> &[u8] {
+    match path.iter().rposition(|&b| b == b'/') {
+        Some(i) => &path[i + 1..],
+        None => path,
+    }
+}
+
+fn decimal_len(n: i64) -> usize {
+    let mut len = if n < 0 { 2 } else { 1 };
+    let mut m = n.unsigned_abs();
+    while m >= 10 {
+        m /= 10;
+        len += 1;
+    }
+    len
+}

@@ -1,0 +1,574 @@
+//! The Stats engine as Python objects: `StatsCore` holds one stats dict (the model), its sort
+//! order and its callee lists; `FuncList` is a listing of functions being narrowed by
+//! restrictions. `python/rprofile/stats.py` drives them with pstats' logic and attributes.
+
+use std::borrow::Cow;
+
+use pyo3::exceptions::{PyKeyError, PyOverflowError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+use crate::stats::model::{CallValue, Edge, FxIndexMap, MergeError, Model, Record};
+use crate::stats::{dump, load, report, select, sort};
+
+/// A Python str from UTF-8 bytes that may hold surrogatepass-encoded lone surrogates.
+fn py_str<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyString>> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Ok(PyString::new(py, s)),
+        Err(_) => Ok(PyBytes::new(py, bytes)
+            .call_method1("decode", ("utf-8", "surrogatepass"))?
+            .cast_into::<PyString>()?),
+    }
+}
+
+/// The UTF-8 bytes of a str (lone surrogates as surrogatepass writes them, as marshal does).
+fn str_bytes<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> {
+    match s.to_str() {
+        Ok(t) => Ok(Cow::Borrowed(t.as_bytes())),
+        Err(_) => {
+            let b = s.call_method1("encode", ("utf-8", "surrogatepass"))?;
+            Ok(Cow::Owned(b.cast::<PyBytes>()?.as_bytes().to_vec()))
+        }
+    }
+}
+
+/// Python objects for a model's strings and keys, made once each.
+struct Objects<'py> {
+    py: Python<'py>,
+    strings: Vec<Option<Bound<'py, PyString>>>,
+    keys: Vec<Option<Bound<'py, PyTuple>>>,
+}
+
+impl<'py> Objects<'py> {
+    fn new(py: Python<'py>, m: &Model) -> Self {
+        Objects {
+            py,
+            strings: vec![None; m.strings.len()],
+            keys: vec![None; m.funcs.len()],
+        }
+    }
+
+    fn string(&mut self, m: &Model, id: u32) -> PyResult<Bound<'py, PyString>> {
+        if let Some(s) = &self.strings[id as usize] {
+            return Ok(s.clone());
+        }
+        let s = py_str(self.py, m.string(id))?;
+        self.strings[id as usize] = Some(s.clone());
+        Ok(s)
+    }
+
+    fn key(&mut self, m: &Model, id: u32) -> PyResult<Bound<'py, PyTuple>> {
+        if let Some(k) = self.keys.get(id as usize).and_then(Option::as_ref) {
+            return Ok(k.clone());
+        }
+        let f = m.func(id);
+        let file = self.string(m, f.file)?;
+        let name = self.string(m, f.name)?;
+        let line = f.line.into_pyobject(self.py)?;
+        let k = PyTuple::new(self.py, [file.into_any(), line.into_any(), name.into_any()])?;
+        if (id as usize) < self.keys.len() {
+            self.keys[id as usize] = Some(k.clone());
+        }
+        Ok(k)
+    }
+
+    fn call_value(&self, v: &CallValue) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        Ok(match *v {
+            CallValue::Tuple { nc, cc, tt, ct } => (nc, cc, tt, ct).into_pyobject(py)?.into_any(),
+            CallValue::Count(n) => n.into_pyobject(py)?.into_any(),
+        })
+    }
+}
+
+/// A key `(file, line, name)` of a Python stats dict, or `None` for another shape.
+fn key_from_py(m: &mut Model, k: &Bound<'_, PyAny>) -> PyResult<Option<u32>> {
+    let Ok(t) = k.cast_exact::<PyTuple>() else {
+        return Ok(None);
+    };
+    if t.len() != 3 {
+        return Ok(None);
+    }
+    let (file, line, name) = (t.get_item(0)?, t.get_item(1)?, t.get_item(2)?);
+    let (Ok(file), Ok(name)) = (file.cast::<PyString>(), name.cast::<PyString>()) else {
+        return Ok(None);
+    };
+    let Some(line) = count_from_py(&line) else {
+        return Ok(None);
+    };
+    Ok(Some(m.func_id(&str_bytes(file)?, line, &str_bytes(name)?)))
+}
+
+/// An int that is not a bool and fits i64.
+fn count_from_py(v: &Bound<'_, PyAny>) -> Option<i64> {
+    if !v.is_exact_instance_of::<PyInt>() {
+        return None;
+    }
+    v.extract::<i64>().ok()
+}
+
+fn time_from_py(v: &Bound<'_, PyAny>) -> Option<f64> {
+    if let Ok(f) = v.cast::<PyFloat>() {
+        return Some(f.value());
+    }
+    count_from_py(v)
+        .filter(|i| i.unsigned_abs() <= 1 << 53)
+        .map(|i| i as f64)
+}
+
+fn call_value_from_py(v: &Bound<'_, PyAny>) -> PyResult<Option<CallValue>> {
+    if let Some(n) = count_from_py(v) {
+        return Ok(Some(CallValue::Count(n)));
+    }
+    let Ok(t) = v.cast_exact::<PyTuple>() else {
+        return Ok(None);
+    };
+    if t.len() != 4 {
+        return Ok(None);
+    }
+    let (nc, cc, tt, ct) = (
+        t.get_item(0)?,
+        t.get_item(1)?,
+        t.get_item(2)?,
+        t.get_item(3)?,
+    );
+    Ok((|| {
+        Some(CallValue::Tuple {
+            nc: count_from_py(&nc)?,
+            cc: count_from_py(&cc)?,
+            tt: time_from_py(&tt)?,
+            ct: time_from_py(&ct)?,
+        })
+    })())
+}
+
+/// A Python stats dict into `m` (whose strings and functions are kept, so ids stay valid).
+/// `false` when the dict is not of a stats dict's shape.
+fn load_dict(m: &mut Model, d: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let Ok(d) = d.cast::<PyDict>() else {
+        return Ok(false);
+    };
+    m.stats.clear();
+    m.stats.reserve(d.len());
+    for (k, v) in d.iter() {
+        let Some(func) = key_from_py(m, &k)? else {
+            return Ok(false);
+        };
+        let items: Vec<Bound<'_, PyAny>> = if let Ok(t) = v.cast_exact::<PyTuple>() {
+            t.iter().collect()
+        } else if let Ok(l) = v.cast_exact::<PyList>() {
+            l.iter().collect()
+        } else {
+            return Ok(false);
+        };
+        let [cc, nc, tt, ct, callers] = &items[..] else {
+            return Ok(false);
+        };
+        let (Some(cc), Some(nc), Some(tt), Some(ct), Ok(callers)) = (
+            count_from_py(cc),
+            count_from_py(nc),
+            time_from_py(tt),
+            time_from_py(ct),
+            callers.cast::<PyDict>(),
+        ) else {
+            return Ok(false);
+        };
+        let mut rec = Record {
+            cc,
+            nc,
+            tt,
+            ct,
+            callers: Vec::with_capacity(callers.len()),
+        };
+        for (ck, cv) in callers.iter() {
+            let (Some(f), Some(value)) = (key_from_py(m, &ck)?, call_value_from_py(&cv)?) else {
+                return Ok(false);
+            };
+            rec.callers.push(Edge { func: f, value });
+        }
+        m.stats.insert(func, rec);
+    }
+    Ok(true)
+}
+
+fn merge_err(e: MergeError) -> PyErr {
+    match e {
+        MergeError::MixedCallerFormats {
+            tuple_into_count: true,
+        } => PyTypeError::new_err("'int' object is not iterable"),
+        MergeError::MixedCallerFormats {
+            tuple_into_count: false,
+        } => PyTypeError::new_err("can only concatenate tuple (not \"int\") to tuple"),
+        MergeError::Overflow => PyOverflowError::new_err("a call count does not fit in 64 bits"),
+    }
+}
+
+/// A listing of functions (ids into a `StatsCore`'s model), narrowed by restrictions.
+#[pyclass(module = "rprofile._rprofile", name = "FuncList", frozen)]
+pub struct FuncList {
+    ids: Vec<u32>,
+}
+
+#[pymethods]
+impl FuncList {
+    fn __len__(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// `list[:n]`.
+    fn head(&self, n: usize) -> FuncList {
+        FuncList {
+            ids: self.ids[..n.min(self.ids.len())].to_vec(),
+        }
+    }
+}
+
+/// One stats dict with its order and callee lists.
+#[pyclass(module = "rprofile._rprofile", name = "StatsCore", unsendable)]
+#[derive(Default)]
+pub struct StatsCore {
+    model: Model,
+    /// `fcn_list` as function ids, while it has not been handed out as a Python list.
+    order: Option<Vec<u32>>,
+    /// `all_callees`, once `calc_callees` made it (stale after `add`, as pstats' is).
+    callees: Option<FxIndexMap<u32, Vec<Edge>>>,
+}
+
+impl StatsCore {
+    /// The text of a report (Python str; names may hold lone surrogates).
+    fn text<'py>(py: Python<'py>, out: &[u8]) -> PyResult<Bound<'py, PyString>> {
+        py_str(py, out)
+    }
+
+    /// A report's text and, if a function it needed was missing, that function's key (pstats
+    /// raises KeyError after printing the lines before it).
+    fn report<'py>(
+        &self,
+        py: Python<'py>,
+        out: Vec<u8>,
+        r: Result<(), report::Missing>,
+    ) -> PyResult<(Bound<'py, PyString>, Option<Bound<'py, PyTuple>>)> {
+        let missing = match r {
+            Ok(()) => None,
+            Err(report::Missing(id)) => Some(Objects::new(py, &self.model).key(&self.model, id)?),
+        };
+        Ok((Self::text(py, &out)?, missing))
+    }
+}
+
+#[pymethods]
+impl StatsCore {
+    #[new]
+    fn new() -> Self {
+        Self::default()
+    }
+
+    /// The model of stats-file bytes, or `None` when they are not a stats dict that reads
+    /// directly (bad marshal data or another shape: the caller reproduces pstats' error).
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: &[u8]) -> Option<StatsCore> {
+        py.detach(|| load::from_bytes(data)).map(|model| StatsCore {
+            model,
+            ..Default::default()
+        })
+    }
+
+    /// The model of a Python stats dict, or `None` if it has another shape.
+    #[staticmethod]
+    fn from_dict(d: &Bound<'_, PyAny>) -> PyResult<Option<StatsCore>> {
+        let mut core = StatsCore::default();
+        Ok(load_dict(&mut core.model, d)?.then_some(core))
+    }
+
+    /// Replaces the rows with those of a Python stats dict (the one handed out as `stats`, which
+    /// the user may have changed), keeping function ids, order and callees. `false` if the dict
+    /// has another shape.
+    fn reload(&mut self, d: &Bound<'_, PyAny>) -> PyResult<bool> {
+        load_dict(&mut self.model, d)
+    }
+
+    fn copy(&self) -> StatsCore {
+        StatsCore {
+            model: self.model.clone(),
+            order: self.order.clone(),
+            callees: self.callees.clone(),
+        }
+    }
+
+    fn __len__(&self) -> usize {
+        self.model.stats.len()
+    }
+
+    /// The stats dict.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let m = &self.model;
+        let mut objs = Objects::new(py, m);
+        let d = PyDict::new(py);
+        for (&func, r) in &m.stats {
+            let callers = PyDict::new(py);
+            for e in &r.callers {
+                callers.set_item(objs.key(m, e.func)?, objs.call_value(&e.value)?)?;
+            }
+            let row = (r.cc, r.nc, r.tt, r.ct, callers).into_pyobject(py)?;
+            d.set_item(objs.key(m, func)?, row)?;
+        }
+        Ok(d)
+    }
+
+    /// What `get_top_level_stats` adds to the totals: `(total_calls, prim_calls, total_tt,
+    /// top_level keys, max_name_len)`, the time summed onto `total_tt` in pstats' order.
+    fn top_level_stats<'py>(
+        &self,
+        py: Python<'py>,
+        total_tt: f64,
+    ) -> PyResult<(i128, i128, f64, Bound<'py, PyList>, usize)> {
+        let t = self.model.top_level_stats(total_tt);
+        let mut objs = Objects::new(py, &self.model);
+        let top = PyList::empty(py);
+        for &f in &t.top_level {
+            top.append(objs.key(&self.model, f)?)?;
+        }
+        Ok((t.total_calls, t.prim_calls, t.total_tt, top, t.max_name_len))
+    }
+
+    /// `Stats.add`'s merge of one item's rows.
+    fn add(&mut self, other: &StatsCore) -> PyResult<()> {
+        self.model.add(&other.model).map_err(merge_err)
+    }
+
+    /// `strip_dirs`: returns the new `max_name_len`; order and callees are dropped.
+    fn strip_dirs(&mut self) -> PyResult<usize> {
+        let (m, max_len) = self.model.strip_dirs().map_err(merge_err)?;
+        self.model = m;
+        self.order = None;
+        self.callees = None;
+        Ok(max_len)
+    }
+
+    /// Sorts by `(field index, direction)` pairs into the order `fcn_list` will show.
+    fn sort(&mut self, py: Python<'_>, spec: Vec<(i64, i64)>) -> PyResult<()> {
+        let mut fields = Vec::with_capacity(spec.len());
+        for (i, d) in spec {
+            let f = sort::Field::from_index(i).ok_or_else(|| {
+                pyo3::exceptions::PyIndexError::new_err("tuple index out of range")
+            })?;
+            fields.push((f, d));
+        }
+        let m = &self.model;
+        self.order = Some(py.detach(|| sort::sort(m, &fields)));
+        Ok(())
+    }
+
+    /// Whether there is a non-empty sort order (pstats tests `fcn_list` for truth).
+    fn has_order(&self) -> bool {
+        self.order.as_ref().is_some_and(|o| !o.is_empty())
+    }
+
+    fn clear_order(&mut self) {
+        self.order = None;
+    }
+
+    fn reverse_order(&mut self) {
+        if let Some(o) = &mut self.order {
+            o.reverse();
+        }
+    }
+
+    /// The order as a list of keys (the `fcn_list` pstats keeps).
+    fn order_keys<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyList>>> {
+        let Some(order) = &self.order else {
+            return Ok(None);
+        };
+        let mut objs = Objects::new(py, &self.model);
+        let l = PyList::empty(py);
+        for &f in order {
+            l.append(objs.key(&self.model, f)?)?;
+        }
+        Ok(Some(l))
+    }
+
+    /// The functions to list: those of `keys` (a Python `fcn_list`) if given, else the sort
+    /// order if `ordered`, else the stats dict's order.
+    #[pyo3(signature = (keys=None, ordered=true))]
+    fn listing(&mut self, keys: Option<&Bound<'_, PyAny>>, ordered: bool) -> PyResult<FuncList> {
+        let ids = match keys {
+            Some(keys) => {
+                let mut ids = Vec::new();
+                for k in keys.try_iter()? {
+                    let k = k?;
+                    match key_from_py(&mut self.model, &k)? {
+                        Some(id) => ids.push(id),
+                        None => return Err(PyKeyError::new_err((k.unbind(),))),
+                    }
+                }
+                ids
+            }
+            None => match &self.order {
+                Some(o) if ordered => o.clone(),
+                _ => self.model.stats.keys().copied().collect(),
+            },
+        };
+        Ok(FuncList { ids })
+    }
+
+    /// The widest `func_std_string` of a listing.
+    fn width(&self, list: &FuncList) -> usize {
+        list.ids
+            .iter()
+            .map(|&f| self.model.std_name_len(f))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The functions of `list` whose `func_std_string` `rex` (a compiled Python pattern, whose
+    /// source is `pattern`) finds a match in.
+    fn search(
+        &self,
+        list: &FuncList,
+        pattern: &Bound<'_, PyAny>,
+        rex: &Bound<'_, PyAny>,
+    ) -> PyResult<FuncList> {
+        let py = rex.py();
+        let rust = pattern
+            .cast::<PyString>()
+            .ok()
+            .and_then(|p| p.to_str().ok())
+            .and_then(select::translate)
+            .and_then(|(p, needs)| regex::Regex::new(&p).ok().map(|r| (r, needs)));
+        let search = rex.getattr("search")?;
+        let mut out = Vec::new();
+        let mut name = Vec::new();
+        for &f in &list.ids {
+            name.clear();
+            self.model.std_name(f, &mut name);
+            let fast = match &rust {
+                Some((r, needs)) if needs.allows(&name) => {
+                    std::str::from_utf8(&name).ok().map(|s| r.is_match(s))
+                }
+                _ => None,
+            };
+            let hit = match fast {
+                Some(h) => h,
+                None => search.call1((py_str(py, &name)?,))?.is_truthy()?,
+            };
+            if hit {
+                out.push(f);
+            }
+        }
+        Ok(FuncList { ids: out })
+    }
+
+    /// `print_line` for each function of `list`.
+    fn format_lines<'py>(
+        &self,
+        py: Python<'py>,
+        list: &FuncList,
+    ) -> PyResult<(Bound<'py, PyString>, Option<Bound<'py, PyTuple>>)> {
+        let mut out = Vec::with_capacity(list.ids.len() * 80);
+        let r = report::lines(&self.model, &list.ids, &mut out);
+        self.report(py, out, r)
+    }
+
+    fn format_call_heading<'py>(
+        &self,
+        py: Python<'py>,
+        width: usize,
+        title: &str,
+    ) -> PyResult<Bound<'py, PyString>> {
+        let mut out = Vec::new();
+        report::call_heading(&self.model, width, title, &mut out);
+        Self::text(py, &out)
+    }
+
+    fn format_callers<'py>(
+        &self,
+        py: Python<'py>,
+        width: usize,
+        list: &FuncList,
+    ) -> PyResult<(Bound<'py, PyString>, Option<Bound<'py, PyTuple>>)> {
+        let mut out = Vec::new();
+        let r = report::callers(&self.model, width, &list.ids, &mut out);
+        self.report(py, out, r)
+    }
+
+    /// `calc_callees`: made when there is none yet (or it is empty, as pstats' test is).
+    fn calc_callees(&mut self) {
+        if self.callees.as_ref().is_none_or(|c| c.is_empty()) {
+            self.callees = Some(self.model.callees());
+        }
+    }
+
+    fn clear_callees(&mut self) {
+        self.callees = None;
+    }
+
+    fn format_callees<'py>(
+        &mut self,
+        py: Python<'py>,
+        width: usize,
+        list: &FuncList,
+    ) -> PyResult<(Bound<'py, PyString>, Option<Bound<'py, PyTuple>>)> {
+        self.calc_callees();
+        let mut out = Vec::new();
+        let empty = FxIndexMap::default();
+        let all = self.callees.as_ref().unwrap_or(&empty);
+        let r = report::callees(&self.model, all, width, &list.ids, &mut out);
+        self.report(py, out, r)
+    }
+
+    /// `all_callees` as pstats builds it, or `None` before `calc_callees`.
+    fn callees_dict<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(all) = &self.callees else {
+            return Ok(None);
+        };
+        let m = &self.model;
+        let mut objs = Objects::new(py, m);
+        let d = PyDict::new(py);
+        for (&func, calls) in all {
+            let inner = PyDict::new(py);
+            for e in calls {
+                inner.set_item(objs.key(m, e.func)?, objs.call_value(&e.value)?)?;
+            }
+            d.set_item(objs.key(m, func)?, inner)?;
+        }
+        Ok(Some(d))
+    }
+
+    /// Rows for `get_stats_profile`: `(file, line, name, cc, nc, tt, ct)` per listed function.
+    fn profile_rows<'py>(&self, py: Python<'py>, list: &FuncList) -> PyResult<Bound<'py, PyList>> {
+        let m = &self.model;
+        let mut objs = Objects::new(py, m);
+        let out = PyList::empty(py);
+        for &f in &list.ids {
+            let Some(r) = m.stats.get(&f) else {
+                return Err(PyKeyError::new_err((objs.key(m, f)?.unbind(),)));
+            };
+            let func = m.func(f);
+            out.append((
+                objs.string(m, func.file)?,
+                func.line,
+                objs.string(m, func.name)?,
+                r.cc,
+                r.nc,
+                r.tt,
+                r.ct,
+            ))?;
+        }
+        Ok(out)
+    }
+
+    /// The marshal bytes of the stats dict (`dump_stats`).
+    fn dump<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        let m = &self.model;
+        let bytes = py.detach(|| dump::dump(m));
+        PyBytes::new(py, &bytes)
+    }
+}
+
+/// `"%8.3f" % x`, exposed for the tests that hold the formatting to Python's.
+#[pyfunction]
+pub fn _f8(x: f64) -> String {
+    let mut out = Vec::new();
+    report::f8(&mut out, x);
+    String::from_utf8(out).unwrap_or_default()
+}
