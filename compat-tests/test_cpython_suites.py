@@ -31,6 +31,8 @@ from unittest import mock
 
 import pytest
 
+from support import run_unittest_case
+
 import rprofile
 from rprofile import _rprofile
 
@@ -203,21 +205,6 @@ def _case_params():
     return params
 
 
-def _run_unittest_case(case):
-    result = unittest.TestResult()
-    case.run(result)
-    problems = [
-        "%s:\n%s" % (kind, traceback)
-        for kind, entries in (("ERROR", result.errors), ("FAIL", result.failures))
-        for _test, traceback in entries
-    ]
-    if result.unexpectedSuccesses:
-        problems.append("unexpected success of a case CPython marks as an expected failure")
-    if problems:
-        pytest.fail("\n".join(problems), pytrace=False)
-    if result.skipped:
-        pytest.skip("skipped by CPython's suite itself: "
-                    + "; ".join(reason for _test, reason in result.skipped))
 
 
 @pytest.mark.parametrize("key", _case_params())
@@ -241,7 +228,7 @@ def test_cpython_case(key, tmp_path, monkeypatch):
         stack.enter_context(subprocesses.patched())
         if key in LSPROF_CASES:
             stack.enter_context(_lsprof_as_rprofile())
-        _run_unittest_case(cls(name))
+        run_unittest_case(cls(name))
 
     # A case meant for the command line must have run rprofile's, never cProfile's or profile's.
     assert all(m == "rprofile" for m in subprocesses.modules_run), subprocesses.modules_run

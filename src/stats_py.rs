@@ -8,7 +8,9 @@ use pyo3::exceptions::{PyKeyError, PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
-use crate::stats::model::{CallValue, Edge, FxIndexMap, MergeError, Model, Record};
+use crate::stats::load::ints;
+use crate::stats::model::{CallValue, Callees, Edge, MergeError, Model, Record};
+use crate::stats::model::{CT_INT, TT_INT};
 use crate::stats::{dump, load, report, select, sort};
 
 /// A Python str from UTF-8 bytes that may hold surrogatepass-encoded lone surrogates.
@@ -75,7 +77,20 @@ impl<'py> Objects<'py> {
     fn call_value(&self, v: &CallValue) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
         Ok(match *v {
-            CallValue::Tuple { nc, cc, tt, ct } => (nc, cc, tt, ct).into_pyobject(py)?.into_any(),
+            CallValue::Tuple {
+                nc,
+                cc,
+                tt,
+                ct,
+                ints,
+            } => (
+                nc,
+                cc,
+                time_obj(py, tt, ints & TT_INT != 0)?,
+                time_obj(py, ct, ints & CT_INT != 0)?,
+            )
+                .into_pyobject(py)?
+                .into_any(),
             CallValue::Count(n) => n.into_pyobject(py)?.into_any(),
         })
     }
@@ -107,13 +122,23 @@ fn count_from_py(v: &Bound<'_, PyAny>) -> Option<i64> {
     v.extract::<i64>().ok()
 }
 
-fn time_from_py(v: &Bound<'_, PyAny>) -> Option<f64> {
+/// A time and whether it is an int.
+fn time_from_py(v: &Bound<'_, PyAny>) -> Option<(f64, bool)> {
     if let Ok(f) = v.cast::<PyFloat>() {
-        return Some(f.value());
+        return Some((f.value(), false));
     }
     count_from_py(v)
         .filter(|i| i.unsigned_abs() <= 1 << 53)
-        .map(|i| i as f64)
+        .map(|i| (i as f64, true))
+}
+
+/// A time as the Python object it was read as.
+fn time_obj(py: Python<'_>, t: f64, int: bool) -> PyResult<Bound<'_, PyAny>> {
+    Ok(if int {
+        (t as i64).into_pyobject(py)?.into_any()
+    } else {
+        t.into_pyobject(py)?.into_any()
+    })
 }
 
 fn call_value_from_py(v: &Bound<'_, PyAny>) -> PyResult<Option<CallValue>> {
@@ -133,11 +158,13 @@ fn call_value_from_py(v: &Bound<'_, PyAny>) -> PyResult<Option<CallValue>> {
         t.get_item(3)?,
     );
     Ok((|| {
+        let ((tt, tt_int), (ct, ct_int)) = (time_from_py(&tt)?, time_from_py(&ct)?);
         Some(CallValue::Tuple {
             nc: count_from_py(&nc)?,
             cc: count_from_py(&cc)?,
-            tt: time_from_py(&tt)?,
-            ct: time_from_py(&ct)?,
+            tt,
+            ct,
+            ints: ints(tt_int, ct_int),
         })
     })())
 }
@@ -176,8 +203,9 @@ fn load_dict(m: &mut Model, d: &Bound<'_, PyAny>) -> PyResult<bool> {
         let mut rec = Record {
             cc,
             nc,
-            tt,
-            ct,
+            tt: tt.0,
+            ct: ct.0,
+            ints: ints(tt.1, ct.1),
             callers: Vec::with_capacity(callers.len()),
         };
         for (ck, cv) in callers.iter() {
@@ -231,7 +259,7 @@ pub struct StatsCore {
     /// `fcn_list` as function ids, while it has not been handed out as a Python list.
     order: Option<Vec<u32>>,
     /// `all_callees`, once `calc_callees` made it (stale after `add`, as pstats' is).
-    callees: Option<FxIndexMap<u32, Vec<Edge>>>,
+    callees: Option<Callees>,
 }
 
 impl StatsCore {
@@ -287,6 +315,29 @@ impl StatsCore {
         load_dict(&mut self.model, d)
     }
 
+    /// Takes over `old`'s sort order and callee lists, which pstats keeps across `load_stats`
+    /// (they then name functions of the old dict).
+    fn adopt_views(&mut self, old: &StatsCore) {
+        let mut memo = vec![u32::MAX; old.model.funcs.len()];
+        let model = &mut self.model;
+        let mut map = |id: u32| {
+            if memo[id as usize] == u32::MAX {
+                let f = old.model.func(id);
+                memo[id as usize] =
+                    model.func_id(old.model.string(f.file), f.line, old.model.string(f.name));
+            }
+            memo[id as usize]
+        };
+        self.order = old
+            .order
+            .as_ref()
+            .map(|o| o.iter().map(|&f| map(f)).collect());
+        if let Some(c) = &old.callees {
+            let n = old.model.funcs.len();
+            self.callees = Some(c.mapped(&mut map, n));
+        }
+    }
+
     fn copy(&self) -> StatsCore {
         StatsCore {
             model: self.model.clone(),
@@ -309,7 +360,14 @@ impl StatsCore {
             for e in &r.callers {
                 callers.set_item(objs.key(m, e.func)?, objs.call_value(&e.value)?)?;
             }
-            let row = (r.cc, r.nc, r.tt, r.ct, callers).into_pyobject(py)?;
+            let row = (
+                r.cc,
+                r.nc,
+                time_obj(py, r.tt, r.ints & TT_INT != 0)?,
+                time_obj(py, r.ct, r.ints & CT_INT != 0)?,
+                callers,
+            )
+                .into_pyobject(py)?;
             d.set_item(objs.key(m, func)?, row)?;
         }
         Ok(d)
@@ -320,15 +378,18 @@ impl StatsCore {
     fn top_level_stats<'py>(
         &self,
         py: Python<'py>,
-        total_tt: f64,
-    ) -> PyResult<(i128, i128, f64, Bound<'py, PyList>, usize)> {
-        let t = self.model.top_level_stats(total_tt);
+        total_tt: &Bound<'py, PyAny>,
+    ) -> PyResult<(i128, i128, Bound<'py, PyAny>, Bound<'py, PyList>, usize)> {
+        let (start, start_int) = time_from_py(total_tt)
+            .ok_or_else(|| PyTypeError::new_err("total_tt must be an int or a float"))?;
+        let t = self.model.top_level_stats(start);
         let mut objs = Objects::new(py, &self.model);
         let top = PyList::empty(py);
         for &f in &t.top_level {
             top.append(objs.key(&self.model, f)?)?;
         }
-        Ok((t.total_calls, t.prim_calls, t.total_tt, top, t.max_name_len))
+        let total_tt = time_obj(py, t.total_tt, start_int && t.total_tt_int)?;
+        Ok((t.total_calls, t.prim_calls, total_tt, top, t.max_name_len))
     }
 
     /// `Stats.add`'s merge of one item's rows.
@@ -510,7 +571,7 @@ impl StatsCore {
     ) -> PyResult<(Bound<'py, PyString>, Option<Bound<'py, PyTuple>>)> {
         self.calc_callees();
         let mut out = Vec::new();
-        let empty = FxIndexMap::default();
+        let empty = Callees::default();
         let all = self.callees.as_ref().unwrap_or(&empty);
         let r = report::callees(&self.model, all, width, &list.ids, &mut out);
         self.report(py, out, r)
@@ -524,9 +585,9 @@ impl StatsCore {
         let m = &self.model;
         let mut objs = Objects::new(py, m);
         let d = PyDict::new(py);
-        for (&func, calls) in all {
+        for &func in &all.order {
             let inner = PyDict::new(py);
-            for e in calls {
+            for e in all.of(func) {
                 inner.set_item(objs.key(m, e.func)?, objs.call_value(&e.value)?)?;
             }
             d.set_item(objs.key(m, func)?, inner)?;
@@ -550,8 +611,8 @@ impl StatsCore {
                 objs.string(m, func.name)?,
                 r.cc,
                 r.nc,
-                r.tt,
-                r.ct,
+                time_obj(py, r.tt, r.ints & TT_INT != 0)?,
+                time_obj(py, r.ct, r.ints & CT_INT != 0)?,
             ))?;
         }
         Ok(out)

@@ -12,3 +12,25 @@ class Tick:
     def __call__(self):
         self.n += 1
         return self.n
+
+
+def run_unittest_case(case):
+    """Run one unittest case inside a pytest test: fail with its tracebacks, skip if it skipped
+    itself (used to run CPython's own suites against rprofile)."""
+    import pytest
+    import unittest
+
+    result = unittest.TestResult()
+    case.run(result)
+    problems = [
+        "%s:\n%s" % (kind, traceback)
+        for kind, entries in (("ERROR", result.errors), ("FAIL", result.failures))
+        for _test, traceback in entries
+    ]
+    if result.unexpectedSuccesses:
+        problems.append("unexpected success of a case CPython marks as an expected failure")
+    if problems:
+        pytest.fail("\n".join(problems), pytrace=False)
+    if result.skipped:
+        pytest.skip("skipped by CPython's suite itself: "
+                    + "; ".join(reason for _test, reason in result.skipped))

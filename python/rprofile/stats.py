@@ -24,6 +24,7 @@ import pstats as _pstats
 # The public names of pstats that are data, not the engine: shared, so that values compare
 # equal and isinstance checks hold across the two modules.
 from pstats import FunctionProfile, SortKey, StatsProfile  # noqa: F401
+from pstats import add_callers, add_func_stats, count_calls  # noqa: F401
 from pstats import func_get_function_name, func_std_string, func_strip_path, f8  # noqa: F401
 
 from rprofile._rprofile import StatsCore as _StatsCore
@@ -48,16 +49,6 @@ def _naming_file(exc, name):
     new = type(exc)("%s (stats file %r)" % (exc, name))
     new.__cause__ = exc.__cause__
     return new
-
-
-def _pstats_totals(stats):
-    """What pstats' get_top_level_stats does with a loaded object, for data the engine does not
-    read: it raises the exception pstats raises for the same data (or nothing)."""
-    total = 0
-    for func, (cc, nc, tt, ct, callers) in stats.items():
-        total = total + nc + cc + tt
-        ("jprofile", 0, "profiler") in callers
-        len(func_std_string(func))
 
 
 class Stats:
@@ -90,7 +81,7 @@ class Stats:
         self._stats = None          # the dict handed out as `stats`, once it has been
         self._fcn_list = None       # fcn_list as a Python value, or _UNSET: the core's order
         self._all_callees = None    # all_callees handed out, or None
-        self._unreadable = None     # loaded data the engine does not read (see load_stats)
+        self._totals_known = False  # set by load_stats when it took another Stats' totals
         self.files = []
         self.total_tt = 0
         self.total_calls = 0
@@ -100,7 +91,8 @@ class Stats:
         self.sort_arg_dict = {}
         self.load_stats(arg)
         try:
-            self.get_top_level_stats()
+            if not self.__dict__.pop("_totals_known", False):
+                self.get_top_level_stats()
         except Exception:
             print("Invalid timing data %s"
                   % (self.files[-1] if self.files else ''), file=self.stream)
@@ -109,17 +101,26 @@ class Stats:
     # -- the Python views of the engine's data ---------------------------------------------
 
     def _engine(self):
-        """The core, brought up to date with the handed-out stats dict, if any."""
+        """The core, brought up to date with the handed-out stats dict, if any; None if that
+        dict now holds data of a shape the engine does not read (self is then general)."""
         core = self._core
         if self._stats is not None and not core.reload(self._stats):
-            raise TypeError("rprofile.Stats cannot use a stats dict of this shape: keys must "
-                            "be (file, line, name) and values (cc, nc, tt, ct, callers)")
+            self._become_general(self._stats)
+            return None
         return core
 
     def _set_core(self, core):
+        """A new dict; the order and callee lists (which pstats keeps) go over to it."""
+        core.adopt_views(self._core)
         self._core = core
         self._stats = None
-        self._all_callees = None
+
+    def _become_general(self, stats):
+        """From now on pstats' own code runs on this object's plain attributes: for data the
+        engine does not hold (odd shapes pstats accepts or fails on in its own way)."""
+        fcn_list, all_callees = self.fcn_list, self.all_callees
+        self.__class__ = _GeneralStats
+        self.stats, self.fcn_list, self.all_callees = stats, fcn_list, all_callees
 
     @property
     def stats(self):
@@ -172,7 +173,6 @@ class Stats:
     # -- loading -------------------------------------------------------------------------
 
     def load_stats(self, arg):
-        self._unreadable = None
         if arg is None:
             self._set_core(_StatsCore())
             return
@@ -196,14 +196,21 @@ class Stats:
                 pass
             self.files = [name]
             arg = name  # what the error below shows, as pstats shows it
-        elif isinstance(arg, Stats):
-            loaded = core = arg._engine().copy()
-            core.clear_order()
-            core.clear_callees()
+        elif isinstance(arg, (Stats, _pstats.Stats)):
+            # What Stats().add(arg) gives: its rows and its totals as they are.
+            engine = arg._engine() if isinstance(arg, Stats) else None
+            if engine is not None:
+                loaded = core = engine.copy()
+                core.clear_order()
+                core.clear_callees()
+            else:
+                loaded = arg.stats
             self.files = list(arg.files)
-        elif isinstance(arg, _pstats.Stats):
-            loaded = arg.stats
-            self.files = list(arg.files)
+            self.total_calls, self.prim_calls = arg.total_calls, arg.prim_calls
+            self.total_tt = arg.total_tt
+            self.top_level = set(arg.top_level)
+            self.max_name_len = arg.max_name_len
+            self._totals_known = True
         elif hasattr(arg, 'create_stats'):
             arg.create_stats()
             snapshot = getattr(arg, '__dict__', {}).get('_snapshot')
@@ -218,25 +225,18 @@ class Stats:
         if core is None and loaded:
             core = _StatsCore.from_dict(loaded)
             if core is None:
-                self._unreadable = loaded
-                core = _StatsCore()
-        self._set_core(core if core is not None else _StatsCore())
+                self._become_general(loaded)
+        if core is not None or not loaded:
+            self._set_core(core if core is not None else _StatsCore())
         if not loaded:
             raise TypeError("Cannot create or construct a %r object from %r"
                             % (self.__class__, arg))
 
     def get_top_level_stats(self):
-        if self._unreadable is not None:
-            bad, self._unreadable = self._unreadable, None
-            name = self.files[-1] if self.files else ''
-            try:
-                _pstats_totals(bad)
-            except Exception as e:
-                raise _naming_file(e, name) from None
-            raise TypeError("stats data of a shape rprofile.Stats does not read (%r): keys "
-                            "must be (file, line, name) and values (cc, nc, tt, ct, callers)"
-                            % name)
-        calls, prim, total_tt, top, width = self._engine().top_level_stats(self.total_tt)
+        core = self._engine()
+        if core is None:
+            return self.get_top_level_stats()
+        calls, prim, total_tt, top, width = core.top_level_stats(self.total_tt)
         self.total_calls += calls
         self.prim_calls += prim
         self.total_tt = total_tt
@@ -260,7 +260,16 @@ class Stats:
                 self.max_name_len = item.max_name_len
             self.fcn_list = None
             core = self._engine()
-            other = item._engine()
+            other = item._engine() if isinstance(item, Stats) else None
+            if core is None or other is None:
+                # One side holds data the engine does not: pstats' merge, on dicts.
+                if core is not None:
+                    self._become_general(self.stats)
+                target = self.stats
+                for func, stat in item.stats.items():
+                    old = target[func] if func in target else (0, 0, 0, 0, {})
+                    target[func] = add_func_stats(old, stat)
+                continue
             if other is core:
                 other = core.copy()
             try:
@@ -275,7 +284,10 @@ class Stats:
 
     def dump_stats(self, filename):
         """Write the profile data to a file that pstats and rprofile.Stats load back."""
-        data = self._engine().dump()
+        core = self._engine()
+        if core is None:
+            return self.dump_stats(filename)
+        data = core.dump()
         with open(filename, 'wb') as f:
             f.write(data)
 
@@ -321,6 +333,8 @@ class Stats:
             self.sort_type += connector + description
             connector = ", "
         core = self._engine()
+        if core is None:
+            return self.sort_stats(*field)
         core.sort([tuple(f) for f in spec])
         self._fcn_list = _UNSET
         return self
@@ -334,6 +348,8 @@ class Stats:
 
     def strip_dirs(self):
         core = self._engine()
+        if core is None:
+            return self.strip_dirs()
         self.max_name_len = core.strip_dirs()
         self._stats = None
         self.top_level = {func_strip_path(func) for func in self.top_level}
@@ -374,6 +390,8 @@ class Stats:
     def get_stats_profile(self):
         """The listed functions' figures as a ``StatsProfile`` (pstats' dataclasses)."""
         core = self._engine()
+        if core is None:
+            return self.get_stats_profile()
         listing = self._listing(core, self._ordered())
         if not len(listing):
             return StatsProfile(0, {})
@@ -392,6 +410,8 @@ class Stats:
 
     def get_print_list(self, sel_list):
         core = self._engine()
+        if core is None:
+            return self.get_print_list(sel_list)
         width = self.max_name_len
         ordered = self._ordered()
         listing = self._listing(core, ordered)
@@ -465,7 +485,32 @@ class Stats:
 
     def print_line(self, func):
         core = self._engine()
+        if core is None:
+            return self.print_line(func)
         self._write(core.format_lines(core.listing([func])))
+
+
+class _GeneralStats(Stats):
+    """A Stats whose data the engine does not hold (keys or values of shapes that only pstats'
+    dict-based code handles, e.g. float line numbers or caller lists): pstats' own methods run
+    on its plain attributes, so it behaves exactly as pstats does with such data."""
+
+    stats = fcn_list = all_callees = None
+
+    def _engine(self):
+        return None
+
+
+def _general_methods():
+    names = ("get_top_level_stats", "dump_stats", "sort_stats", "reverse_order", "strip_dirs",
+             "calc_callees", "eval_print_amount", "get_stats_profile", "get_print_list",
+             "print_stats", "print_callees", "print_callers", "print_call_heading",
+             "print_call_line", "print_title", "print_line")
+    for name in names:
+        setattr(_GeneralStats, name, getattr(_pstats.Stats, name))
+
+
+_general_methods()
 
 
 if __name__ == "__main__":

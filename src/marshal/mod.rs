@@ -2,6 +2,8 @@
 //! files: `write` makes the bytes of a stats dict, `read` parses any marshal data a stats file
 //! may hold into plain values, with CPython's errors for bad data and bounded memory.
 
+#[cfg(test)]
+mod fuzz_tests;
 pub mod read;
 mod write;
 

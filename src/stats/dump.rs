@@ -1,8 +1,16 @@
 //! `dump_stats`: the model as the marshal bytes of its stats dict, readable by `marshal.load`
 //! (and so by pstats and every tool built on it). Strings are written once and referenced after.
 
-use super::model::{CallValue, Model};
+use super::model::{CallValue, Model, CT_INT, TT_INT};
 use crate::marshal::Writer;
+
+fn time(w: &mut Writer, t: f64, int: bool) {
+    if int {
+        w.int(t as i64);
+    } else {
+        w.float(t);
+    }
+}
 
 pub fn dump(model: &Model) -> Vec<u8> {
     let mut w = Writer::new();
@@ -24,18 +32,24 @@ pub fn dump(model: &Model) -> Vec<u8> {
         w.tuple(5, false);
         w.int(r.cc);
         w.int(r.nc);
-        w.float(r.tt);
-        w.float(r.ct);
+        time(&mut w, r.tt, r.ints & TT_INT != 0);
+        time(&mut w, r.ct, r.ints & CT_INT != 0);
         w.dict();
         for e in &r.callers {
             key(&mut w, e.func);
             match e.value {
-                CallValue::Tuple { nc, cc, tt, ct } => {
+                CallValue::Tuple {
+                    nc,
+                    cc,
+                    tt,
+                    ct,
+                    ints,
+                } => {
                     w.tuple(4, false);
                     w.int(nc);
                     w.int(cc);
-                    w.float(tt);
-                    w.float(ct);
+                    time(&mut w, tt, ints & TT_INT != 0);
+                    time(&mut w, ct, ints & CT_INT != 0);
                 }
                 CallValue::Count(n) => w.int(n),
             }

@@ -4,7 +4,7 @@
 
 use std::rc::Rc;
 
-use super::model::{CallValue, Edge, Model, Record};
+use super::model::{CallValue, Edge, Model, Record, CT_INT, TT_INT};
 use crate::marshal::read::{self, Value};
 
 /// Integers above this are not exact as floats; times beyond it are refused rather than rounded.
@@ -12,6 +12,9 @@ const EXACT_FLOAT_INT: i64 = 1 << 53;
 
 /// Parses stats-file bytes. `None` for bad marshal data and for data of another shape.
 pub fn from_bytes(data: &[u8]) -> Option<Model> {
+    if let Some(m) = super::decode::decode(data) {
+        return Some(m);
+    }
     let (v, _) = read::read(data).ok()?;
     from_value(&v)
 }
@@ -32,11 +35,13 @@ pub fn from_value(v: &Value) -> Option<Model> {
         let Value::Dict(callers) = &**callers else {
             return None;
         };
+        let ((tt, tt_int), (ct, ct_int)) = (time(tt)?, time(ct)?);
         let mut rec = Record {
             cc: count(cc)?,
             nc: count(nc)?,
-            tt: time(tt)?,
-            ct: time(ct)?,
+            tt,
+            ct,
+            ints: ints(tt_int, ct_int),
             callers: Vec::with_capacity(callers.len()),
         };
         for (ck, cv) in callers {
@@ -106,12 +111,18 @@ fn count(v: &Value) -> Option<i64> {
     }
 }
 
-fn time(v: &Value) -> Option<f64> {
+/// A time and whether it is an int.
+fn time(v: &Value) -> Option<(f64, bool)> {
     match v {
-        Value::Float(f) => Some(*f),
-        Value::Int(i) if i.unsigned_abs() <= EXACT_FLOAT_INT as u64 => Some(*i as f64),
+        Value::Float(f) => Some((*f, false)),
+        Value::Int(i) if i.unsigned_abs() <= EXACT_FLOAT_INT as u64 => Some((*i as f64, true)),
         _ => None,
     }
+}
+
+/// The `ints` bits for a pair of times.
+pub fn ints(tt_int: bool, ct_int: bool) -> u8 {
+    (if tt_int { TT_INT } else { 0 }) | (if ct_int { CT_INT } else { 0 })
 }
 
 fn call_value(v: &Value) -> Option<CallValue> {
@@ -121,11 +132,13 @@ fn call_value(v: &Value) -> Option<CallValue> {
             let [nc, cc, tt, ct] = &items[..] else {
                 return None;
             };
+            let ((tt, tt_int), (ct, ct_int)) = (time(tt)?, time(ct)?);
             Some(CallValue::Tuple {
                 nc: count(nc)?,
                 cc: count(cc)?,
-                tt: time(tt)?,
-                ct: time(ct)?,
+                tt,
+                ct,
+                ints: ints(tt_int, ct_int),
             })
         }
         _ => None,

@@ -5,6 +5,7 @@
 //! - `sort`: `sort_stats`' comparison; `select`: restriction patterns for the `regex` crate;
 //! - `report`: the printed lines; `dump`: marshal bytes of the model.
 
+pub mod decode;
 pub mod dump;
 pub mod load;
 pub mod model;

@@ -2,6 +2,8 @@
 //! callers)}`, with strings interned and functions numbered, in the dict's insertion order (which
 //! decides sort ties and unsorted listings, as in pstats). Python-free.
 
+use std::collections::HashMap;
+
 use indexmap::{IndexMap, IndexSet};
 use rustc_hash::FxBuildHasher;
 
@@ -16,11 +18,23 @@ pub struct Func {
     pub name: u32,
 }
 
+/// `ints` bits: which of a row's or caller's two times are Python ints (the `profile` module
+/// with an integer timer writes them) rather than floats. They are kept as exact f64 values and
+/// given back as ints, and int + int stays int as in Python.
+pub const TT_INT: u8 = 1;
+pub const CT_INT: u8 = 2;
+
 /// One caller's figures: cProfile's `(nc, cc, tt, ct)` tuple, or the pure-Python `profile`
 /// module's plain call count.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CallValue {
-    Tuple { nc: i64, cc: i64, tt: f64, ct: f64 },
+    Tuple {
+        nc: i64,
+        cc: i64,
+        tt: f64,
+        ct: f64,
+        ints: u8,
+    },
     Count(i64),
 }
 
@@ -37,6 +51,7 @@ pub struct Record {
     pub nc: i64,
     pub tt: f64,
     pub ct: f64,
+    pub ints: u8,
     pub callers: Vec<Edge>,
 }
 
@@ -58,18 +73,26 @@ impl CallValue {
     fn combined(source: CallValue, target: CallValue) -> Result<CallValue, MergeError> {
         match (source, target) {
             (
-                CallValue::Tuple { nc, cc, tt, ct },
+                CallValue::Tuple {
+                    nc,
+                    cc,
+                    tt,
+                    ct,
+                    ints,
+                },
                 CallValue::Tuple {
                     nc: n2,
                     cc: c2,
                     tt: t2,
                     ct: k2,
+                    ints: i2,
                 },
             ) => Ok(CallValue::Tuple {
                 nc: add_i64(nc, n2)?,
                 cc: add_i64(cc, c2)?,
                 tt: tt + t2,
                 ct: ct + k2,
+                ints: ints & i2,
             }),
             (CallValue::Count(a), CallValue::Count(b)) => Ok(CallValue::Count(add_i64(b, a)?)),
             (CallValue::Tuple { .. }, CallValue::Count(_)) => Err(MergeError::MixedCallerFormats {
@@ -121,6 +144,7 @@ pub fn add_func_stats(target: &mut Record, source: &Record) -> Result<(), MergeE
     target.nc = add_i64(source.nc, target.nc)?;
     target.tt = source.tt + target.tt;
     target.ct = source.ct + target.ct;
+    target.ints &= source.ints;
     add_callers(&mut target.callers, &source.callers)
 }
 
@@ -130,6 +154,8 @@ pub struct TopLevel {
     pub total_calls: i128,
     pub prim_calls: i128,
     pub total_tt: f64,
+    /// Whether every time added was an int (the sum is then an int if the start was).
+    pub total_tt_int: bool,
     /// Functions called by pstats' `("jprofile", 0, "profiler")` marker.
     pub top_level: Vec<u32>,
     pub max_name_len: usize,
@@ -141,7 +167,10 @@ pub struct Model {
     /// Interned file and function names (UTF-8; lone surrogates as `surrogatepass` writes them).
     pub strings: FxIndexSet<Box<[u8]>>,
     /// Every function named as a key or a caller; ids are positions and never change.
-    pub funcs: FxIndexSet<Func>,
+    pub funcs: Vec<Func>,
+    /// Id of each function. A plain map (key stored in its slot) finds an id with one memory
+    /// access where an index set needs two, which matters at a million caller edges.
+    func_ids: HashMap<Func, u32, FxBuildHasher>,
     /// The stats dict itself, in insertion order.
     pub stats: FxIndexMap<u32, Record>,
 }
@@ -165,7 +194,17 @@ impl Model {
             line,
             name: self.intern(name),
         };
-        self.funcs.insert_full(f).0 as u32
+        self.func_of(f)
+    }
+
+    /// The id of a function whose strings are interned, adding it if new.
+    pub fn func_of(&mut self, f: Func) -> u32 {
+        let next = self.funcs.len() as u32;
+        let id = *self.func_ids.entry(f).or_insert(next);
+        if id == next {
+            self.funcs.push(f);
+        }
+        id
     }
 
     pub fn func(&self, id: u32) -> Func {
@@ -183,7 +222,7 @@ impl Model {
             line,
             name: self.strings.get_index_of(name)? as u32,
         };
-        self.funcs.get_index_of(&f).map(|i| i as u32)
+        self.func_ids.get(&f).copied()
     }
 
     /// Appends `func_std_string(func)`: `{name}` or `name` for built-ins (`('~', 0, name)`),
@@ -228,6 +267,7 @@ impl Model {
             total_calls: 0,
             prim_calls: 0,
             total_tt,
+            total_tt_int: true,
             top_level: Vec::new(),
             max_name_len: 0,
         };
@@ -235,6 +275,7 @@ impl Model {
             t.total_calls += r.nc as i128;
             t.prim_calls += r.cc as i128;
             t.total_tt += r.tt;
+            t.total_tt_int &= r.ints & TT_INT != 0;
             if let Some(m) = marker {
                 if r.callers.iter().any(|e| e.func == m) {
                     t.top_level.push(func);
@@ -269,6 +310,7 @@ impl Model {
                 nc: rec.nc,
                 tt: rec.tt,
                 ct: rec.ct,
+                ints: rec.ints,
                 callers: Vec::with_capacity(rec.callers.len()),
             };
             for e in &rec.callers {
@@ -285,6 +327,8 @@ impl Model {
                         nc: 0,
                         tt: 0.0,
                         ct: 0.0,
+                        // pstats starts from int zeros: they leave the source's types as they are.
+                        ints: TT_INT | CT_INT,
                         callers: Vec::new(),
                     };
                     add_func_stats(&mut fresh, &src)?;
@@ -301,39 +345,42 @@ impl Model {
     /// new `max_name_len`.
     pub fn strip_dirs(&self) -> Result<(Model, usize), MergeError> {
         let mut out = Model::default();
-        let mut memo = vec![u32::MAX; self.funcs.len()];
-        let mut max_len = 0;
-        let mut strip = |out: &mut Model, id: u32| -> u32 {
-            if memo[id as usize] == u32::MAX {
+        // Every function's new id, and which new ids more than one function became: only rows
+        // and caller lists that meet one of those need merging.
+        let new_of: Vec<u32> = (0..self.funcs.len() as u32)
+            .map(|id| {
                 let f = self.func(id);
                 let file = basename(self.string(f.file));
-                memo[id as usize] = out.func_id(file, f.line, self.string(f.name));
-            }
-            memo[id as usize]
-        };
+                out.func_id(file, f.line, self.string(f.name))
+            })
+            .collect();
+        let mut preimages = vec![0u8; out.funcs.len()];
+        for &n in &new_of {
+            preimages[n as usize] = preimages[n as usize].saturating_add(1);
+        }
+        let merged = |n: u32| preimages[n as usize] > 1;
+        let mut max_len = 0;
+        out.stats.reserve(self.stats.len());
         for (&func, rec) in &self.stats {
-            let new = strip(&mut out, func);
+            let new = new_of[func as usize];
             max_len = max_len.max(out.std_name_len(new));
-            let mut callers: Vec<Edge> = Vec::with_capacity(rec.callers.len());
-            let mut at: rustc_hash::FxHashMap<u32, usize> = Default::default();
-            for e in &rec.callers {
-                let f = strip(&mut out, e.func);
-                match at.get(&f) {
-                    Some(&i) => callers[i].value = e.value,
-                    None => {
-                        at.insert(f, callers.len());
-                        callers.push(Edge {
-                            func: f,
-                            value: e.value,
-                        });
-                    }
-                }
+            let mut callers: Vec<Edge> = rec
+                .callers
+                .iter()
+                .map(|e| Edge {
+                    func: new_of[e.func as usize],
+                    value: e.value,
+                })
+                .collect();
+            if callers.iter().any(|e| merged(e.func)) {
+                super::load::dedupe_callers(&mut callers);
             }
             let row = Record {
                 cc: rec.cc,
                 nc: rec.nc,
                 tt: rec.tt,
                 ct: rec.ct,
+                ints: rec.ints,
                 callers,
             };
             match out.stats.get_mut(&new) {
@@ -346,23 +393,120 @@ impl Model {
         Ok((out, max_len))
     }
 
-    /// `calc_callees`: for every function (rows first seen in stats order, callers as they come),
-    /// the functions it calls with the caller figures.
-    pub fn callees(&self) -> FxIndexMap<u32, Vec<Edge>> {
-        let mut all: FxIndexMap<u32, Vec<Edge>> = FxIndexMap::default();
-        for (&func, rec) in &self.stats {
-            all.entry(func).or_default();
-            for e in &rec.callers {
-                // Each row is visited once and its callers are distinct, so `func` is new in
-                // every list it is pushed to.
-                all.entry(e.func).or_default().push(Edge {
-                    func,
-                    value: e.value,
-                });
+    /// `calc_callees`: for every function, the functions it calls with the caller figures, in
+    /// the order pstats' dict has them (callers' rows in stats order).
+    pub fn callees(&self) -> Callees {
+        let n = self.funcs.len();
+        let mut start = vec![0u32; n + 1];
+        for r in self.stats.values() {
+            for e in &r.callers {
+                start[e.func as usize + 1] += 1;
             }
         }
-        all
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut next = start.clone();
+        let placeholder = Edge {
+            func: 0,
+            value: CallValue::Count(0),
+        };
+        let mut edges = vec![placeholder; start[n] as usize];
+        for (&func, r) in &self.stats {
+            for e in &r.callers {
+                let slot = &mut next[e.func as usize];
+                edges[*slot as usize] = Edge {
+                    func,
+                    value: e.value,
+                };
+                *slot += 1;
+            }
+        }
+        Callees {
+            start,
+            edges,
+            rows: self.stats.len(),
+            order: callee_dict_order(self),
+        }
     }
+}
+
+/// `all_callees`: per function id, the functions it calls (a compressed adjacency list).
+#[derive(Clone, Debug, Default)]
+pub struct Callees {
+    start: Vec<u32>,
+    edges: Vec<Edge>,
+    /// Rows of the stats dict it was made from (pstats' dict is empty only if there were none).
+    rows: usize,
+    /// The dict's keys in its order.
+    pub order: Vec<u32>,
+}
+
+impl Callees {
+    /// The same lists with every function id passed through `map` (into another model).
+    pub fn mapped(&self, map: &mut impl FnMut(u32) -> u32, funcs: usize) -> Callees {
+        let mut lists: Vec<Vec<Edge>> = vec![Vec::new(); funcs];
+        let mut order = Vec::with_capacity(self.order.len());
+        for &f in &self.order {
+            let new = map(f) as usize;
+            if new >= lists.len() {
+                lists.resize(new + 1, Vec::new());
+            }
+            order.push(new as u32);
+            for e in self.of(f) {
+                let edge = Edge {
+                    func: map(e.func),
+                    value: e.value,
+                };
+                lists[new].push(edge);
+            }
+        }
+        let n = lists.len().max(funcs);
+        let mut start = Vec::with_capacity(n + 1);
+        let mut edges = Vec::new();
+        start.push(0);
+        for i in 0..n {
+            if let Some(l) = lists.get(i) {
+                edges.extend_from_slice(l);
+            }
+            start.push(edges.len() as u32);
+        }
+        Callees {
+            start,
+            edges,
+            rows: self.rows,
+            order,
+        }
+    }
+
+    /// The callees of `func` (none for a function the model did not have when they were made).
+    pub fn of(&self, func: u32) -> &[Edge] {
+        let f = func as usize;
+        match (self.start.get(f), self.start.get(f + 1)) {
+            (Some(&a), Some(&b)) => &self.edges[a as usize..b as usize],
+            _ => &[],
+        }
+    }
+
+    /// Whether pstats' `all_callees` dict would be empty.
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0 && self.edges.is_empty()
+    }
+}
+
+/// The keys of pstats' `all_callees` in its order: each row, then the callers not yet seen.
+fn callee_dict_order(model: &Model) -> Vec<u32> {
+    let mut seen = vec![false; model.funcs.len()];
+    let mut order = Vec::new();
+    for (&func, r) in &model.stats {
+        for f in std::iter::once(func).chain(r.callers.iter().map(|e| e.func)) {
+            if !seen[f as usize] {
+                seen[f as usize] = true;
+                order.push(f);
+            }
+        }
+    }
+    order
 }
 
 /// `os.path.basename` on POSIX: what follows the last `/`.

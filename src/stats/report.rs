@@ -119,7 +119,7 @@ pub fn call_line(
         model.std_name(e.func, &mut name);
         let first = i == 0;
         match e.value {
-            CallValue::Tuple { nc, cc, tt, ct } => {
+            CallValue::Tuple { nc, cc, tt, ct, .. } => {
                 if !first {
                     out.extend(std::iter::repeat_n(b' ', width + 1));
                 }
@@ -170,14 +170,13 @@ pub fn callers(
 /// `print_callees`' body, from the callee lists `calc_callees` made.
 pub fn callees(
     model: &Model,
-    all: &super::model::FxIndexMap<u32, Vec<Edge>>,
+    all: &super::model::Callees,
     width: usize,
     list: &[u32],
     out: &mut Vec<u8>,
 ) -> Result<(), Missing> {
     for &func in list {
-        let calls = all.get(&func).map(Vec::as_slice).unwrap_or(&[]);
-        call_line(model, width, func, calls, "->", out)?;
+        call_line(model, width, func, all.of(func), "->", out)?;
     }
     Ok(())
 }

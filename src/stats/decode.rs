@@ -1,0 +1,307 @@
+//! The fast path from stats-file bytes to the model: one pass over the marshal data with no
+//! intermediate values, so loading costs little more memory than the model itself. It reads the
+//! forms profilers and `marshal.dump` write for a stats dict; on anything else (another shape,
+//! bad data, rarer encodings) it gives up with `None`, and the general reader
+//! (`marshal::read` + `load::from_value`) takes over, with its exact errors. Both must agree
+//! wherever this one succeeds (a property test holds them to it).
+
+use super::load::{dedupe_callers, ints};
+use super::model::{CallValue, Edge, Model, Record};
+
+const FLAG_REF: u8 = 0x80;
+const EXACT_FLOAT_INT: u64 = 1 << 53;
+
+/// What a back-reference may point to, kept compactly; anything else is `Other` (a reference
+/// to it makes the fast path give up).
+#[derive(Clone, Copy)]
+enum Ref {
+    Pending,
+    Str(u32),
+    Int(i64),
+    Float(f64),
+    Func(u32),
+    Call(CallValue),
+    Other,
+}
+
+struct Decoder<'a> {
+    data: &'a [u8],
+    pos: usize,
+    refs: Vec<Ref>,
+    model: Model,
+}
+
+type R<T> = Option<T>;
+
+impl<'a> Decoder<'a> {
+    fn bytes(&mut self, n: usize) -> R<&'a [u8]> {
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.data.len())?;
+        let s = &self.data[self.pos..end];
+        self.pos = end;
+        Some(s)
+    }
+
+    fn byte(&mut self) -> R<u8> {
+        let b = *self.data.get(self.pos)?;
+        self.pos += 1;
+        Some(b)
+    }
+
+    fn u32(&mut self) -> R<u32> {
+        let b = self.bytes(4)?;
+        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// The type byte: its type and, if flagged, the reference slot it takes.
+    fn head(&mut self) -> R<(u8, Option<usize>)> {
+        let code = self.byte()?;
+        if code & FLAG_REF != 0 && code != (b'r' | FLAG_REF) {
+            self.refs.push(Ref::Pending);
+            Some((code & !FLAG_REF, Some(self.refs.len() - 1)))
+        } else {
+            Some((code & !FLAG_REF, None))
+        }
+    }
+
+    fn fill(&mut self, slot: Option<usize>, r: Ref) {
+        if let Some(i) = slot {
+            self.refs[i] = r;
+        }
+    }
+
+    fn reference(&mut self) -> R<Ref> {
+        let i = self.u32()? as usize;
+        match self.refs.get(i)? {
+            Ref::Pending | Ref::Other => None,
+            r => Some(*r),
+        }
+    }
+
+    /// A str, as an interned string id.
+    fn string(&mut self) -> R<u32> {
+        let (ty, slot) = self.head()?;
+        let bytes = match ty {
+            b'r' => {
+                return match self.reference()? {
+                    Ref::Str(id) => Some(id),
+                    _ => None,
+                }
+            }
+            b'z' | b'Z' => {
+                let n = self.byte()? as usize;
+                self.bytes(n)?
+            }
+            b'a' | b'A' | b'u' | b't' => {
+                let n = self.u32()? as usize;
+                self.bytes(n)?
+            }
+            _ => return None,
+        };
+        // Latin-1 beyond ASCII and surrogatepass bytes are left to the general reader.
+        let ok = if matches!(ty, b'u' | b't') {
+            std::str::from_utf8(bytes).is_ok()
+        } else {
+            bytes.is_ascii()
+        };
+        if !ok {
+            return None;
+        }
+        let id = self.model.intern(bytes);
+        self.fill(slot, Ref::Str(id));
+        Some(id)
+    }
+
+    /// An int that fits i64 (not a bool).
+    fn int(&mut self) -> R<i64> {
+        let (ty, slot) = self.head()?;
+        let v = match ty {
+            b'r' => {
+                return match self.reference()? {
+                    Ref::Int(i) => Some(i),
+                    _ => None,
+                }
+            }
+            b'i' => self.u32()? as i32 as i64,
+            b'l' => {
+                let n = self.u32()? as i32;
+                let count = n.unsigned_abs() as usize;
+                if count == 0 || count > 4 {
+                    return None; // zero digits is unnormalized; >60 bits left to the reader
+                }
+                let mut mag: u64 = 0;
+                let digits = self.bytes(2 * count)?;
+                for d in digits.chunks_exact(2).rev() {
+                    let d = u16::from_le_bytes([d[0], d[1]]);
+                    if d > 0x7fff {
+                        return None;
+                    }
+                    mag = (mag << 15) | d as u64;
+                }
+                if digits[2 * count - 2..] == [0, 0] {
+                    return None;
+                }
+                let v = mag as i64;
+                if n < 0 {
+                    -v
+                } else {
+                    v
+                }
+            }
+            _ => return None,
+        };
+        self.fill(slot, Ref::Int(v));
+        Some(v)
+    }
+
+    /// A time: a binary float, or an int exact as a float (and whether it was an int).
+    fn time(&mut self) -> R<(f64, bool)> {
+        let at = self.pos;
+        match self.data.get(at)? & !FLAG_REF {
+            b'g' => {
+                let (_, slot) = self.head()?;
+                let b = self.bytes(8)?;
+                let mut a = [0u8; 8];
+                a.copy_from_slice(b);
+                let f = f64::from_le_bytes(a);
+                self.fill(slot, Ref::Float(f));
+                Some((f, false))
+            }
+            b'r' => {
+                let save = self.pos;
+                let (_, _) = self.head()?;
+                match self.reference()? {
+                    Ref::Float(f) => Some((f, false)),
+                    Ref::Int(i) if i.unsigned_abs() <= EXACT_FLOAT_INT => Some((i as f64, true)),
+                    _ => {
+                        self.pos = save;
+                        None
+                    }
+                }
+            }
+            _ => {
+                let i = self.int()?;
+                (i.unsigned_abs() <= EXACT_FLOAT_INT).then_some((i as f64, true))
+            }
+        }
+    }
+
+    /// The start of a tuple of exactly `n` items; its reference slot, if flagged.
+    fn tuple(&mut self, n: usize) -> R<Option<usize>> {
+        let (ty, slot) = self.head()?;
+        let len = match ty {
+            b')' => self.byte()? as usize,
+            b'(' => self.u32()? as usize,
+            _ => return None,
+        };
+        (len == n).then_some(slot)
+    }
+
+    /// A function key `(file, line, name)`.
+    fn key(&mut self) -> R<u32> {
+        if self.data.get(self.pos)? & !FLAG_REF == b'r' {
+            self.pos += 1;
+            return match self.reference()? {
+                Ref::Func(f) => Some(f),
+                _ => None,
+            };
+        }
+        let slot = self.tuple(3)?;
+        let file = self.string()?;
+        let line = self.int()?;
+        let name = self.string()?;
+        let id = self.model.func_of(super::model::Func { file, line, name });
+        self.fill(slot, Ref::Func(id));
+        Some(id)
+    }
+
+    fn call_value(&mut self) -> R<CallValue> {
+        match self.data.get(self.pos)? & !FLAG_REF {
+            b'r' => {
+                self.pos += 1;
+                match self.reference()? {
+                    Ref::Call(c) => Some(c),
+                    Ref::Int(n) => Some(CallValue::Count(n)),
+                    _ => None,
+                }
+            }
+            b')' | b'(' => {
+                let slot = self.tuple(4)?;
+                let nc = self.int()?;
+                let cc = self.int()?;
+                let ((tt, tt_int), (ct, ct_int)) = (self.time()?, self.time()?);
+                let c = CallValue::Tuple {
+                    nc,
+                    cc,
+                    tt,
+                    ct,
+                    ints: ints(tt_int, ct_int),
+                };
+                self.fill(slot, Ref::Call(c));
+                Some(c)
+            }
+            _ => Some(CallValue::Count(self.int()?)),
+        }
+    }
+
+    /// Whether the next byte ends a dict (`TYPE_NULL`).
+    fn end_of_dict(&mut self) -> R<bool> {
+        if *self.data.get(self.pos)? == b'0' {
+            self.pos += 1;
+            return Some(true);
+        }
+        Some(false)
+    }
+
+    fn dict_start(&mut self) -> R<()> {
+        let (ty, slot) = self.head()?;
+        if ty != b'{' {
+            return None;
+        }
+        self.fill(slot, Ref::Other);
+        Some(())
+    }
+
+    fn stats(&mut self) -> R<()> {
+        self.dict_start()?;
+        while !self.end_of_dict()? {
+            let func = self.key()?;
+            let slot = self.tuple(5)?;
+            self.fill(slot, Ref::Other);
+            let cc = self.int()?;
+            let nc = self.int()?;
+            let (tt, tt_int) = self.time()?;
+            let (ct, ct_int) = self.time()?;
+            self.dict_start()?;
+            let mut callers = Vec::new();
+            while !self.end_of_dict()? {
+                let f = self.key()?;
+                let value = self.call_value()?;
+                callers.push(Edge { func: f, value });
+            }
+            callers.shrink_to_fit();
+            dedupe_callers(&mut callers);
+            let rec = Record {
+                cc,
+                nc,
+                tt,
+                ct,
+                ints: ints(tt_int, ct_int),
+                callers,
+            };
+            self.model.stats.insert(func, rec);
+        }
+        Some(())
+    }
+}
+
+/// The model of a stats file's bytes, or `None` to leave them to the general reader.
+pub fn decode(data: &[u8]) -> Option<Model> {
+    let mut d = Decoder {
+        data,
+        pos: 0,
+        refs: Vec::new(),
+        model: Model::default(),
+    };
+    d.stats()?;
+    Some(d.model)
+}
