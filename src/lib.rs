@@ -33,6 +33,7 @@ fn _rprofile(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<stats_py::StatsCore>()?;
     m.add_class::<stats_py::FuncList>()?;
     m.add_function(wrap_pyfunction!(stats_py::_f8, m)?)?;
+    m.add_function(wrap_pyfunction!(stats_py::_regex_translate, m)?)?;
     m.add("profiler_entry", entries::entry_type(m.py())?)?;
     m.add("profiler_subentry", entries::subentry_type(m.py())?)?;
     Ok(())

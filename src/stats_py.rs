@@ -626,6 +626,15 @@ impl StatsCore {
     }
 }
 
+/// The `regex`-crate spelling of a restriction pattern, or `None` when Python's `re` must run it;
+/// exposed for the tests that hold the two engines to the same selections.
+#[pyfunction]
+pub fn _regex_translate(pattern: &Bound<'_, PyString>) -> Option<String> {
+    select::translate(pattern.to_str().ok()?)
+        .filter(|(p, _)| regex::Regex::new(p).is_ok())
+        .map(|(p, _)| p)
+}
+
 /// `"%8.3f" % x`, exposed for the tests that hold the formatting to Python's.
 #[pyfunction]
 pub fn _f8(x: f64) -> String {

@@ -58,12 +58,13 @@ class Profile(_Profiler):
     # add to a profile) are the same.
 
     def print_stats(self, sort=-1):
-        import pstats
+        # rprofile.Stats prints what pstats.Stats prints (cProfile's choice), faster.
+        from rprofile.stats import Stats
 
         if sys.version_info >= (3, 13) and isinstance(sort, tuple):
-            pstats.Stats(self).strip_dirs().sort_stats(*sort).print_stats()
+            Stats(self).strip_dirs().sort_stats(*sort).print_stats()
         else:
-            pstats.Stats(self).strip_dirs().sort_stats(sort).print_stats()
+            Stats(self).strip_dirs().sort_stats(sort).print_stats()
 
     def dump_stats(self, file):
         import marshal

@@ -305,3 +305,74 @@ pub fn decode(data: &[u8]) -> Option<Model> {
     d.stats()?;
     Some(d.model)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::marshal::read;
+    use crate::stats::{dump::dump, load::from_value};
+
+    fn corpus() -> Vec<(String, Vec<u8>)> {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/corpus/marshal_reader");
+        let mut files: Vec<_> = std::fs::read_dir(dir)
+            .expect("the fuzz corpus is in the repository")
+            .filter_map(|e| e.ok())
+            .map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                (name, std::fs::read(e.path()).expect("corpus file"))
+            })
+            .collect();
+        files.sort();
+        files
+    }
+
+    fn general(data: &[u8]) -> Option<Model> {
+        let (v, _) = read::read(data).ok()?;
+        from_value(&v)
+    }
+
+    /// Where the fast path accepts data, the general reader must read the same model.
+    fn check(data: &[u8]) -> bool {
+        match decode(data) {
+            Some(fast) => {
+                let slow = general(data).expect("the general reader refused what the fast path read");
+                assert_eq!(dump(&fast), dump(&slow));
+                true
+            }
+            None => false,
+        }
+    }
+
+    #[test]
+    fn real_profiles_take_the_fast_path_and_agree_with_the_general_reader() {
+        let files = corpus();
+        let profiles: Vec<_> = files
+            .iter()
+            .filter(|(n, _)| n.starts_with("cprofile") || n.starts_with("profile"))
+            .collect();
+        assert!(!profiles.is_empty());
+        for (name, data) in profiles {
+            assert!(check(data), "{name} did not take the fast path");
+            // And what dump writes reads back the same way.
+            let again = dump(&decode(data).unwrap_or_default());
+            assert!(check(&again), "{name}: dump output did not take the fast path");
+        }
+    }
+
+    #[test]
+    fn damaged_inputs_agree_or_fall_back() {
+        for (_, data) in corpus() {
+            for cut in (0..data.len()).step_by(7) {
+                check(&data[..cut]);
+            }
+            let step = (data.len() / 400).max(1);
+            for i in (0..data.len()).step_by(step) {
+                for flip in [0x01u8, 0x80, 0xff] {
+                    let mut d = data.clone();
+                    d[i] ^= flip;
+                    check(&d);
+                }
+            }
+        }
+    }
+}

@@ -65,6 +65,8 @@ pub fn translate(pattern: &str) -> Option<(String, Needs)> {
                         return None;
                     }
                 }
+                // `{,n}` and `{,}` are repetitions from zero in Python: left to it.
+                None if chars.get(i + 1) == Some(&',') => return None,
                 None => {
                     // Python reads a brace that does not start a repetition as itself.
                     out.push_str("\\{");
