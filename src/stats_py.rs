@@ -15,12 +15,16 @@ use crate::stats::{dump, load, report, select, sort};
 
 /// A Python str from UTF-8 bytes that may hold surrogatepass-encoded lone surrogates.
 fn py_str<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyString>> {
-    match std::str::from_utf8(bytes) {
-        Ok(s) => Ok(PyString::new(py, s)),
-        Err(_) => Ok(PyBytes::new(py, bytes)
-            .call_method1("decode", ("utf-8", "surrogatepass"))?
-            .cast_into::<PyString>()?),
-    }
+    let len = pyo3::ffi::Py_ssize_t::try_from(bytes.len())
+        .map_err(|_| pyo3::exceptions::PyOverflowError::new_err("text too long"))?;
+    // SAFETY: the pointer and length describe `bytes`, which outlives the call; the error
+    // handler name is a NUL-terminated C string; the GIL is held (we have `py`).
+    let obj = unsafe {
+        pyo3::ffi::PyUnicode_DecodeUTF8(bytes.as_ptr().cast(), len, c"surrogatepass".as_ptr())
+    };
+    // SAFETY: a new reference or NULL with an exception set, as PyUnicode_DecodeUTF8 returns.
+    let obj = unsafe { Bound::from_owned_ptr_or_err(py, obj)? };
+    Ok(obj.cast_into::<PyString>()?)
 }
 
 /// The UTF-8 bytes of a str (lone surrogates as surrogatepass writes them, as marshal does).
@@ -231,6 +235,9 @@ fn merge_err(e: MergeError) -> PyErr {
     }
 }
 
+/// `(total_calls, prim_calls, total_tt, top_level keys, max_name_len)`.
+type TopLevelTotals<'py> = (i128, i128, Bound<'py, PyAny>, Bound<'py, PyList>, usize);
+
 /// A listing of functions (ids into a `StatsCore`'s model), narrowed by restrictions.
 #[pyclass(module = "rprofile._rprofile", name = "FuncList", frozen)]
 pub struct FuncList {
@@ -379,7 +386,7 @@ impl StatsCore {
         &self,
         py: Python<'py>,
         total_tt: &Bound<'py, PyAny>,
-    ) -> PyResult<(i128, i128, Bound<'py, PyAny>, Bound<'py, PyList>, usize)> {
+    ) -> PyResult<TopLevelTotals<'py>> {
         let (start, start_int) = time_from_py(total_tt)
             .ok_or_else(|| PyTypeError::new_err("total_tt must be an int or a float"))?;
         let t = self.model.top_level_stats(start);

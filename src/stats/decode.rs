@@ -335,7 +335,8 @@ mod tests {
     fn check(data: &[u8]) -> bool {
         match decode(data) {
             Some(fast) => {
-                let slow = general(data).expect("the general reader refused what the fast path read");
+                let slow =
+                    general(data).expect("the general reader refused what the fast path read");
                 assert_eq!(dump(&fast), dump(&slow));
                 true
             }
@@ -355,7 +356,10 @@ mod tests {
             assert!(check(data), "{name} did not take the fast path");
             // And what dump writes reads back the same way.
             let again = dump(&decode(data).unwrap_or_default());
-            assert!(check(&again), "{name}: dump output did not take the fast path");
+            assert!(
+                check(&again),
+                "{name}: dump output did not take the fast path"
+            );
         }
     }
 

@@ -142,8 +142,8 @@ pub fn add_callers(target: &mut Vec<Edge>, source: &[Edge]) -> Result<(), MergeE
 pub fn add_func_stats(target: &mut Record, source: &Record) -> Result<(), MergeError> {
     target.cc = add_i64(source.cc, target.cc)?;
     target.nc = add_i64(source.nc, target.nc)?;
-    target.tt = source.tt + target.tt;
-    target.ct = source.ct + target.ct;
+    target.tt += source.tt;
+    target.ct += source.ct;
     target.ints &= source.ints;
     add_callers(&mut target.callers, &source.callers)
 }
@@ -241,7 +241,7 @@ impl Model {
         } else {
             out.extend_from_slice(self.string(f.file));
             out.push(b':');
-            out.extend_from_slice(f.line.to_string().as_bytes());
+            super::report::decimal(out, f.line);
             out.push(b'(');
             out.extend_from_slice(name);
             out.push(b')');

@@ -4,25 +4,122 @@
 use std::fmt::Write as _;
 
 use super::model::{char_len, CallValue, Edge, Model};
-use super::sort::func_order;
 
 /// `"%8.3f" % x`.
 pub fn f8(out: &mut Vec<u8>, x: f64) {
     fixed3(out, x, 8);
 }
 
+/// A formatting buffer on the stack (report lines format millions of numbers).
+struct Small {
+    buf: [u8; 40],
+    len: usize,
+}
+
+impl std::fmt::Write for Small {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        if end > self.buf.len() {
+            return Err(std::fmt::Error);
+        }
+        self.buf[self.len..end].copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
 /// `"%{width}.3f" % x`: Rust's `{:.3}` rounds the exact binary value to nearest, ties to even,
 /// as Python's formatting does; NaN and the infinities are spelled as Python spells them.
 pub fn fixed3(out: &mut Vec<u8>, x: f64, width: usize) {
-    let mut s = String::with_capacity(16);
     if x.is_nan() {
-        s.push_str("nan");
-    } else if x.is_infinite() {
-        s.push_str(if x > 0.0 { "inf" } else { "-inf" });
-    } else {
-        let _ = write!(s, "{x:.3}");
+        return pad_left(out, b"nan", width);
     }
+    if x.is_infinite() {
+        return pad_left(out, if x > 0.0 { b"inf" } else { b"-inf" }, width);
+    }
+    let mut small = Small {
+        buf: [0; 40],
+        len: 0,
+    };
+    if let Some((negative, thousandths)) = thousandths(x) {
+        if negative {
+            small.buf[0] = b'-';
+            small.len = 1;
+        }
+        let mut digits = [0u8; 40];
+        let mut n = thousandths;
+        let mut i = digits.len();
+        // At least "0.000": four digits, the point after the first of them.
+        while n > 0 || i > digits.len() - 4 {
+            i -= 1;
+            digits[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+        let int_end = digits.len() - 3;
+        let _ = small.write_str(std::str::from_utf8(&digits[i..int_end]).unwrap_or("0"));
+        let _ = small.write_str(".");
+        let _ = small.write_str(std::str::from_utf8(&digits[int_end..]).unwrap_or("000"));
+        return pad_left(out, &small.buf[..small.len], width);
+    }
+    // Beyond 2**60: the general formatter.
+    let s = format!("{x:.3}");
     pad_left(out, s.as_bytes(), width);
+}
+
+/// `x` rounded to thousandths as Python's `%.3f` rounds it (the exact binary value to nearest,
+/// ties to even): the sign and the rounded `|x| * 1000`. `None` above 2**60.
+fn thousandths(x: f64) -> Option<(bool, u128)> {
+    let bits = x.to_bits();
+    let negative = bits >> 63 == 1;
+    let exp = ((bits >> 52) & 0x7ff) as i32;
+    let frac = bits & ((1 << 52) - 1);
+    // |x| = mant * 2**e exactly.
+    let (mant, e) = if exp == 0 {
+        (frac, -1074)
+    } else {
+        (frac | (1 << 52), exp - 1075)
+    };
+    let scaled = mant as u128 * 1000;
+    if e >= 0 {
+        if e > 8 {
+            return None;
+        }
+        return Some((negative, scaled << e));
+    }
+    let shift = (-e) as u32;
+    if shift >= 127 {
+        // Below 2**-74 the thousandths round to zero.
+        return Some((negative, 0));
+    }
+    let q = scaled >> shift;
+    let rem = scaled & ((1u128 << shift) - 1);
+    let half = 1u128 << (shift - 1);
+    let up = rem > half || (rem == half && q & 1 == 1);
+    Some((negative, q + up as u128))
+}
+
+/// Appends the decimal digits of `n`.
+pub fn decimal(out: &mut Vec<u8>, n: i64) {
+    let mut small = Small {
+        buf: [0; 40],
+        len: 0,
+    };
+    let _ = write!(small, "{n}");
+    out.extend_from_slice(&small.buf[..small.len]);
+}
+
+/// `"%d/%d" % (a, b)` if they differ, else `"%d" % a`, right-justified to `width`.
+fn calls_column(out: &mut Vec<u8>, a: i64, b: i64, width: usize) {
+    let mut small = Small {
+        buf: [0; 40],
+        len: 0,
+    };
+    let _ = if a != b {
+        write!(small, "{a}/{b}")
+    } else {
+        write!(small, "{a}")
+    };
+    pad_left(out, &small.buf[..small.len], width);
 }
 
 fn pad_left(out: &mut Vec<u8>, s: &[u8], width: usize) {
@@ -59,12 +156,7 @@ pub fn lines(model: &Model, list: &[u32], out: &mut Vec<u8>) -> Result<(), Missi
     let mut name = Vec::new();
     for &func in list {
         let r = model.stats.get(&func).ok_or(Missing(func))?;
-        let calls = if r.nc != r.cc {
-            format!("{}/{}", r.nc, r.cc)
-        } else {
-            r.nc.to_string()
-        };
-        pad_left(out, calls.as_bytes(), 9);
+        calls_column(out, r.nc, r.cc, 9);
         out.push(b' ');
         time_and_per_call(out, r.tt, r.nc);
         time_and_per_call(out, r.ct, r.cc);
@@ -112,9 +204,32 @@ pub fn call_line(
         out.push(b'\n');
         return Ok(());
     }
-    let mut sorted: Vec<&Edge> = calls.iter().collect();
-    sorted.sort_by(|a, b| func_order(model, a.func, b.func));
-    for (i, e) in sorted.into_iter().enumerate() {
+    // Sorted by key: (file, line, name) of each, fetched once; interned strings that are the
+    // same string are the same slice, which saves comparing their bytes. Keys are distinct, so
+    // an unstable sort gives pstats' order.
+    let mut sorted: Vec<(&[u8], i64, &[u8], &Edge)> = calls
+        .iter()
+        .map(|e| {
+            let f = model.func(e.func);
+            (model.string(f.file), f.line, model.string(f.name), e)
+        })
+        .collect();
+    let same = |a: &[u8], b: &[u8]| std::ptr::eq(a, b);
+    sorted.sort_unstable_by(|a, b| {
+        let file = if same(a.0, b.0) {
+            std::cmp::Ordering::Equal
+        } else {
+            a.0.cmp(b.0)
+        };
+        file.then(a.1.cmp(&b.1)).then_with(|| {
+            if same(a.2, b.2) {
+                std::cmp::Ordering::Equal
+            } else {
+                a.2.cmp(b.2)
+            }
+        })
+    });
+    for (i, &(_, _, _, e)) in sorted.iter().enumerate() {
         name.clear();
         model.std_name(e.func, &mut name);
         let first = i == 0;
@@ -123,12 +238,7 @@ pub fn call_line(
                 if !first {
                     out.extend(std::iter::repeat_n(b' ', width + 1));
                 }
-                let calls = if nc != cc {
-                    format!("{nc}/{cc}")
-                } else {
-                    nc.to_string()
-                };
-                pad_left(out, calls.as_bytes(), if first { 7 } else { 9 });
+                calls_column(out, nc, cc, if first { 7 } else { 9 });
                 out.push(b' ');
                 f8(out, tt);
                 out.push(b' ');
@@ -143,7 +253,7 @@ pub fn call_line(
                 }
                 out.extend_from_slice(&name);
                 out.push(b'(');
-                out.extend_from_slice(n.to_string().as_bytes());
+                decimal(out, n);
                 out.extend_from_slice(b") ");
                 f8(out, ct);
             }
