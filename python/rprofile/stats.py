@@ -42,6 +42,34 @@ _RENAMEABLE = (EOFError, ValueError, TypeError, AttributeError, KeyError, IndexE
                OverflowError)
 
 
+# Files above this size are probed before being read whole.
+_PROBE_SIZE = 1 << 20
+
+
+def _read_stats_bytes(f):
+    """The bytes of a stats file. A big file is read whole only if its first megabyte is the
+    start of valid marshal data: a few gigabytes of something else fail as fast, and in as
+    little memory, as marshal.load's reading of it."""
+    try:
+        size = os.fstat(f.fileno()).st_size
+    except (OSError, AttributeError, ValueError):
+        size = -1
+    if size <= _PROBE_SIZE:
+        return f.read()
+    head = f.read(_PROBE_SIZE)
+    try:
+        _marshal_loads(head)
+    except EOFError:
+        pass  # valid so far: the object goes on past the first megabyte
+    except Exception:
+        return head  # bad data already: the whole file fails the same way
+    else:
+        return head  # the whole object is in the first megabyte
+    del head
+    f.seek(0)
+    return f.read()
+
+
 def _naming_file(exc, name):
     """The same exception, with the stats file it came from named in its message."""
     if type(exc) not in _RENAMEABLE:
@@ -181,7 +209,7 @@ class Stats:
             path = os.fspath(arg)
             name = os.fsdecode(path)
             with open(path, 'rb') as f:
-                data = f.read()
+                data = _read_stats_bytes(f)
             core = _StatsCore.from_bytes(data)
             loaded = core
             if core is None:

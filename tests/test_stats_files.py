@@ -1,0 +1,60 @@
+"""rprofile.Stats on files that are not stats files: the exception type pstats raises, the file
+named in the message, and memory bounded by what marshal.load would read."""
+
+import os
+import subprocess
+import sys
+
+import pstats
+import pytest
+
+import rprofile
+
+CHILD = r"""
+import resource, sys
+import {module} as m
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    m.Stats(sys.argv[1])
+except Exception as e:
+    kind = type(e).__name__
+else:
+    kind = "ok"
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(kind, (after - before) // 1024)
+"""
+
+
+def _load_in_child(module, path):
+    out = subprocess.run([sys.executable, "-c", CHILD.format(module=module), path],
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    kind, mib = out.split()
+    return kind, int(mib)
+
+
+@pytest.mark.parametrize("content", [b"\0", b"{\xe9", b"[\xff\xff\xff\x7f"],
+                         ids=["zeros", "dict-then-junk", "huge-list-claim"])
+def test_a_huge_file_of_junk_fails_fast_in_little_memory(tmp_path, content):
+    path = tmp_path / "huge.prof"
+    with open(path, "wb") as f:
+        f.write(content)
+        f.truncate(3 << 30)  # 3 GiB, sparse: no disk is used
+    expected, _ = _load_in_child("pstats", str(path))
+    kind, mib = _load_in_child("rprofile.stats", str(path))
+    assert kind == expected and kind != "ok"
+    assert mib < 64, "rprofile.Stats grew by %d MiB reading a junk file" % mib
+
+
+@pytest.mark.parametrize("data", [b"", b"\xff", b"{", b"{)\x03", b"[\x01\x00\x00\x00i"],
+                         ids=["empty", "bad-code", "open-dict", "truncated-key", "list"])
+def test_damaged_files_raise_pstats_type_naming_the_file(tmp_path, data):
+    path = str(tmp_path / "bad.prof")
+    with open(path, "wb") as f:
+        f.write(data)
+    with pytest.raises(Exception) as ref:
+        pstats.Stats(path, stream=open(os.devnull, "w"))
+    with pytest.raises(type(ref.value)) as got:
+        rprofile.Stats(path, stream=open(os.devnull, "w"))
+    assert type(got.value) is type(ref.value)
+    if not isinstance(ref.value, (TypeError, AttributeError)) or "bad.prof" in str(ref.value):
+        assert "bad.prof" in str(got.value)
