@@ -990,7 +990,7 @@ fn huge_declared_sizes_are_errors_not_allocations() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Known problems, kept as tests to turn on once fixed (`cargo test -- --ignored`).
+// The two findings of the first fuzzing runs (fixed), kept as tests.
 
 /// A list of tuples, each holding two references to the one before, `k` times over: `12 * k`
 /// bytes that unfold into `2**k` leaves.
@@ -1008,8 +1008,6 @@ fn shared_tuple_chain(k: u32) -> Vec<u8> {
 }
 
 #[test]
-#[ignore = "known: the hashability check of a set item or dict key walks shared tuples once per \
-            path, exponential in the file size (marshal.loads' tuple hash does the same)"]
 fn shared_tuples_as_keys_are_checked_in_linear_time() {
     // The chain, then its last tuple as a set item and as a dict key: about 350 bytes each,
     // 2**28 leaves. Seconds now (read directly, not `guarded`, so that it fails rather than
@@ -1036,8 +1034,6 @@ fn shared_tuples_as_keys_are_checked_in_linear_time() {
 }
 
 #[test]
-#[ignore = "known: each nesting level reserves its vector for up to the rest of the input, so \
-            199 nested tuples reserve 8 * 199 bytes per input byte (an abort under a memory limit)"]
 fn nested_containers_do_not_reserve_the_rest_of_the_input_each() {
     // 199 tuples declaring 2**31 - 1 items, nested, then 1 MiB of None: each level reserves
     // 8 MiB (capped by what is left, not by what its items could need), 1.6 GB in all.

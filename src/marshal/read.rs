@@ -4,6 +4,7 @@
 //! `marshal.load` gives. Repeated objects are shared (`Rc`), so back-references cannot multiply
 //! memory, and no size read from the data is trusted before the bytes behind it exist.
 
+use std::collections::HashMap;
 use std::rc::Rc;
 
 /// A value read from marshal data.
@@ -49,14 +50,24 @@ pub enum Error {
 }
 
 /// The type name Python gives when `v` cannot be hashed (a list, dict or set, or a tuple
-/// holding one).
-fn unhashable(v: &Value) -> Option<&'static str> {
-    match v {
+/// holding one). `seen` remembers the tuples already checked: shared tuples nest into a DAG
+/// whose unfolding is exponential, so each is visited once.
+fn unhashable(
+    v: &Rc<Value>,
+    seen: &mut HashMap<*const Value, Option<&'static str>>,
+) -> Option<&'static str> {
+    match &**v {
         Value::List(_) => Some("list"),
         Value::Dict(_) => Some("dict"),
         Value::Set(_) => Some("set"),
-        Value::Tuple(items) => items.iter().find_map(|i| unhashable(i)),
-        Value::FrozenSet(_) => None,
+        Value::Tuple(items) => {
+            if let Some(&known) = seen.get(&Rc::as_ptr(v)) {
+                return known;
+            }
+            let r = items.iter().find_map(|i| unhashable(i, seen));
+            seen.insert(Rc::as_ptr(v), r);
+            r
+        }
         _ => None,
     }
 }
@@ -80,6 +91,8 @@ struct Reader<'a> {
     pos: usize,
     refs: Vec<Option<Rc<Value>>>,
     depth: usize,
+    /// Tuples already checked for hashability (see [`unhashable`]).
+    hashable: HashMap<*const Value, Option<&'static str>>,
 }
 
 /// Reads one object from the start of `data`; returns it and the number of bytes it took.
@@ -89,6 +102,7 @@ pub fn read(data: &[u8]) -> Result<(Rc<Value>, usize), Error> {
         pos: 0,
         refs: Vec::new(),
         depth: 0,
+        hashable: HashMap::new(),
     };
     match r.object()? {
         Some(v) => Ok((v, r.pos)),
@@ -133,8 +147,11 @@ impl<'a> Reader<'a> {
         Ok(n as usize)
     }
 
+    /// Room to reserve for `n` items: never more than the bytes left could hold, nor more than
+    /// a small bound (nested containers each declaring a huge size would otherwise reserve
+    /// the rest of the input once per level); vectors grow past it as items arrive.
     fn capacity(&self, n: usize) -> usize {
-        n.min(self.data.len() - self.pos)
+        n.min(self.data.len() - self.pos).min(1024)
     }
 
     /// A text float (`TYPE_FLOAT`, older marshal versions): a length byte and its repr.
@@ -289,7 +306,7 @@ impl<'a> Reader<'a> {
                     let Some(x) = self.object()? else {
                         return Err(Error::Type("NULL object in marshal data for set"));
                     };
-                    if let Some(name) = unhashable(&x) {
+                    if let Some(name) = unhashable(&x, &mut self.hashable) {
                         return Err(Error::Unhashable(name));
                     }
                     items.push(x);
@@ -306,7 +323,7 @@ impl<'a> Reader<'a> {
                 // key fails where marshal's dict insertion fails, after its value is read.
                 while let Some(k) = self.object()? {
                     let Some(v) = self.object()? else { break };
-                    if let Some(name) = unhashable(&k) {
+                    if let Some(name) = unhashable(&k, &mut self.hashable) {
                         return Err(Error::Unhashable(name));
                     }
                     pairs.push((k, v));

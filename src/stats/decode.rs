@@ -332,7 +332,7 @@ mod tests {
     }
 
     /// Where the fast path accepts data, the general reader must read the same model.
-    fn check(data: &[u8]) -> bool {
+    pub(super) fn check(data: &[u8]) -> bool {
         match decode(data) {
             Some(fast) => {
                 let slow =
@@ -377,6 +377,50 @@ mod tests {
                     check(&d);
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod proptests {
+    use proptest::prelude::*;
+
+    use crate::stats::load::from_bytes;
+
+    fn profile() -> Vec<u8> {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fuzz/corpus/marshal_reader/cprofile-py3.12.marshal"
+        );
+        std::fs::read(path).expect("corpus file")
+    }
+
+    proptest! {
+        /// The stats loader (fast path, then the general reader) never panics on bytes.
+        #[test]
+        fn loader_survives_random_bytes(data in proptest::collection::vec(any::<u8>(), 0..512)) {
+            let _ = from_bytes(&data);
+        }
+
+        /// Nor on a real profile with bytes changed, inserted or cut; where the fast path reads
+        /// it, the general reader reads the same (checked in `tests::check`).
+        #[test]
+        fn loader_survives_damaged_profiles(
+            edits in proptest::collection::vec((any::<usize>(), any::<u8>(), 0u8..3), 1..8),
+            cut in any::<usize>(),
+        ) {
+            let mut data = profile();
+            for (at, byte, kind) in edits {
+                let at = at % (data.len() + 1);
+                match kind {
+                    0 if at < data.len() => data[at] = byte,
+                    1 => data.insert(at, byte),
+                    _ if at < data.len() => { data.remove(at); }
+                    _ => {}
+                }
+            }
+            data.truncate(cut % (data.len() + 1).max(1) + data.len() / 2);
+            super::tests::check(&data);
         }
     }
 }

@@ -1,0 +1,199 @@
+//! libFuzzer target for rprofile's marshal reader (`src/marshal/read.rs`); see fuzz/README.md.
+//!
+//! The reader is compiled from the main crate's source files (`#[path]` below) instead of
+//! depending on the `rprofile` crate: the marshal module is plain Rust (std only), while the
+//! crate links pyo3 and, outside maturin builds, libpython, which an instrumented fuzz binary
+//! does not need.
+//!
+//! Checked for every input, besides "no panic, no stack overflow, no hang" (libFuzzer's
+//! `-timeout`):
+//! - `Ok` uses between 1 and `data.len()` bytes; a strict prefix of them gives `EOFError`;
+//!   reading them followed by junk gives the same value;
+//! - an error other than `EOFError` is unchanged by junk appended;
+//! - memory: no single allocation beyond `16 * len + 4 KiB` (a declared size is never trusted),
+//!   and a peak of live heap bytes within `peak_per_byte() * len + 64 KiB`.
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+#[allow(dead_code, unused_imports)]
+#[path = "../../src/marshal/mod.rs"]
+mod marshal;
+
+use marshal::read::{read, Error, Value};
+
+/// Heap bytes per input byte the reader may hold at once. Values need about 96: an `N` item
+/// costs an `Rc<Value>` (48 bytes) and a slot in its tuple (8), and vectors grow by doubling
+/// (preallocation is capped, see fuzz/README.md, "Findings"). `RPROFILE_FUZZ_PEAK_PER_BYTE`
+/// overrides the bound.
+fn peak_per_byte() -> usize {
+    static V: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *V.get_or_init(|| {
+        std::env::var("RPROFILE_FUZZ_PEAK_PER_BYTE")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(96)
+    })
+}
+
+mod counting {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+    static LIVE: AtomicUsize = AtomicUsize::new(0);
+    static PEAK: AtomicUsize = AtomicUsize::new(0);
+    static LARGEST: AtomicUsize = AtomicUsize::new(0);
+
+    pub struct Counting;
+
+    fn grew(size: usize) {
+        let live = LIVE.fetch_add(size, Relaxed) + size;
+        PEAK.fetch_max(live, Relaxed);
+        LARGEST.fetch_max(size, Relaxed);
+    }
+
+    // SAFETY: every operation is the system allocator's; the counters are atomics.
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            // SAFETY: same contract as ours.
+            let p = unsafe { System.alloc(layout) };
+            if !p.is_null() {
+                grew(layout.size());
+            }
+            p
+        }
+        unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+            // SAFETY: same contract as ours.
+            let p = unsafe { System.alloc_zeroed(layout) };
+            if !p.is_null() {
+                grew(layout.size());
+            }
+            p
+        }
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            LIVE.fetch_sub(layout.size(), Relaxed);
+            // SAFETY: same contract as ours.
+            unsafe { System.dealloc(ptr, layout) }
+        }
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new: usize) -> *mut u8 {
+            // SAFETY: same contract as ours.
+            let p = unsafe { System.realloc(ptr, layout, new) };
+            if !p.is_null() {
+                LIVE.fetch_sub(layout.size(), Relaxed);
+                grew(new);
+            }
+            p
+        }
+    }
+
+    #[global_allocator]
+    static GLOBAL: Counting = Counting;
+
+    /// Starts measuring: the peak and the largest allocation from now on.
+    pub fn reset() {
+        PEAK.store(LIVE.load(Relaxed), Relaxed);
+        LARGEST.store(0, Relaxed);
+    }
+
+    /// (peak live bytes above `base`, largest single allocation) since `reset`.
+    pub fn since(base: usize) -> (usize, usize) {
+        (
+            PEAK.load(Relaxed).saturating_sub(base),
+            LARGEST.load(Relaxed),
+        )
+    }
+
+    pub fn live() -> usize {
+        LIVE.load(Relaxed)
+    }
+}
+
+/// Equality with floats compared by bits (NaN != NaN otherwise).
+fn same(a: &Value, b: &Value) -> bool {
+    use std::rc::Rc;
+    fn all(a: &[Rc<Value>], b: &[Rc<Value>]) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y))
+    }
+    match (a, b) {
+        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
+        (Value::Complex(x, i), Value::Complex(y, j)) => {
+            x.to_bits() == y.to_bits() && i.to_bits() == j.to_bits()
+        }
+        (Value::Tuple(x), Value::Tuple(y))
+        | (Value::List(x), Value::List(y))
+        | (Value::Set(x), Value::Set(y))
+        | (Value::FrozenSet(x), Value::FrozenSet(y)) => all(x, y),
+        (Value::Dict(x), Value::Dict(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((k, v), (l, w))| same(k, l) && same(v, w))
+        }
+        _ => a == b,
+    }
+}
+
+type Read = Result<(std::rc::Rc<Value>, usize), Error>;
+
+fn same_result(a: &Read, b: &Read) -> bool {
+    match (a, b) {
+        (Ok((x, n)), Ok((y, m))) => n == m && same(x, y),
+        (Err(e), Err(f)) => e == f,
+        _ => false,
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let per_byte = peak_per_byte();
+    let base = counting::live();
+    counting::reset();
+    let r = read(data);
+    let (peak, largest) = counting::since(base);
+    let len = data.len();
+    assert!(
+        largest <= 16 * len + 4096,
+        "an allocation of {largest} bytes for {len} bytes of input"
+    );
+    assert!(
+        peak <= per_byte * len + 65536,
+        "{peak} bytes of heap at once for {len} bytes of input"
+    );
+
+    let mut extended = data.to_vec();
+    extended.extend_from_slice(b"N0\x00\xff)\x01{");
+    match &r {
+        Ok((_, used)) => {
+            let used = *used;
+            assert!(used >= 1 && used <= len, "Ok used {used} of {len} bytes");
+            assert!(
+                same_result(&r, &read(&data[..used])),
+                "the used bytes alone differ"
+            );
+            for cut in [used - 1, used / 2] {
+                let p = read(&data[..cut]);
+                assert!(
+                    matches!(p, Err(Error::Eof(_))),
+                    "a prefix of {cut} of {used} bytes: {:?}",
+                    p.map(|(_, n)| n)
+                );
+            }
+            assert!(
+                same_result(&r, &read(&extended)),
+                "junk after the object changed it"
+            );
+        }
+        Err(Error::Eof(_)) => {}
+        Err(e) => {
+            if let Error::Unicode(b) = e {
+                assert!(b.len() <= len);
+            }
+            let x = read(&extended);
+            assert!(
+                same_result(&r, &x),
+                "junk after an error changed it: {e:?} then {:?}",
+                x.map(|(_, n)| n)
+            );
+        }
+    }
+});
