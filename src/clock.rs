@@ -86,16 +86,77 @@ pub fn seconds_per_tick() -> f64 {
     }
 }
 
+/// The native clocks a profiler can read by name (`Profile(timer="cpu")`), without a Python
+/// call per event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Native {
+    /// Real time: the default timer ([`now`]).
+    Wall,
+    /// CPU time of the whole process (`time.process_time`).
+    Cpu,
+    /// CPU time of the running thread (`time.thread_time`).
+    ThreadCpu,
+}
+
+impl Native {
+    pub fn from_name(name: &str) -> Option<Native> {
+        Some(match name {
+            "wall" => Native::Wall,
+            "cpu" => Native::Cpu,
+            "thread_cpu" => Native::ThreadCpu,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Native::Wall => "wall",
+            Native::Cpu => "cpu",
+            Native::ThreadCpu => "thread_cpu",
+        }
+    }
+
+    /// A reading in this clock's ticks.
+    #[inline]
+    pub fn now(self) -> i64 {
+        match self {
+            Native::Wall => now(),
+            #[cfg(unix)]
+            Native::Cpu => clock_ns(libc::CLOCK_PROCESS_CPUTIME_ID),
+            #[cfg(unix)]
+            Native::ThreadCpu => clock_ns(libc::CLOCK_THREAD_CPUTIME_ID),
+            #[cfg(not(unix))]
+            _ => now(),
+        }
+    }
+
+    /// Seconds per tick of [`Native::now`].
+    pub fn seconds_per_tick(self) -> f64 {
+        match self {
+            Native::Wall => seconds_per_tick(),
+            _ if cfg!(unix) => 1.0 / 1e9,
+            _ => seconds_per_tick(),
+        }
+    }
+}
+
 /// Nanoseconds of `CLOCK_MONOTONIC`.
 #[cfg(unix)]
 #[inline]
 pub fn monotonic_ns() -> i64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+/// Nanoseconds of a POSIX clock.
+#[cfg(unix)]
+#[inline]
+fn clock_ns(id: libc::clockid_t) -> i64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: `ts` is a valid, writable timespec; clock_gettime only writes into it.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    let rc = unsafe { libc::clock_gettime(id, &mut ts) };
     if rc != 0 {
         // _lsprof's timer yields 0 when the clock fails; so do we.
         return 0;

@@ -6,6 +6,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 
 use crate::clock;
+use crate::clock::Native::Wall;
 use crate::profiler::Profiler;
 
 /// Reads the profiler's timer, in timer units, with the calibration bias applied.
@@ -17,7 +18,7 @@ use crate::profiler::Profiler;
 pub unsafe fn now(py: Python<'_>, p: &Profiler) -> i64 {
     let st = p.state_ptr();
     // SAFETY: short-lived reads of plain fields; no other borrow is alive (function contract).
-    if unsafe { !(*st).external_timer && (*st).bias_units == 0.0 } {
+    if unsafe { !(*st).external_timer && (*st).bias_units == 0.0 && (*st).clock == Wall } {
         return clock::now();
     }
     // SAFETY: as for this function.
@@ -29,12 +30,12 @@ pub unsafe fn now(py: Python<'_>, p: &Profiler) -> i64 {
 unsafe fn now_slow(py: Python<'_>, p: &Profiler) -> i64 {
     let st = p.state_ptr();
     // SAFETY: short-lived reads of plain fields; no other borrow is alive (caller's contract).
-    let (external, bias) = unsafe { ((*st).external_timer, (*st).bias_units) };
+    let (external, bias, native) = unsafe { ((*st).external_timer, (*st).bias_units, (*st).clock) };
     let t = if external {
         // SAFETY: as above; the timer call happens with no borrow alive.
         unsafe { p.call_external_timer(py) }
     } else {
-        clock::now()
+        native.now()
     };
     if bias == 0.0 {
         return t;

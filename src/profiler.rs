@@ -10,7 +10,7 @@ use std::cell::UnsafeCell;
 use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyTuple};
+use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use pyo3::PyTraverseError;
 
 use crate::aggregator::{Aggregator, Stack};
@@ -29,6 +29,8 @@ pub struct State {
     pub builtins: bool,
     /// A Python timer was given (its result is read instead of the clock).
     pub external_timer: bool,
+    /// The native clock read when there is no Python timer.
+    pub clock: clock::Native,
     /// Seconds per timer unit for an integer timer; 0.0 for seconds.
     pub timeunit: f64,
     /// Calibration bias in seconds (profile.Profile's `bias`).
@@ -229,6 +231,7 @@ impl Profiler {
             enabled: false,
             builtins: false,
             external_timer: false,
+            clock: clock::Native::Wall,
             timeunit: 0.0,
             bias: 0.0,
             bias_units: 0.0,
@@ -269,17 +272,30 @@ impl Profiler {
             None => true,
         };
         let bias = a[4].as_ref().map(args::real).transpose()?.unwrap_or(0.0);
-        // cProfile would call an explicit `timer=None`; we read it as "the default clock".
-        let timer = a[0]
-            .as_ref()
-            .filter(|t| !t.is_none())
-            .map(|t| t.clone().unbind());
+        // cProfile would call an explicit `timer=None`; we read it as "the default clock". A
+        // str names a native clock (cProfile would try to call it).
+        let mut native = clock::Native::Wall;
+        let timer = match a[0].as_ref().filter(|t| !t.is_none()) {
+            Some(t) if t.is_instance_of::<PyString>() => {
+                let name = t.extract::<String>()?;
+                native = clock::Native::from_name(&name).ok_or_else(|| {
+                    PyValueError::new_err(format!(
+                        "unknown clock {name:?}: timer must be a callable or one of 'wall', \
+                         'cpu', 'thread_cpu'"
+                    ))
+                })?;
+                None
+            }
+            Some(t) => Some(t.clone().unbind()),
+            None => None,
+        };
         // SAFETY: GIL held; exclusive access for plain field writes (no Python runs here).
         let st = unsafe { &mut *self.state_ptr() };
         st.agg.subcalls = subcalls;
         st.builtins = builtins;
         st.timeunit = timeunit;
         st.external_timer = timer.is_some();
+        st.clock = native;
         set_bias(st, bias);
         // SAFETY: the old timer is dropped after the cell is updated; a timer call in progress
         // holds its own reference.
@@ -369,6 +385,15 @@ impl Profiler {
         self.snapshot(py)
     }
 
+    /// The native clock this profiler reads (`'wall'`, `'cpu'` or `'thread_cpu'`), or None
+    /// when it calls a Python timer.
+    #[getter]
+    fn clock(&self) -> Option<&'static str> {
+        // SAFETY: short read.
+        let st = unsafe { &*self.state_ptr() };
+        (!st.external_timer).then(|| st.clock.name())
+    }
+
     /// The calibration bias in seconds, subtracted once per profile event (as in `profile`).
     #[getter]
     fn get_bias(&self) -> f64 {
@@ -411,7 +436,7 @@ impl Profiler {
 /// as nanoseconds), the default clock's own rate else.
 fn unit(st: &State) -> f64 {
     if !st.external_timer {
-        clock::seconds_per_tick()
+        st.clock.seconds_per_tick()
     } else if st.timeunit > 0.0 {
         st.timeunit
     } else {

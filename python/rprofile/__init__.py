@@ -196,6 +196,10 @@ def _timer_args(prof):
 
 def _clock_of(prof):
     """A seconds clock reading the profiler's own timer."""
+    native = {"wall": time.perf_counter, "cpu": time.process_time,
+              "thread_cpu": time.thread_time}.get(prof.clock)
+    if native is not None:
+        return native
     timer = getattr(prof, "_timer", None)
     if timer is None:
         return time.perf_counter

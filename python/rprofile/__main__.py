@@ -30,6 +30,10 @@ def _parser():
                       choices=sorted(pstats.Stats.sort_arg_dict_default))
     parser.add_option("-m", dest="module", action="store_true",
                       help="Profile a library module", default=False)
+    parser.add_option("--clock", dest="clock", default=None,
+                      choices=["wall", "cpu", "thread_cpu"],
+                      help="Clock to time with: wall (default), cpu (process CPU time) or "
+                           "thread_cpu (the running thread's CPU time)")
     return parser
 
 
@@ -87,7 +91,7 @@ def main():
     else:
         code, globs = _script_target(parser, args[0])
 
-    prof = Profile()
+    prof = Profile(options.clock)
     exit_request = lookup_error = None
     try:
         try:
