@@ -308,6 +308,58 @@ pub struct Totals {
 }
 
 impl Totals {
+    /// Several threads' totals as one profile: entries with the same key and edges between the
+    /// same two keys are added up. Also returns, for each merged entry, where it was first seen
+    /// (part, entry id), to find the object that names it.
+    pub fn merge(parts: &[&Totals]) -> (Totals, Vec<(usize, EntryId)>) {
+        let mut out = Totals::default();
+        let mut origin = Vec::new();
+        let mut by_key: std::collections::HashMap<usize, EntryId, FxBuildHasher> =
+            Default::default();
+        let mut maps: Vec<Vec<EntryId>> = Vec::with_capacity(parts.len());
+        for (pi, part) in parts.iter().enumerate() {
+            let mut map = Vec::with_capacity(part.entries.len());
+            for (i, e) in part.entries.iter().enumerate() {
+                let id = *by_key.entry(e.key).or_insert_with(|| {
+                    out.entries.push(Entry {
+                        key: e.key,
+                        ..Default::default()
+                    });
+                    origin.push((pi, i as EntryId));
+                    (out.entries.len() - 1) as EntryId
+                });
+                let m = &mut out.entries[id as usize];
+                m.tt = m.tt.wrapping_add(e.tt);
+                m.it = m.it.wrapping_add(e.it);
+                m.callcount = m.callcount.wrapping_add(e.callcount);
+                m.reccallcount = m.reccallcount.wrapping_add(e.reccallcount);
+                map.push(id);
+            }
+            maps.push(map);
+        }
+        let mut edges: std::collections::HashMap<(EntryId, EntryId), usize, FxBuildHasher> =
+            Default::default();
+        for (pi, part) in parts.iter().enumerate() {
+            for s in &part.subs {
+                let (caller, callee) = (maps[pi][s.caller as usize], maps[pi][s.callee as usize]);
+                let at = *edges.entry((caller, callee)).or_insert_with(|| {
+                    out.subs.push(SubEntry {
+                        caller,
+                        callee,
+                        ..Default::default()
+                    });
+                    out.subs.len() - 1
+                });
+                let m = &mut out.subs[at];
+                m.tt = m.tt.wrapping_add(s.tt);
+                m.it = m.it.wrapping_add(s.it);
+                m.callcount = m.callcount.wrapping_add(s.callcount);
+                m.reccallcount = m.reccallcount.wrapping_add(s.reccallcount);
+            }
+        }
+        (out, origin)
+    }
+
     /// Entry ids in ascending key order: the order in which `_lsprof`'s tree lists them, which
     /// decides pstats' "random" listing order and every tie in a sort.
     pub fn ids_by_key(&self) -> Vec<EntryId> {

@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 use crate::clock;
 use crate::clock::Native::Wall;
 use crate::profiler::Profiler;
+use crate::threads;
 
 /// Reads the profiler's timer, in timer units, with the calibration bias applied.
 ///
@@ -64,6 +65,8 @@ pub unsafe fn enter_call(
     make_label: impl FnOnce() -> PyResult<Py<PyAny>>,
 ) {
     let st = p.state_ptr();
+    // SAFETY: GIL held, no borrow alive.
+    unsafe { threads::select(st) };
     // SAFETY: exclusive access to the state for the bookkeeping below; nothing in it calls Python.
     let found = unsafe { (*st).agg.get(key) };
     let id = match found {
@@ -83,8 +86,12 @@ pub unsafe fn enter_call(
     // _lsprof reads the clock last on enter, so the bookkeeping is not charged to the callee.
     // SAFETY: no borrow is alive across the timer.
     let t = unsafe { now(py, p) };
-    // SAFETY: short exclusive access; set_t0 ignores a depth that no longer exists.
-    unsafe { (*st).stack.set_t0(depth, t) };
+    // SAFETY: short exclusive access; set_t0 ignores a depth that no longer exists. A Python
+    // timer may have let another thread's events swap the tracks: put ours back first.
+    unsafe {
+        threads::select(st);
+        (*st).stack.set_t0(depth, t)
+    };
 }
 
 /// The function identified by `key` returns, yields or unwinds.
@@ -94,8 +101,9 @@ pub unsafe fn enter_call(
 #[inline]
 pub unsafe fn leave_call(py: Python<'_>, p: &Profiler, key: usize) {
     let st = p.state_ptr();
-    // SAFETY: short exclusive reads.
+    // SAFETY: short exclusive reads (after selecting this thread's track).
     let found = unsafe {
+        threads::select(st);
         if (*st).stack.is_empty() {
             return;
         }
@@ -107,6 +115,7 @@ pub unsafe fn leave_call(py: Python<'_>, p: &Profiler, key: usize) {
             let t = unsafe { now(py, p) };
             // SAFETY: exclusive access for the bookkeeping; nothing here calls Python.
             unsafe {
+                threads::select(st);
                 let s = &mut *st;
                 s.agg.stop(&mut s.stack, id, t);
             }
@@ -121,6 +130,29 @@ pub unsafe fn leave_call(py: Python<'_>, p: &Profiler, key: usize) {
 /// # Safety
 /// As for [`enter_call`].
 pub unsafe fn flush_unmatched(py: Python<'_>, p: &Profiler) {
+    let st = p.state_ptr();
+    // Other threads' open calls end now too (parked tracks are swapped in one by one; this
+    // runs inside disable(), which refuses to run while an event is being handled).
+    // SAFETY: short exclusive access.
+    let parked = unsafe { (*st).parked.len() };
+    for i in 0..parked {
+        // SAFETY: exclusive access for the swap; the flush manages its own borrows.
+        unsafe {
+            let s = &mut *st;
+            let mut t = std::mem::replace(&mut s.parked[i], crate::threads::Track::empty());
+            crate::threads::swap_in(s, &mut t);
+            flush_current(py, p);
+            let s = &mut *st;
+            crate::threads::swap_in(s, &mut t);
+            s.parked[i] = t;
+        }
+    }
+    // SAFETY: as for this function.
+    unsafe { flush_current(py, p) };
+}
+
+/// Closes the open calls of the current track.
+unsafe fn flush_current(py: Python<'_>, p: &Profiler) {
     let st = p.state_ptr();
     // SAFETY: short exclusive read.
     while let Some(top) = unsafe { (*st).stack.top_entry() } {
@@ -164,6 +196,11 @@ unsafe fn new_entry(
                 let id = s.agg.insert(key);
                 crate::aggregator::reserve_one(&mut s.user_objs);
                 s.user_objs.push(obj);
+                if s.threads && s.thread_info.name.is_none() {
+                    // A thread registers its name a few calls after its first event: look
+                    // again while it still meets new functions.
+                    threads::name_current(st);
+                }
                 Some(id)
             }
         }

@@ -21,6 +21,7 @@ mod marshal_py;
 mod profiler;
 pub mod stats;
 mod stats_py;
+mod threads;
 
 use pyo3::prelude::*;
 

@@ -13,9 +13,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use pyo3::PyTraverseError;
 
+use crate::aggregator::Totals;
 use crate::aggregator::{Aggregator, Stack};
 use crate::entries::Snapshot;
-use crate::{args, clock, events, hook};
+use crate::{args, clock, events, hook, threads};
 
 /// Everything the event path mutates. Reached only through `Profiler::state_ptr` with the GIL
 /// held, in short borrows that never span a call into Python.
@@ -47,6 +48,14 @@ pub struct State {
     pub nomemory: bool,
     /// Front-end data (`sys.monitoring.MISSING` on 3.12+).
     pub hook: hook::HookState,
+    /// Every thread has its own track (`Profile(threads=True)`); else one stack for all, as
+    /// in cProfile.
+    pub threads: bool,
+    /// The thread whose track `agg`, `stack` and `user_objs` hold, and its name.
+    pub thread: threads::ThreadKey,
+    pub thread_info: threads::ThreadInfo,
+    /// The other threads' tracks.
+    pub parked: Vec<threads::Track>,
 }
 
 /// Native profiler: counts calls into an aggregator fed by the interpreter's profile events.
@@ -115,8 +124,48 @@ impl Profiler {
         self.pending_error()?;
         // SAFETY: short shared access with the GIL held; cloning and increfs run no Python code.
         let st = unsafe { &*self.state_ptr() };
-        let objs = st.user_objs.iter().map(|o| o.clone_ref(py)).collect();
-        Ok(Snapshot::new(st.agg.totals(), objs, self.factor()))
+        if st.parked.is_empty() {
+            let objs = st.user_objs.iter().map(|o| o.clone_ref(py)).collect();
+            return Ok(Snapshot::new(st.agg.totals(), objs, self.factor()));
+        }
+        // Several threads' tracks: one profile of their sums.
+        let mut parts = vec![st.agg.totals()];
+        let mut labels = vec![&st.user_objs];
+        for t in &st.parked {
+            parts.push(t.agg.totals());
+            labels.push(&t.user_objs);
+        }
+        let refs: Vec<&Totals> = parts.iter().collect();
+        let (merged, origin) = Totals::merge(&refs);
+        let objs = origin
+            .iter()
+            .map(|&(part, id)| labels[part][id as usize].clone_ref(py))
+            .collect();
+        Ok(Snapshot::new(merged, objs, self.factor()))
+    }
+
+    /// Each thread's totals apart: (ident, name, snapshot), skipping threads with no data.
+    fn thread_snapshots(&self, py: Python<'_>) -> PyResult<Vec<(u64, Option<String>, Snapshot)>> {
+        self.pending_error()?;
+        // SAFETY: short shared access with the GIL held; cloning and increfs run no Python code.
+        let st = unsafe { &*self.state_ptr() };
+        let factor = self.factor();
+        let mut out = Vec::new();
+        let current = (&st.thread_info, &st.agg, &st.user_objs);
+        for (info, agg, objs) in std::iter::once(current)
+            .chain(st.parked.iter().map(|t| (&t.info, &t.agg, &t.user_objs)))
+        {
+            if agg.entries.is_empty() {
+                continue;
+            }
+            let objs = objs.iter().map(|o| o.clone_ref(py)).collect();
+            out.push((
+                info.ident,
+                info.name.clone(),
+                Snapshot::new(agg.totals(), objs, factor),
+            ));
+        }
+        Ok(out)
     }
 
     fn refuse_if_running(&self, what: &str) -> PyResult<()> {
@@ -221,7 +270,7 @@ impl Profiler {
     #[new]
     #[pyo3(
         signature = (*_args, **_kwargs),
-        text_signature = "(timer=None, timeunit=0.0, subcalls=True, builtins=True, *, bias=0.0)"
+        text_signature = "(timer=None, timeunit=0.0, subcalls=True, builtins=True, *, bias=0.0, threads=False)"
     )]
     fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         let state = State {
@@ -240,6 +289,10 @@ impl Profiler {
             busy: 0,
             nomemory: false,
             hook: hook::HookState::new()?,
+            threads: false,
+            thread: threads::ThreadKey::default(),
+            thread_info: threads::ThreadInfo::default(),
+            parked: Vec::new(),
         };
         Ok(Profiler {
             state: UnsafeCell::new(state),
@@ -256,7 +309,9 @@ impl Profiler {
     ) -> PyResult<()> {
         let a = args::parse(
             "Profiler",
-            &["timer", "timeunit", "subcalls", "builtins", "bias"],
+            &[
+                "timer", "timeunit", "subcalls", "builtins", "bias", "threads",
+            ],
             4,
             args,
             kwargs,
@@ -272,6 +327,10 @@ impl Profiler {
             None => true,
         };
         let bias = a[4].as_ref().map(args::real).transpose()?.unwrap_or(0.0);
+        let threads = match &a[5] {
+            Some(v) => v.is_truthy()?,
+            None => false,
+        };
         // cProfile would call an explicit `timer=None`; we read it as "the default clock". A
         // str names a native clock (cProfile would try to call it).
         let mut native = clock::Native::Wall;
@@ -296,6 +355,14 @@ impl Profiler {
         st.timeunit = timeunit;
         st.external_timer = timer.is_some();
         st.clock = native;
+        if st.threads != threads {
+            if st.enabled {
+                return Err(PyRuntimeError::new_err(
+                    "cannot change threads while the profiler is enabled",
+                ));
+            }
+            st.threads = threads;
+        }
         set_bias(st, bias);
         // SAFETY: the old timer is dropped after the cell is updated; a timer call in progress
         // holds its own reference.
@@ -365,7 +432,10 @@ impl Profiler {
             let st = &mut *self.state_ptr();
             st.agg.clear();
             st.stack.frames.clear();
-            std::mem::take(&mut st.user_objs)
+            (
+                std::mem::take(&mut st.user_objs),
+                std::mem::take(&mut st.parked),
+            )
         };
         drop(old);
         Ok(())
@@ -383,6 +453,18 @@ impl Profiler {
     /// demand (so `dump_stats` writes the file without building the dict).
     fn _take_snapshot(&self, py: Python<'_>) -> PyResult<Snapshot> {
         self.snapshot(py)
+    }
+
+    /// Per-thread totals with `threads=True`: a list of `(ident, name, snapshot)`.
+    fn _thread_snapshots(&self, py: Python<'_>) -> PyResult<Vec<(u64, Option<String>, Snapshot)>> {
+        self.thread_snapshots(py)
+    }
+
+    /// Whether each thread is profiled on its own stack.
+    #[getter]
+    fn threads(&self) -> bool {
+        // SAFETY: short read.
+        unsafe { (*self.state_ptr()).threads }
     }
 
     /// The native clock this profiler reads (`'wall'`, `'cpu'` or `'thread_cpu'`), or None

@@ -30,6 +30,9 @@ def _parser():
                       choices=sorted(pstats.Stats.sort_arg_dict_default))
     parser.add_option("-m", dest="module", action="store_true",
                       help="Profile a library module", default=False)
+    parser.add_option("--threads", dest="threads", action="store_true", default=False,
+                      help="Profile every thread, each on its own call stack, and print a "
+                           "per-thread summary")
     parser.add_option("--clock", dest="clock", default=None,
                       choices=["wall", "cpu", "thread_cpu"],
                       help="Clock to time with: wall (default), cpu (process CPU time) or "
@@ -91,7 +94,7 @@ def main():
     else:
         code, globs = _script_target(parser, args[0])
 
-    prof = Profile(options.clock)
+    prof = Profile(options.clock, threads=options.threads)
     exit_request = lookup_error = None
     try:
         try:
@@ -109,6 +112,8 @@ def main():
                 prof.dump_stats(options.outfile)
             else:
                 prof.print_stats(options.sort)
+                if options.threads:
+                    _print_thread_summary(prof)
     except BrokenPipeError as exc:
         # Nothing more can be written; avoid "Exception ignored" at shutdown.
         sys.stdout = None
@@ -118,6 +123,25 @@ def main():
     if exit_request is not None:
         raise exit_request
     return parser
+
+
+def _print_thread_summary(prof):
+    """Under the table: each thread's calls and time, busiest first."""
+    rows = []
+    for (name, ident), stats in prof.thread_stats().items():
+        calls = sum(v[1] for v in stats.values())
+        primitive = sum(v[0] for v in stats.values())
+        busy = sum(v[2] for v in stats.values())
+        rows.append((busy, name, ident, calls, primitive))
+    if not rows:
+        return
+    rows.sort(key=lambda r: (-r[0], r[1]))
+    width = max(len(r[1]) for r in rows)
+    print("   Threads (tottime summed over the thread's functions):")
+    for busy, name, ident, calls, primitive in rows:
+        print("   %s  ident %-16d %10d calls (%d primitive)  %.3f seconds"
+              % (name.ljust(width), ident, calls, primitive, busy))
+    print()
 
 
 def _module_not_found(exc):

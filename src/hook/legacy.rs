@@ -19,17 +19,102 @@ impl HookState {
     }
 }
 
+extern "C" {
+    /// `PyEval_SetProfile` for any thread state of the interpreter (exported by CPython 3.10 and
+    /// 3.11, where `PyEval_SetProfileAllThreads` does not exist yet).
+    fn _PyEval_SetProfile(
+        tstate: *mut ffi::PyThreadState,
+        func: Option<ffi::Py_tracefunc>,
+        arg: *mut ffi::PyObject,
+    ) -> c_int;
+}
+
+/// Sets (or with `None`, removes) the profile hook of every thread of the interpreter.
+fn set_all_threads(func: Option<ffi::Py_tracefunc>, arg: *mut ffi::PyObject) -> PyResult<()> {
+    // SAFETY: GIL held (callers hold a `Bound`); the thread list cannot change while we hold
+    // it, and each call only swaps the hook fields of a live thread state.
+    unsafe {
+        let mut ts = ffi::PyInterpreterState_ThreadHead(ffi::PyInterpreterState_Get());
+        while !ts.is_null() {
+            if _PyEval_SetProfile(ts, func, arg) < 0 {
+                return Err(PyErr::fetch(Python::assume_attached()));
+            }
+            ts = ffi::PyThreadState_Next(ts);
+        }
+    }
+    Ok(())
+}
+
 pub fn install(slf: &Bound<'_, Profiler>) -> PyResult<()> {
+    // SAFETY: short read of a flag.
+    if unsafe { (*slf.get().state_ptr()).threads } {
+        // Every running thread, and (through `threading.setprofile`) every thread `threading`
+        // starts later: its first event installs this hook on it.
+        set_all_threads(Some(profile_hook), slf.as_ptr())?;
+        let starter = ThreadStarter {
+            profiler: slf.clone().unbind(),
+        };
+        slf.py()
+            .import("threading")?
+            .call_method1("setprofile", (starter,))?;
+        return Ok(());
+    }
     // SAFETY: GIL held; the thread state takes a strong reference to `slf`, which keeps the
     // profiler alive for as long as the hook can call it.
     unsafe { ffi::PyEval_SetProfile(Some(profile_hook), slf.as_ptr()) };
     Ok(())
 }
 
-pub fn uninstall(_slf: &Bound<'_, Profiler>) -> PyResult<()> {
+pub fn uninstall(slf: &Bound<'_, Profiler>) -> PyResult<()> {
+    // SAFETY: short read of a flag.
+    if unsafe { (*slf.get().state_ptr()).threads } {
+        let threading = slf.py().import("threading")?;
+        if threading
+            .call_method0("getprofile")?
+            .is_instance_of::<ThreadStarter>()
+        {
+            threading.call_method1("setprofile", (slf.py().None(),))?;
+        }
+        return set_all_threads(None, std::ptr::null_mut());
+    }
     // SAFETY: GIL held; removes the hook of the calling thread (as _lsprof's disable does).
     unsafe { ffi::PyEval_SetProfile(None, std::ptr::null_mut()) };
     Ok(())
+}
+
+/// The function `threading` installs with `sys.setprofile` in each thread it starts: on that
+/// thread's first event it puts the native hook in its place and hands the event over.
+#[pyclass(module = "rprofile._rprofile", frozen)]
+struct ThreadStarter {
+    profiler: Py<Profiler>,
+}
+
+#[pymethods]
+impl ThreadStarter {
+    fn __call__(
+        &self,
+        py: Python<'_>,
+        frame: &Bound<'_, PyAny>,
+        event: &str,
+        arg: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let obj = self.profiler.as_ptr();
+        // SAFETY: GIL held; the thread state takes its own reference to the profiler.
+        unsafe { ffi::PyEval_SetProfile(Some(profile_hook), obj) };
+        let what = match event {
+            "call" => ffi::PyTrace_CALL,
+            "return" => ffi::PyTrace_RETURN,
+            "c_call" => ffi::PyTrace_C_CALL,
+            "c_return" => ffi::PyTrace_C_RETURN,
+            "c_exception" => ffi::PyTrace_C_EXCEPTION,
+            _ => return Ok(()),
+        };
+        let _ = py;
+        // SAFETY: the arguments are the live frame and event argument this call received; the
+        // hook expects exactly what the interpreter would have passed it for this event.
+        unsafe { profile_hook(obj, frame.as_ptr().cast(), what, arg.as_ptr()) };
+        Ok(())
+    }
 }
 
 unsafe extern "C" fn profile_hook(

@@ -63,7 +63,7 @@ fn stack_size() -> usize {
 }
 
 /// The case count: `PROPTEST_CASES` if set, else `default`.
-fn config(default: u32) -> ProptestConfig {
+pub(crate) fn config(default: u32) -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|s| s.parse().ok())

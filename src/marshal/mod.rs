@@ -3,7 +3,7 @@
 //! may hold into plain values, with CPython's errors for bad data and bounded memory.
 
 #[cfg(test)]
-mod fuzz_tests;
+pub(crate) mod fuzz_tests;
 pub mod read;
 mod write;
 

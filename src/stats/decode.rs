@@ -396,6 +396,8 @@ mod proptests {
     }
 
     proptest! {
+        #![proptest_config(crate::marshal::fuzz_tests::config(256))]
+
         /// The stats loader (fast path, then the general reader) never panics on bytes.
         #[test]
         fn loader_survives_random_bytes(data in proptest::collection::vec(any::<u8>(), 0..512)) {

@@ -1,0 +1,160 @@
+//! Per-thread call stacks (`Profile(threads=True)`). Every thread gets its own track (stack,
+//! totals and entry labels), so recursion and caller counts stay exact when threads interleave;
+//! the tracks are added together into one profile when results are taken.
+//!
+//! The hot path keeps working on the profiler's one `agg`/`stack`/`user_objs`: those hold the
+//! track of the thread that delivered the last event, and the others are parked. An event from
+//! another thread swaps the tracks (a few words each) before it is handled; threads switch only
+//! when the interpreter hands the GIL over, so nearly every event finds its track in place.
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+
+use crate::aggregator::{Aggregator, Stack};
+use crate::profiler::State;
+
+/// Which thread a track belongs to: its thread state's address and the interpreter's id for
+/// it (addresses are reused by later threads, ids are not).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ThreadKey {
+    pub tstate: usize,
+    pub id: u64,
+}
+
+/// One thread's data while another thread's is in use.
+pub struct Track {
+    pub key: ThreadKey,
+    pub info: ThreadInfo,
+    pub agg: Aggregator,
+    pub stack: Stack,
+    pub user_objs: Vec<Py<PyAny>>,
+}
+
+impl Track {
+    /// A placeholder, while a parked track is swapped in.
+    pub fn empty() -> Track {
+        Track {
+            key: ThreadKey::default(),
+            info: ThreadInfo::default(),
+            agg: Aggregator::default(),
+            stack: Stack::default(),
+            user_objs: Vec::new(),
+        }
+    }
+}
+
+/// What names a thread in `thread_stats()`.
+#[derive(Clone, Debug, Default)]
+pub struct ThreadInfo {
+    /// `threading.get_ident()` of the thread.
+    pub ident: u64,
+    /// Its `threading.Thread` name when the track was made, if it had one.
+    pub name: Option<String>,
+}
+
+/// The calling thread.
+///
+/// # Safety
+/// GIL held (so the thread has a thread state).
+#[inline]
+pub unsafe fn current() -> ThreadKey {
+    // SAFETY: GIL held: PyThreadState_Get returns this thread's (non-NULL) state.
+    let ts = unsafe { ffi::PyThreadState_Get() };
+    ThreadKey {
+        tstate: ts as usize,
+        // SAFETY: `ts` is a live thread state.
+        id: unsafe { ffi::PyThreadState_GetID(ts) } as u64,
+    }
+}
+
+/// Makes the calling thread's track the current one, if threads are tracked.
+///
+/// # Safety
+/// GIL held; `st` is valid and no reference into it is alive.
+#[inline(always)]
+pub unsafe fn select(st: *mut State) {
+    // SAFETY: short read of a flag.
+    if unsafe { !(*st).threads } {
+        return;
+    }
+    // SAFETY: GIL held.
+    let me = unsafe { current() };
+    // SAFETY: short read.
+    if unsafe { (*st).thread == me } {
+        return;
+    }
+    // SAFETY: as for this function.
+    unsafe { switch(st, me) };
+}
+
+#[cold]
+unsafe fn switch(st: *mut State, me: ThreadKey) {
+    // SAFETY: exclusive access for the swap; nothing here runs Python.
+    let new = unsafe {
+        let s = &mut *st;
+        let mut incoming = match s.parked.iter().position(|t| t.key == me) {
+            Some(i) => s.parked.swap_remove(i),
+            None => Track {
+                key: me,
+                info: ThreadInfo::default(),
+                agg: Aggregator::new(s.agg.subcalls),
+                stack: Stack::default(),
+                user_objs: Vec::new(),
+            },
+        };
+        // A thread `threading` starts makes events before it registers its name: the name is
+        // looked for again at each switch until found (switches are rare: GIL hand-overs).
+        let unnamed = incoming.info.name.is_none();
+        swap_in(s, &mut incoming);
+        s.parked.push(incoming);
+        unnamed
+    };
+    if new {
+        // SAFETY: as for this function; the track is in place, so events this may cause (a
+        // finalizer run by an allocation) find a consistent state.
+        unsafe { name_current(st) };
+    }
+}
+
+/// Exchanges the current track with `t`.
+pub fn swap_in(s: &mut State, t: &mut Track) {
+    std::mem::swap(&mut s.thread, &mut t.key);
+    std::mem::swap(&mut s.thread_info, &mut t.info);
+    std::mem::swap(&mut s.agg, &mut t.agg);
+    std::mem::swap(&mut s.stack, &mut t.stack);
+    std::mem::swap(&mut s.user_objs, &mut t.user_objs);
+}
+
+/// Records the current thread's ident and `threading` name, read without running Python code
+/// (the `_active` registry and the `_name` attribute, not the `name` property).
+///
+/// # Safety
+/// GIL held; `st` valid, no reference into it alive.
+pub unsafe fn name_current(st: *mut State) {
+    // SAFETY: GIL held.
+    let ident = unsafe { ffi::PyThread_get_thread_ident() } as u64;
+    // SAFETY: short write.
+    unsafe { (*st).thread_info.ident = ident.max(1) };
+    // SAFETY: GIL held (the caller's contract).
+    let py = unsafe { Python::assume_attached() };
+    // SAFETY: short writes of a counter: refuse disable()/clear() while Python objects are made.
+    unsafe { (*st).busy += 1 };
+    let name = {
+        // SAFETY: GIL held; any error raised here is dropped with the guard's restore.
+        let _saved = unsafe { crate::events::SavedException::save() };
+        thread_name(py, ident)
+    };
+    // SAFETY: short writes.
+    unsafe {
+        (*st).busy -= 1;
+        (*st).thread_info.name = name;
+    }
+}
+
+fn thread_name(py: Python<'_>, ident: u64) -> Option<String> {
+    let threading = py.import("sys").ok()?.getattr("modules").ok()?;
+    let threading = threading.get_item("threading").ok()?;
+    let active = threading.getattr("_active").ok()?;
+    let thread = active.get_item(ident).ok()?;
+    thread.getattr("_name").ok()?.extract::<String>().ok()
+}

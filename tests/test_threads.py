@@ -1,0 +1,201 @@
+"""Profile(threads=True): every thread on its own call stack, added up into one profile.
+
+The expected counts are computed from what each thread runs, so they are exact whatever the
+interleaving: cProfile's single stack (3.12+) or single thread (3.10/3.11) cannot give them.
+"""
+
+import concurrent.futures
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+import rprofile
+
+
+def rec(n):
+    return 0 if n == 0 else 1 + rec(n - 1)
+
+
+def leaf():
+    return 1
+
+
+def work(k, depth):
+    for _ in range(k):
+        rec(depth)
+        leaf()
+
+
+def boom():
+    leaf()
+    raise ValueError("thread dies")
+
+
+def _rows(stats, name):
+    rows = [(k, v) for k, v in stats.items() if k[2] == name]
+    assert len(rows) == 1, (name, rows)
+    return rows[0][1]
+
+
+def _callers(row):
+    return {k[2]: v[:2] for k, v in row[4].items()}
+
+
+def _run_threads(prof, plan, before_enable=()):
+    """Runs work(k, depth) in one thread per (k, depth) of `plan`; the threads of
+    `before_enable` start (and wait) before profiling is enabled."""
+    go = threading.Event()
+
+    def waiting(k, depth):
+        go.wait()
+        work(k, depth)
+
+    early = [threading.Thread(target=waiting, args=a, name="early-%d" % i)
+             for i, a in enumerate(before_enable)]
+    for t in early:
+        t.start()
+    prof.enable()
+    late = [threading.Thread(target=work, args=a, name="late-%d" % i)
+            for i, a in enumerate(plan)]
+    for t in late:
+        t.start()
+    go.set()
+    work(3, 2)  # the main thread works too
+    for t in early + late:
+        t.join()
+    prof.disable()
+    prof.create_stats()
+    return [(3, 2)] + list(before_enable) + list(plan)
+
+
+@pytest.mark.parametrize("repeat", range(3))
+def test_eight_threads_exact_counts(repeat):
+    prof = rprofile.Profile(threads=True)
+    ran = _run_threads(prof, [(20, 3), (50, 0), (7, 9), (30, 5), (11, 1), (40, 2)],
+                       before_enable=[(25, 4), (13, 6)])
+    stats = prof.stats
+    calls = sum(k for k, _ in ran)
+    rec_total = sum(k * (d + 1) for k, d in ran)
+    rec_prim = calls
+    row = _rows(stats, "rec")
+    assert row[:2] == (rec_prim, rec_total)
+    # The rec->rec edge is primitive once per chain that recurses at all (cProfile's rule).
+    chains = sum(k for k, d in ran if d >= 1)
+    assert _callers(row) == {"work": (calls, calls), "rec": (rec_total - calls, chains)}
+    assert _rows(stats, "leaf")[:2] == (calls, calls)
+    assert _rows(stats, "work")[:2] == (len(ran), len(ran))
+    # Per thread: each late and early thread apart, with its own counts.
+    per = prof.thread_stats()
+    names = {name for name, _ in per}
+    assert {"MainThread", "early-0", "early-1"} | {"late-%d" % i for i in range(6)} <= names
+    for (name, ident), st in per.items():
+        if name.startswith("late-"):
+            k, d = [(20, 3), (50, 0), (7, 9), (30, 5), (11, 1), (40, 2)][int(name[5:])]
+            assert _rows(st, "rec")[:2] == (k, k * (d + 1)), name
+
+
+def test_thread_pool_and_dying_threads():
+    prof = rprofile.Profile(threads=True)
+    prof.enable()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda a: work(*a), [(10, 3)] * 12))
+    dying = [threading.Thread(target=boom) for _ in range(3)]
+    old_hook = threading.excepthook
+    threading.excepthook = lambda args: None
+    try:
+        for t in dying:
+            t.start()
+        for t in dying:
+            t.join()
+    finally:
+        threading.excepthook = old_hook
+    prof.disable()
+    prof.create_stats()
+    assert len(results) == 12
+    assert _rows(prof.stats, "rec")[:2] == (120, 480)
+    assert _rows(prof.stats, "boom")[:2] == (3, 3)
+    assert _rows(prof.stats, "leaf")[:2] == (123, 123)
+
+
+def test_thread_cpu_clock_per_thread():
+    prof = rprofile.Profile("thread_cpu", threads=True)
+    prof.enable()
+    sleeper = threading.Thread(target=time.sleep, args=(0.3,), name="sleeper")
+    sleeper.start()
+    work(2000, 5)
+    sleeper.join()
+    prof.disable()
+    per = prof.thread_stats()
+    (st,) = [s for (name, _), s in per.items() if name == "sleeper"]
+    sleep_rows = [v for k, v in st.items() if "sleep" in k[2]]
+    assert sleep_rows and sleep_rows[0][3] < 0.02
+
+
+def test_enable_and_disable_while_threads_run():
+    stop = threading.Event()
+    deep_ready = threading.Event()
+
+    def deep(n):
+        if n == 0:
+            deep_ready.set()
+            while not stop.is_set():
+                leaf()
+            return
+        deep(n - 1)
+
+    def churn():
+        while not stop.is_set():
+            work(5, 3)
+
+    threads = [threading.Thread(target=deep, args=(200,))] + [
+        threading.Thread(target=churn) for _ in range(3)]
+    for t in threads:
+        t.start()
+    deep_ready.wait()
+    for _ in range(5):
+        prof = rprofile.Profile(threads=True)
+        prof.enable()
+        time.sleep(0.02)
+        prof.disable()  # threads keep running
+        prof.create_stats()
+        assert _rows(prof.stats, "leaf")[0] > 0
+        assert prof.thread_stats()
+    # Threads ending while profiling.
+    prof = rprofile.Profile(threads=True)
+    prof.enable()
+    stop.set()
+    for t in threads:
+        t.join()
+    work(1, 1)
+    prof.disable()
+    prof.create_stats()
+    assert _rows(prof.stats, "work")[0] >= 1
+    prof.clear()
+    assert prof.getstats() == []
+
+
+def test_default_is_cprofiles_behaviour():
+    assert rprofile.Profile().threads is False
+    assert rprofile.Profile(threads=True).threads is True
+
+
+def test_command_line_threads_summary(tmp_path):
+    script = tmp_path / "t.py"
+    script.write_text(textwrap.dedent("""
+        import threading
+        def f(n):
+            return sum(range(n))
+        ts = [threading.Thread(target=f, args=(1000,), name="worker-%d" % i) for i in range(3)]
+        for t in ts: t.start()
+        for t in ts: t.join()
+    """))
+    out = subprocess.run([sys.executable, "-m", "rprofile", "--threads", str(script)],
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    assert "Threads" in out
+    for i in range(3):
+        assert "worker-%d" % i in out
+    assert "MainThread" in out
