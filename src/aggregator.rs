@@ -63,6 +63,13 @@ pub struct Context {
     pub sub: u32,
 }
 
+/// A coroutine's open call while it is suspended, and when it was suspended.
+#[derive(Debug, Clone, Copy)]
+pub struct Suspended {
+    pub ctx: Context,
+    pub at: i64,
+}
+
 /// No edge (no caller, or subcalls off when the call was entered).
 pub const NO_SUB: u32 = u32::MAX;
 
@@ -278,6 +285,41 @@ impl Aggregator {
                 }
             }
         }
+    }
+
+    /// Sets aside the top call (a coroutine that awaits) at `now`: its caller is charged the
+    /// time of this run, and the call stops counting as active for recursion until resumed.
+    pub fn suspend(&mut self, stack: &mut Stack, now: i64) -> Option<Suspended> {
+        let ctx = stack.frames.pop()?;
+        if let Some(p) = stack.frames.last_mut() {
+            p.subt = p.subt.wrapping_add(now.wrapping_sub(ctx.t0));
+        }
+        let e = &mut self.entries[ctx.entry as usize];
+        e.recursion_level = e.recursion_level.wrapping_sub(1);
+        if ctx.sub != NO_SUB {
+            let s = &mut self.subs[ctx.sub as usize];
+            s.recursion_level = s.recursion_level.wrapping_sub(1);
+        }
+        Some(Suspended { ctx, at: now })
+    }
+
+    /// Puts a suspended call back on top of `stack` at `now`. The time it was suspended is
+    /// not its own (added to its callees' share), and the caller it resumes under is charged
+    /// only from now on: `stop` and `suspend` charge the caller `now - t0`, so the span so far
+    /// is taken off in advance.
+    pub fn resume(&mut self, stack: &mut Stack, s: Suspended, now: i64) {
+        let mut ctx = s.ctx;
+        ctx.subt = ctx.subt.wrapping_add(now.wrapping_sub(s.at));
+        if let Some(p) = stack.frames.last_mut() {
+            p.subt = p.subt.wrapping_sub(now.wrapping_sub(ctx.t0));
+        }
+        let e = &mut self.entries[ctx.entry as usize];
+        e.recursion_level = e.recursion_level.wrapping_add(1);
+        if ctx.sub != NO_SUB {
+            let sub = &mut self.subs[ctx.sub as usize];
+            sub.recursion_level = sub.recursion_level.wrapping_add(1);
+        }
+        stack.frames.push(ctx);
     }
 
     /// Forgets every entry and edge (cProfile's `clear()`).

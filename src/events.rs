@@ -125,6 +125,102 @@ pub unsafe fn leave_call(py: Python<'_>, p: &Profiler, key: usize) {
     }
 }
 
+/// A coroutine's frame suspends (it awaits): its call is set aside, not ended
+/// (`Profile(async_aware=True)`).
+///
+/// # Safety
+/// As for [`enter_call`]; `frame` is the suspending frame's address.
+#[cfg_attr(not(Py_3_12), allow(dead_code))]
+pub unsafe fn suspend_call(py: Python<'_>, p: &Profiler, key: usize, frame: usize) {
+    let st = p.state_ptr();
+    // SAFETY: short exclusive access with the GIL held.
+    let mine = unsafe {
+        threads::select(st);
+        let s = &mut *st;
+        match (s.agg.get(key), s.stack.top_entry()) {
+            (Some(id), Some(top)) => id == top,
+            _ => false,
+        }
+    };
+    if !mine {
+        // SAFETY: as for this function.
+        return unsafe { leave_call(py, p, key) };
+    }
+    // SAFETY: no borrow across the timer.
+    let t = unsafe { now(py, p) };
+    // SAFETY: exclusive access; nothing here calls Python.
+    unsafe {
+        threads::select(st);
+        let s = &mut *st;
+        if let Some(saved) = s.agg.suspend(&mut s.stack, t) {
+            s.suspended.insert(frame, (s.thread, saved));
+        }
+    }
+}
+
+/// A coroutine's frame resumes: its set-aside call goes back on the stack. A frame with no
+/// suspended call (a first start, or one suspended on another thread) enters as usual.
+///
+/// # Safety
+/// As for [`enter_call`].
+#[cfg_attr(not(Py_3_12), allow(dead_code))]
+pub unsafe fn resume_call(
+    py: Python<'_>,
+    p: &Profiler,
+    key: usize,
+    frame: usize,
+    make_label: impl FnOnce() -> PyResult<Py<PyAny>>,
+) {
+    let st = p.state_ptr();
+    // SAFETY: short exclusive access.
+    let saved = unsafe {
+        threads::select(st);
+        let s = &mut *st;
+        match s.suspended.remove(&frame) {
+            Some((thread, saved)) if thread == s.thread => Some(saved),
+            _ => None,
+        }
+    };
+    let Some(saved) = saved else {
+        // SAFETY: as for this function.
+        return unsafe { enter_call(py, p, key, make_label) };
+    };
+    // SAFETY: no borrow across the timer.
+    let t = unsafe { now(py, p) };
+    // SAFETY: exclusive access; nothing here calls Python.
+    unsafe {
+        threads::select(st);
+        let s = &mut *st;
+        s.agg.resume(&mut s.stack, saved, t);
+    }
+}
+
+/// Puts the current track's suspended coroutine calls back on its stack (at disable, so that
+/// they are closed like every other open call).
+unsafe fn resume_all_suspended(py: Python<'_>, p: &Profiler) {
+    let st = p.state_ptr();
+    // SAFETY: short exclusive access.
+    let mine: Vec<usize> = unsafe {
+        let s = &*st;
+        s.suspended
+            .iter()
+            .filter(|(_, (thread, _))| *thread == s.thread)
+            .map(|(&f, _)| f)
+            .collect()
+    };
+    for frame in mine {
+        // SAFETY: no borrow across the timer.
+        let t = unsafe { now(py, p) };
+        // SAFETY: exclusive access; nothing here calls Python.
+        unsafe {
+            let s = &mut *st;
+            if let Some((_, saved)) = s.suspended.remove(&frame) {
+                s.agg.resume(&mut s.stack, saved, t);
+            }
+        }
+    }
+}
+
 /// Closes every call still open, each ending now (cProfile's `flush_unmatched` at `disable()`).
 ///
 /// # Safety
@@ -141,6 +237,7 @@ pub unsafe fn flush_unmatched(py: Python<'_>, p: &Profiler) {
             let s = &mut *st;
             let mut t = std::mem::replace(&mut s.parked[i], crate::threads::Track::empty());
             crate::threads::swap_in(s, &mut t);
+            resume_all_suspended(py, p);
             flush_current(py, p);
             let s = &mut *st;
             crate::threads::swap_in(s, &mut t);
@@ -148,7 +245,11 @@ pub unsafe fn flush_unmatched(py: Python<'_>, p: &Profiler) {
         }
     }
     // SAFETY: as for this function.
-    unsafe { flush_current(py, p) };
+    unsafe {
+        resume_all_suspended(py, p);
+        flush_current(py, p);
+        (*st).suspended.clear();
+    }
 }
 
 /// Closes the open calls of the current track.

@@ -56,6 +56,17 @@ pub struct State {
     pub thread_info: threads::ThreadInfo,
     /// The other threads' tracks.
     pub parked: Vec<threads::Track>,
+    /// A coroutine counts as one call from start to return (`Profile(async_aware=True)`).
+    pub async_aware: bool,
+    /// Suspended coroutine calls by frame address, with the thread whose track holds them.
+    pub suspended: std::collections::HashMap<
+        usize,
+        (threads::ThreadKey, crate::aggregator::Suspended),
+        rustc_hash::FxBuildHasher,
+    >,
+    /// Whether each code object seen yielding or resuming is a coroutine's (by address; the
+    /// entries keep the code objects alive).
+    pub coroutine_code: std::collections::HashMap<usize, bool, rustc_hash::FxBuildHasher>,
 }
 
 /// Native profiler: counts calls into an aggregator fed by the interpreter's profile events.
@@ -270,7 +281,7 @@ impl Profiler {
     #[new]
     #[pyo3(
         signature = (*_args, **_kwargs),
-        text_signature = "(timer=None, timeunit=0.0, subcalls=True, builtins=True, *, bias=0.0, threads=False)"
+        text_signature = "(timer=None, timeunit=0.0, subcalls=True, builtins=True, *, bias=0.0, threads=False, async_aware=False)"
     )]
     fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         let state = State {
@@ -293,6 +304,9 @@ impl Profiler {
             thread: threads::ThreadKey::default(),
             thread_info: threads::ThreadInfo::default(),
             parked: Vec::new(),
+            async_aware: false,
+            suspended: Default::default(),
+            coroutine_code: Default::default(),
         };
         Ok(Profiler {
             state: UnsafeCell::new(state),
@@ -310,7 +324,13 @@ impl Profiler {
         let a = args::parse(
             "Profiler",
             &[
-                "timer", "timeunit", "subcalls", "builtins", "bias", "threads",
+                "timer",
+                "timeunit",
+                "subcalls",
+                "builtins",
+                "bias",
+                "threads",
+                "async_aware",
             ],
             4,
             args,
@@ -331,6 +351,15 @@ impl Profiler {
             Some(v) => v.is_truthy()?,
             None => false,
         };
+        let async_aware = match &a[6] {
+            Some(v) => v.is_truthy()?,
+            None => false,
+        };
+        if async_aware && !cfg!(Py_3_12) {
+            return Err(PyValueError::new_err(
+                "async_aware profiling needs Python 3.12 or later (sys.monitoring)",
+            ));
+        }
         // cProfile would call an explicit `timer=None`; we read it as "the default clock". A
         // str names a native clock (cProfile would try to call it).
         let mut native = clock::Native::Wall;
@@ -362,6 +391,14 @@ impl Profiler {
                 ));
             }
             st.threads = threads;
+        }
+        if st.async_aware != async_aware {
+            if st.enabled {
+                return Err(PyRuntimeError::new_err(
+                    "cannot change async_aware while the profiler is enabled",
+                ));
+            }
+            st.async_aware = async_aware;
         }
         set_bias(st, bias);
         // SAFETY: the old timer is dropped after the cell is updated; a timer call in progress
@@ -432,6 +469,8 @@ impl Profiler {
             let st = &mut *self.state_ptr();
             st.agg.clear();
             st.stack.frames.clear();
+            st.suspended.clear();
+            st.coroutine_code.clear();
             (
                 std::mem::take(&mut st.user_objs),
                 std::mem::take(&mut st.parked),
@@ -458,6 +497,13 @@ impl Profiler {
     /// Per-thread totals with `threads=True`: a list of `(ident, name, snapshot)`.
     fn _thread_snapshots(&self, py: Python<'_>) -> PyResult<Vec<(u64, Option<String>, Snapshot)>> {
         self.thread_snapshots(py)
+    }
+
+    /// Whether a coroutine counts as one call from start to return.
+    #[getter]
+    fn async_aware(&self) -> bool {
+        // SAFETY: short read.
+        unsafe { (*self.state_ptr()).async_aware }
     }
 
     /// Whether each thread is profiled on its own stack.

@@ -107,3 +107,9 @@ def test_command_line_clock(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "rprofile", "--clock", "nope", str(script)],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "invalid choice" in bad.stderr
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="3.12+ has async_aware")
+def test_async_aware_refused_before_312():
+    with pytest.raises(ValueError, match="3.12"):
+        rprofile.Profile(async_aware=True)

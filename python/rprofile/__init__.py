@@ -59,6 +59,12 @@ class Profile(_Profiler):
     With ``threads=True`` every thread is profiled on its own call stack
     (threads running at ``enable()`` and threads started later), all added
     together into one profile; ``thread_stats()`` gives them apart.
+
+    With ``async_aware=True`` (Python 3.12+) a coroutine's run from its first
+    start to its final return is one call: its cumtime is that whole span,
+    awaits included, its tottime leaves out the time it was suspended, and the
+    coroutines it awaits are its callees. Generators are counted as cProfile
+    counts them.
     """
 
     # The per-event work is in the native base class; what follows is the same thin layer that

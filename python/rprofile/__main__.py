@@ -33,6 +33,9 @@ def _parser():
     parser.add_option("--threads", dest="threads", action="store_true", default=False,
                       help="Profile every thread, each on its own call stack, and print a "
                            "per-thread summary")
+    parser.add_option("--async", dest="async_aware", action="store_true", default=False,
+                      help="Count a coroutine as one call from start to return, its awaits "
+                           "inside its cumulative time (Python 3.12+)")
     parser.add_option("--clock", dest="clock", default=None,
                       choices=["wall", "cpu", "thread_cpu"],
                       help="Clock to time with: wall (default), cpu (process CPU time) or "
@@ -94,7 +97,10 @@ def main():
     else:
         code, globs = _script_target(parser, args[0])
 
-    prof = Profile(options.clock, threads=options.threads)
+    try:
+        prof = Profile(options.clock, threads=options.threads, async_aware=options.async_aware)
+    except ValueError as exc:
+        parser.error(str(exc))
     exit_request = lookup_error = None
     try:
         try:

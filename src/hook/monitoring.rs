@@ -63,15 +63,23 @@ static mut PYSTART_DEF: ffi::PyMethodDef = def(c"_pystart_callback", pystart_cal
 static mut PYRETURN_DEF: ffi::PyMethodDef = def(c"_pyreturn_callback", pyreturn_callback);
 static mut CCALL_DEF: ffi::PyMethodDef = def(c"_ccall_callback", ccall_callback);
 static mut CRETURN_DEF: ffi::PyMethodDef = def(c"_creturn_callback", creturn_callback);
+static mut PYRESUME_DEF: ffi::PyMethodDef = def(c"_pyresume_callback", pyresume_callback);
+static mut PYYIELD_DEF: ffi::PyMethodDef = def(c"_pyyield_callback", pyyield_callback);
 
-/// The events `_lsprof` registers and the callback each gets.
-fn event_table() -> [(&'static str, *mut ffi::PyMethodDef); 9] {
+/// The events `_lsprof` registers and the callback each gets. Async-aware profiling tells a
+/// coroutine's resume from its start and its await from its return.
+fn event_table(async_aware: bool) -> [(&'static str, *mut ffi::PyMethodDef); 9] {
+    let (resume, suspend) = if async_aware {
+        (addr_of_mut!(PYRESUME_DEF), addr_of_mut!(PYYIELD_DEF))
+    } else {
+        (addr_of_mut!(PYSTART_DEF), addr_of_mut!(PYRETURN_DEF))
+    };
     [
         ("PY_START", addr_of_mut!(PYSTART_DEF)),
-        ("PY_RESUME", addr_of_mut!(PYSTART_DEF)),
-        ("PY_THROW", addr_of_mut!(PYSTART_DEF)),
+        ("PY_RESUME", resume),
+        ("PY_THROW", resume),
         ("PY_RETURN", addr_of_mut!(PYRETURN_DEF)),
-        ("PY_YIELD", addr_of_mut!(PYRETURN_DEF)),
+        ("PY_YIELD", suspend),
         ("PY_UNWIND", addr_of_mut!(PYRETURN_DEF)),
         ("CALL", addr_of_mut!(CCALL_DEF)),
         ("C_RETURN", addr_of_mut!(CRETURN_DEF)),
@@ -103,7 +111,8 @@ pub fn install(slf: &Bound<'_, Profiler>) -> PyResult<()> {
 fn register(slf: &Bound<'_, Profiler>, mon: &Bound<'_, PyAny>) -> PyResult<()> {
     let py = slf.py();
     let events = mon.getattr("events")?;
-    let table = event_table();
+    // SAFETY: short read of a flag.
+    let table = event_table(unsafe { (*slf.get().state_ptr()).async_aware });
     let mut all = 0i64;
     for (name, def) in table {
         let ev: i64 = events.getattr(name)?.extract()?;
@@ -137,7 +146,7 @@ pub fn uninstall(slf: &Bound<'_, Profiler>) -> PyResult<()> {
     };
     match mon.getattr("events") {
         Ok(events) => {
-            for (name, _) in event_table() {
+            for (name, _) in event_table(false) {
                 note(events.getattr(name).and_then(|ev| {
                     mon.call_method1("register_callback", (TOOL_ID, ev, py.None()))
                 }));
@@ -195,6 +204,82 @@ unsafe extern "C" fn pystart_callback(
             Ok(Bound::from_borrowed_ptr(py, code).unbind())
         })
     };
+    none()
+}
+
+/// Whether `code` is a coroutine's (`CO_COROUTINE`), remembered per code object.
+///
+/// # Safety
+/// GIL held; `code` is a live code object; no borrow of the state alive.
+unsafe fn is_coroutine(py: Python<'_>, p: &Profiler, code: *mut ffi::PyObject) -> bool {
+    const CO_COROUTINE: i64 = 0x80;
+    let st = p.state_ptr();
+    // SAFETY: short read.
+    if let Some(&known) = unsafe { (*st).coroutine_code.get(&(code as usize)) } {
+        return known;
+    }
+    // SAFETY: `code` is alive for the event; reading co_flags runs no Python code.
+    let flags = unsafe { Bound::from_borrowed_ptr(py, code) }
+        .getattr("co_flags")
+        .and_then(|f| f.extract::<i64>())
+        .unwrap_or(0);
+    let yes = flags & CO_COROUTINE != 0;
+    // SAFETY: short write.
+    unsafe { (*st).coroutine_code.insert(code as usize, yes) };
+    yes
+}
+
+/// The frame the event happens in (the coroutine's own, for its resume and yield events).
+fn current_frame() -> usize {
+    // SAFETY: GIL held (callbacks run with it); a borrowed reference, used as an identity only.
+    unsafe { ffi::PyEval_GetFrame() as usize }
+}
+
+unsafe extern "C" fn pyresume_callback(
+    slf: *mut ffi::PyObject,
+    args: *mut *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+) -> *mut ffi::PyObject {
+    // SAFETY: see `setup`.
+    let Some((py, p)) = (unsafe { setup(&slf, nargs, 1) }) else {
+        return std::ptr::null_mut();
+    };
+    // SAFETY: at least one argument (checked): the code object, alive for the event.
+    let code = unsafe { *args };
+    let label = || {
+        // SAFETY: GIL held; the code object is alive for the event.
+        Ok(unsafe { Bound::from_borrowed_ptr(py, code) }.unbind())
+    };
+    // SAFETY: GIL held; no borrow of the state is alive.
+    unsafe {
+        if is_coroutine(py, p, code) {
+            events::resume_call(py, p, code as usize, current_frame(), label);
+        } else {
+            events::enter_call(py, p, code as usize, label);
+        }
+    }
+    none()
+}
+
+unsafe extern "C" fn pyyield_callback(
+    slf: *mut ffi::PyObject,
+    args: *mut *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+) -> *mut ffi::PyObject {
+    // SAFETY: see `setup`.
+    let Some((py, p)) = (unsafe { setup(&slf, nargs, 1) }) else {
+        return std::ptr::null_mut();
+    };
+    // SAFETY: at least one argument (checked).
+    let code = unsafe { *args };
+    // SAFETY: GIL held; no borrow of the state is alive.
+    unsafe {
+        if is_coroutine(py, p, code) {
+            events::suspend_call(py, p, code as usize, current_frame());
+        } else {
+            events::leave_call(py, p, code as usize);
+        }
+    }
     none()
 }
 
