@@ -69,9 +69,11 @@ def test_constructor_parameter_names_and_kinds_match_cprofile():
     mine = params(rprofile.Profile)
     assert [p.name for p in mine[:len(ref)]] == [name for name, _ in ref]
     assert all(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in mine[:len(ref)])
-    # One extension: bias, keyword-only (as profile.Profile's, which is positional there).
+    # Extensions, keyword-only: bias (profile.Profile's, positional there), threads and
+    # async_aware (issue 6).
     assert [(p.name, p.kind) for p in mine[len(ref):]] == [
-        ("bias", inspect.Parameter.KEYWORD_ONLY)]
+        ("bias", inspect.Parameter.KEYWORD_ONLY), ("threads", inspect.Parameter.KEYWORD_ONLY),
+        ("async_aware", inspect.Parameter.KEYWORD_ONLY)]
 
 
 def test_enable_parameter_names_match_cprofile():

@@ -526,3 +526,136 @@ fn decimal_len(n: i64) -> usize {
     }
     len
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tuple(nc: i64, cc: i64, tt: f64, ct: f64) -> CallValue {
+        CallValue::Tuple {
+            nc,
+            cc,
+            tt,
+            ct,
+            ints: 0,
+        }
+    }
+
+    fn row(m: &mut Model, file: &str, line: i64, name: &str, callers: &[(u32, CallValue)]) -> u32 {
+        let f = m.func_id(file.as_bytes(), line, name.as_bytes());
+        let rec = Record {
+            cc: 1,
+            nc: 2,
+            tt: 0.5,
+            ct: 1.0,
+            ints: 0,
+            callers: callers
+                .iter()
+                .map(|&(func, value)| Edge { func, value })
+                .collect(),
+        };
+        m.stats.insert(f, rec);
+        f
+    }
+
+    #[test]
+    fn add_appends_new_rows_and_sums_known_ones_and_their_callers() {
+        let mut a = Model::default();
+        let fa = row(&mut a, "/x/a.py", 1, "f", &[]);
+        let ga = row(&mut a, "/x/a.py", 2, "g", &[(fa, tuple(1, 1, 0.25, 0.5))]);
+        let mut b = Model::default();
+        let hb = row(&mut b, "/y/b.py", 9, "h", &[]);
+        let fb = b.func_id(b"/x/a.py", 1, b"f");
+        let gb = row(
+            &mut b,
+            "/x/a.py",
+            2,
+            "g",
+            &[(hb, tuple(3, 3, 1.0, 1.0)), (fb, tuple(2, 1, 0.5, 0.5))],
+        );
+        let _ = gb;
+        a.add(&b).unwrap();
+        // g kept its place (second), h came after.
+        let names: Vec<&[u8]> = a.stats.keys().map(|&f| a.string(a.func(f).name)).collect();
+        assert_eq!(names, [&b"f"[..], b"g", b"h"]);
+        let g = &a.stats[&ga];
+        assert_eq!((g.cc, g.nc, g.tt, g.ct), (2, 4, 1.0, 2.0));
+        // The callers: f's figures added up in f's place, h appended.
+        assert_eq!(g.callers[0].value, tuple(3, 2, 0.75, 1.0));
+        assert_eq!(a.string(a.func(g.callers[1].func).name), b"h");
+    }
+
+    #[test]
+    fn mixing_caller_formats_is_refused() {
+        let mut a = Model::default();
+        let f = row(&mut a, "a.py", 1, "f", &[]);
+        row(&mut a, "a.py", 2, "g", &[(f, CallValue::Count(3))]);
+        let mut b = Model::default();
+        let fb = row(&mut b, "a.py", 1, "f", &[]);
+        row(&mut b, "a.py", 2, "g", &[(fb, tuple(1, 1, 0.0, 0.0))]);
+        assert_eq!(
+            a.add(&b),
+            Err(MergeError::MixedCallerFormats {
+                tuple_into_count: true
+            })
+        );
+    }
+
+    #[test]
+    fn strip_dirs_merges_rows_and_overwrites_colliding_callers() {
+        let mut m = Model::default();
+        let c1 = m.func_id(b"/one/c.py", 5, b"c");
+        let c2 = m.func_id(b"/two/c.py", 5, b"c");
+        row(
+            &mut m,
+            "/one/m.py",
+            1,
+            "f",
+            &[(c1, tuple(1, 1, 0.1, 0.1)), (c2, tuple(7, 7, 0.7, 0.7))],
+        );
+        row(&mut m, "/two/m.py", 1, "f", &[(c1, tuple(2, 2, 0.2, 0.2))]);
+        let (s, max_len) = m.strip_dirs().unwrap();
+        assert_eq!(s.stats.len(), 1);
+        let (&f, r) = s.stats.first().unwrap();
+        assert_eq!(s.string(s.func(f).file), b"m.py");
+        assert_eq!((r.cc, r.nc), (2, 4));
+        // Within the first row c1 and c2 became one caller: the last value (7) in the first
+        // place; the second row's c then adds its 2.
+        assert_eq!(r.callers.len(), 1);
+        assert_eq!(r.callers[0].value, tuple(9, 9, 0.2 + 0.7, 0.2 + 0.7));
+        assert_eq!(max_len, "m.py:1(f)".len());
+    }
+
+    #[test]
+    fn callees_list_callers_rows_in_stats_order() {
+        let mut m = Model::default();
+        let h = m.func_id(b"h.py", 1, b"h");
+        let a = row(&mut m, "a.py", 1, "a", &[(h, tuple(1, 1, 0.0, 0.0))]);
+        let b = row(&mut m, "b.py", 1, "b", &[(h, tuple(2, 2, 0.0, 0.0))]);
+        let c = m.callees();
+        let of_h: Vec<u32> = c.of(h).iter().map(|e| e.func).collect();
+        assert_eq!(of_h, [a, b]);
+        assert!(c.of(a).is_empty());
+        assert_eq!(c.order, [a, h, b]);
+    }
+
+    #[test]
+    fn std_names_as_pstats_writes_them() {
+        let mut m = Model::default();
+        let cases = [
+            ("~", 0, "<built-in method len>", "{built-in method len}"),
+            ("~", 0, "plain", "plain"),
+            ("~", 0, "<", "<"),
+            ("~", 0, "<>", "{}"),
+            ("/a/b.py", -3, "f", "/a/b.py:-3(f)"),
+            ("x.py", 12, "g\u{e9}", "x.py:12(g\u{e9})"),
+        ];
+        for (file, line, name, want) in cases {
+            let f = m.func_id(file.as_bytes(), line, name.as_bytes());
+            let mut out = Vec::new();
+            m.std_name(f, &mut out);
+            assert_eq!(out, want.as_bytes());
+            assert_eq!(m.std_name_len(f), want.chars().count());
+        }
+    }
+}

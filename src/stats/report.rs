@@ -100,26 +100,44 @@ fn thousandths(x: f64) -> Option<(bool, u128)> {
 
 /// Appends the decimal digits of `n`.
 pub fn decimal(out: &mut Vec<u8>, n: i64) {
-    let mut small = Small {
-        buf: [0; 40],
-        len: 0,
-    };
-    let _ = write!(small, "{n}");
-    out.extend_from_slice(&small.buf[..small.len]);
+    let mut buf = [0u8; 20];
+    out.extend_from_slice(digits(n, &mut buf));
+}
+
+/// The decimal digits of `n` (with its sign), written at the end of `buf`.
+fn digits(n: i64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut m = n.unsigned_abs();
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (m % 10) as u8;
+        m /= 10;
+        if m == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        i -= 1;
+        buf[i] = b'-';
+    }
+    &buf[i..]
 }
 
 /// `"%d/%d" % (a, b)` if they differ, else `"%d" % a`, right-justified to `width`.
 fn calls_column(out: &mut Vec<u8>, a: i64, b: i64, width: usize) {
-    let mut small = Small {
-        buf: [0; 40],
-        len: 0,
-    };
-    let _ = if a != b {
-        write!(small, "{a}/{b}")
+    let (mut x, mut y) = ([0u8; 20], [0u8; 20]);
+    let first = digits(a, &mut x);
+    if a != b {
+        let second = digits(b, &mut y);
+        let len = first.len() + 1 + second.len();
+        out.extend(std::iter::repeat_n(b' ', width.saturating_sub(len)));
+        out.extend_from_slice(first);
+        out.push(b'/');
+        out.extend_from_slice(second);
     } else {
-        write!(small, "{a}")
-    };
-    pad_left(out, &small.buf[..small.len], width);
+        out.extend(std::iter::repeat_n(b' ', width.saturating_sub(first.len())));
+        out.extend_from_slice(first);
+    }
 }
 
 fn pad_left(out: &mut Vec<u8>, s: &[u8], width: usize) {
@@ -289,4 +307,45 @@ pub fn callees(
         call_line(model, width, func, all.of(func), "->", out)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f8s(x: f64) -> String {
+        let mut out = Vec::new();
+        f8(&mut out, x);
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    #[test]
+    fn fixed_point_rounds_the_exact_value_half_to_even() {
+        // 1/16 and 3/16 are exact: ties, rounded to the even thousandth (as Python's %.3f).
+        assert_eq!(f8s(0.0625), "   0.062");
+        assert_eq!(f8s(0.1875), "   0.188");
+        // 0.0005 is a little above its decimal (binary), so it rounds up.
+        assert_eq!(f8s(0.0005), "   0.001");
+        assert_eq!(f8s(-0.0), "  -0.000");
+        assert_eq!(f8s(-1e-300), "  -0.000");
+        assert_eq!(f8s(5e-324), "   0.000");
+        assert_eq!(f8s(1234567.0), "1234567.000");
+        assert_eq!(f8s(f64::NAN), "     nan");
+        assert_eq!(f8s(f64::NEG_INFINITY), "    -inf");
+        // Beyond the fast path (2**60 and up) the general formatter takes over.
+        assert_eq!(f8s(1e20), "100000000000000000000.000");
+    }
+
+    #[test]
+    fn integers() {
+        for n in [0i64, 7, -7, 10, 999, -1000, i64::MAX, i64::MIN] {
+            let mut out = Vec::new();
+            decimal(&mut out, n);
+            assert_eq!(out, n.to_string().as_bytes());
+        }
+        let mut out = Vec::new();
+        calls_column(&mut out, 12, 3, 9);
+        calls_column(&mut out, 5, 5, 7);
+        assert_eq!(out, b"     12/3      5");
+    }
 }
