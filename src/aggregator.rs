@@ -241,6 +241,27 @@ impl Aggregator {
         });
     }
 
+    /// [`Aggregator::enter`] with the edge from `caller` rather than from the call on top of
+    /// the stack (whose time accounting is unchanged).
+    pub fn enter_with_caller(&mut self, stack: &mut Stack, entry: EntryId, caller: EntryId) {
+        let e = &mut self.entries[entry as usize];
+        e.recursion_level = e.recursion_level.wrapping_add(1);
+        let mut sub = NO_SUB;
+        if self.subcalls {
+            if let Some(i) = self.sub_entry(caller, entry, true) {
+                let s = &mut self.subs[i as usize];
+                s.recursion_level = s.recursion_level.wrapping_add(1);
+                sub = i;
+            }
+        }
+        stack.frames.push(Context {
+            t0: 0,
+            subt: 0,
+            entry,
+            sub,
+        });
+    }
+
     /// Closes the top call of `stack` at time `now`, charging it to `entry`. As in `_lsprof`,
     /// `entry` is the one named by the leave event, which need not be the one the context was
     /// opened for (events of several threads share one stack on 3.12+).

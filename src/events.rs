@@ -64,6 +64,24 @@ pub unsafe fn enter_call(
     key: usize,
     make_label: impl FnOnce() -> PyResult<Py<PyAny>>,
 ) {
+    // SAFETY: as for this function.
+    unsafe { enter_call_from(py, p, key, None, make_label) }
+}
+
+/// [`enter_call`], with the caller edge charged to the function `caller` (a key) instead of the
+/// one on top of the stack, if given and known (a task's coroutine and the coroutine that
+/// created it).
+///
+/// # Safety
+/// As for [`enter_call`].
+#[inline(always)]
+pub unsafe fn enter_call_from(
+    py: Python<'_>,
+    p: &Profiler,
+    key: usize,
+    caller: Option<usize>,
+    make_label: impl FnOnce() -> PyResult<Py<PyAny>>,
+) {
     let st = p.state_ptr();
     // SAFETY: GIL held, no borrow alive.
     unsafe { threads::select(st) };
@@ -80,7 +98,10 @@ pub unsafe fn enter_call(
     // SAFETY: exclusive access; `agg` and `stack` are distinct fields.
     let depth = unsafe {
         let s = &mut *st;
-        s.agg.enter(&mut s.stack, id);
+        match caller.and_then(|c| s.agg.find(c)) {
+            Some(c) => s.agg.enter_with_caller(&mut s.stack, id, c),
+            None => s.agg.enter(&mut s.stack, id),
+        }
         s.stack.depth() - 1
     };
     // _lsprof reads the clock last on enter, so the bookkeeping is not charged to the callee.
@@ -182,8 +203,25 @@ pub unsafe fn resume_call(
         }
     };
     let Some(saved) = saved else {
+        // A first start. A coroutine started by the event loop (a task) is charged as a callee
+        // of the coroutine that created it, if one did.
+        // SAFETY: short reads.
+        let creator = unsafe {
+            let s = &*st;
+            let parent_is_coroutine = s
+                .stack
+                .top_entry()
+                .map(|e| s.agg.entries[e as usize].key)
+                .and_then(|k| s.coroutine_code.get(&k).copied())
+                .unwrap_or(false);
+            if parent_is_coroutine {
+                None
+            } else {
+                s.creators.get(&key).copied()
+            }
+        };
         // SAFETY: as for this function.
-        return unsafe { enter_call(py, p, key, make_label) };
+        return unsafe { enter_call_from(py, p, key, creator, make_label) };
     };
     // SAFETY: no borrow across the timer.
     let t = unsafe { now(py, p) };
@@ -192,6 +230,25 @@ pub unsafe fn resume_call(
         threads::select(st);
         let s = &mut *st;
         s.agg.resume(&mut s.stack, saved, t);
+    }
+}
+
+/// An async function is called (its coroutine object is made): remembers the coroutine on top
+/// of the stack as the creator of coroutines of `code`, for when one starts as a task.
+///
+/// # Safety
+/// GIL held; no borrow of the state alive.
+#[cfg_attr(not(Py_3_12), allow(dead_code))]
+pub unsafe fn coroutine_created(p: &Profiler, code: usize) {
+    let st = p.state_ptr();
+    // SAFETY: short exclusive access; nothing here calls Python.
+    unsafe {
+        threads::select(st);
+        let s = &mut *st;
+        let top = s.stack.top_entry().map(|e| s.agg.entries[e as usize].key);
+        if let Some(k) = top.filter(|k| s.coroutine_code.get(k).copied().unwrap_or(false)) {
+            s.creators.insert(code, k);
+        }
     }
 }
 

@@ -67,6 +67,9 @@ pub struct State {
     /// Whether each code object seen yielding or resuming is a coroutine's (by address; the
     /// entries keep the code objects alive).
     pub coroutine_code: std::collections::HashMap<usize, bool, rustc_hash::FxBuildHasher>,
+    /// For each coroutine code, the (key of the) coroutine that last made one: the caller a
+    /// task of it is charged to.
+    pub creators: std::collections::HashMap<usize, usize, rustc_hash::FxBuildHasher>,
 }
 
 /// Native profiler: counts calls into an aggregator fed by the interpreter's profile events.
@@ -307,6 +310,7 @@ impl Profiler {
             async_aware: false,
             suspended: Default::default(),
             coroutine_code: Default::default(),
+            creators: Default::default(),
         };
         Ok(Profiler {
             state: UnsafeCell::new(state),
@@ -471,6 +475,7 @@ impl Profiler {
             st.stack.frames.clear();
             st.suspended.clear();
             st.coroutine_code.clear();
+            st.creators.clear();
             (
                 std::mem::take(&mut st.user_objs),
                 std::mem::take(&mut st.parked),

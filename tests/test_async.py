@@ -62,9 +62,27 @@ def test_coroutines_are_one_call_with_their_whole_span():
     assert middle_row[3] == pytest.approx(0.45, abs=0.08)
     assert leaf_row[2] < 0.02 and middle_row[2] < 0.02  # suspended time is not their own
     assert {k[2]: v[:2] for k, v in leaf_row[4].items()} == {"middle": (6, 6)}
+    # gather runs them as tasks: charged to main, which made them, not to the event loop.
+    assert {k[2]: v[:2] for k, v in middle_row[4].items()} == {"main": (2, 2)}
     main_row = _row(stats, "main")
     assert main_row[:2] == (1, 1)
     assert main_row[3] == pytest.approx(0.3, abs=0.08)
+
+
+def test_task_group_tasks_are_callees_of_their_creator():
+    async def spawner():
+        async with asyncio.TaskGroup() as tg:
+            for d in (0.01, 0.02, 0.03):
+                tg.create_task(leaf(d))
+
+    async def main():
+        await spawner()
+
+    stats = _profile(main)
+    leaf_row = _row(stats, "leaf")
+    assert leaf_row[:2] == (3, 3)
+    assert {k[2]: v[:2] for k, v in leaf_row[4].items()} == {"spawner": (3, 3)}
+    assert {k[2] for k in _row(stats, "spawner")[4]} == {"main"}
 
 
 def test_cprofile_counting_without_it():

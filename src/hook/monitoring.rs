@@ -74,8 +74,13 @@ fn event_table(async_aware: bool) -> [(&'static str, *mut ffi::PyMethodDef); 9] 
     } else {
         (addr_of_mut!(PYSTART_DEF), addr_of_mut!(PYRETURN_DEF))
     };
+    let start = if async_aware {
+        addr_of_mut!(PYRESUME_DEF)
+    } else {
+        addr_of_mut!(PYSTART_DEF)
+    };
     [
-        ("PY_START", addr_of_mut!(PYSTART_DEF)),
+        ("PY_START", start),
         ("PY_RESUME", resume),
         ("PY_THROW", resume),
         ("PY_RETURN", addr_of_mut!(PYRETURN_DEF)),
@@ -353,10 +358,22 @@ unsafe extern "C" fn ccall_callback(
     let Some((py, p)) = (unsafe { setup(&slf, nargs, 4) }) else {
         return std::ptr::null_mut();
     };
+    // SAFETY: four arguments (checked): code, offset, callable, arg0.
+    let (callable, arg0) = unsafe { (*args.add(2), *args.add(3)) };
+    // SAFETY: short read of a flag; `callable` is alive for the event.
+    if unsafe { (*p.state_ptr()).async_aware && ffi::PyFunction_Check(callable) != 0 } {
+        // SAFETY: a function object (checked): its code is a borrowed, live reference.
+        let code = unsafe { ffi::PyFunction_GetCode(callable) };
+        // SAFETY: GIL held; no borrow of the state alive.
+        unsafe {
+            if is_coroutine(py, p, code) {
+                events::coroutine_created(p, code as usize);
+            }
+        }
+        return none();
+    }
     // SAFETY: short read of a flag.
     if unsafe { (*p.state_ptr()).builtins } {
-        // SAFETY: four arguments (checked): code, offset, callable, arg0.
-        let (callable, arg0) = unsafe { (*args.add(2), *args.add(3)) };
         // SAFETY: both are alive for the event.
         if let Some((ml, m_self, m_module)) = unsafe { builtin_of(p, callable, arg0) } {
             // SAFETY: GIL held; the label reads the live objects of this event.
