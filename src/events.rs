@@ -6,7 +6,6 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 
 use crate::clock;
-use crate::clock::Native::Wall;
 use crate::profiler::Profiler;
 use crate::threads;
 
@@ -18,8 +17,8 @@ use crate::threads;
 #[inline(always)]
 pub unsafe fn now(py: Python<'_>, p: &Profiler) -> i64 {
     let st = p.state_ptr();
-    // SAFETY: short-lived reads of plain fields; no other borrow is alive (function contract).
-    if unsafe { !(*st).external_timer && (*st).bias_units == 0.0 && (*st).clock == Wall } {
+    // SAFETY: a short read of a plain field; no other borrow is alive (function contract).
+    if unsafe { (*st).plain_clock } {
         return clock::now();
     }
     // SAFETY: as for this function.
@@ -33,8 +32,17 @@ unsafe fn now_slow(py: Python<'_>, p: &Profiler) -> i64 {
     // SAFETY: short-lived reads of plain fields; no other borrow is alive (caller's contract).
     let (external, bias, native) = unsafe { ((*st).external_timer, (*st).bias_units, (*st).clock) };
     let t = if external {
-        // SAFETY: as above; the timer call happens with no borrow alive.
-        unsafe { p.call_external_timer(py) }
+        // SAFETY: as above; the timer call happens with no borrow alive. It may run other
+        // threads' Python code, whose events swap the tracks: ours is put back after it.
+        let t = unsafe { p.call_external_timer(py) };
+        // SAFETY: as above. (Not while disable() closes the open calls of each track in turn:
+        // profiling is off then, and the track in place is the one being closed.)
+        unsafe {
+            if (*st).enabled {
+                threads::select(st);
+            }
+        }
+        t
     } else {
         native.now()
     };
@@ -107,12 +115,9 @@ pub unsafe fn enter_call_from(
     // _lsprof reads the clock last on enter, so the bookkeeping is not charged to the callee.
     // SAFETY: no borrow is alive across the timer.
     let t = unsafe { now(py, p) };
-    // SAFETY: short exclusive access; set_t0 ignores a depth that no longer exists. A Python
-    // timer may have let another thread's events swap the tracks: put ours back first.
-    unsafe {
-        threads::select(st);
-        (*st).stack.set_t0(depth, t)
-    };
+    // SAFETY: short exclusive access; set_t0 ignores a depth that no longer exists. (A Python
+    // timer may have let other threads' events swap the tracks; `now` put ours back.)
+    unsafe { (*st).stack.set_t0(depth, t) };
 }
 
 /// The function identified by `key` returns, yields or unwinds.
@@ -136,7 +141,6 @@ pub unsafe fn leave_call(py: Python<'_>, p: &Profiler, key: usize) {
             let t = unsafe { now(py, p) };
             // SAFETY: exclusive access for the bookkeeping; nothing here calls Python.
             unsafe {
-                threads::select(st);
                 let s = &mut *st;
                 s.agg.stop(&mut s.stack, id, t);
             }
@@ -171,7 +175,6 @@ pub unsafe fn suspend_call(py: Python<'_>, p: &Profiler, key: usize, frame: usiz
     let t = unsafe { now(py, p) };
     // SAFETY: exclusive access; nothing here calls Python.
     unsafe {
-        threads::select(st);
         let s = &mut *st;
         if let Some(saved) = s.agg.suspend(&mut s.stack, t) {
             s.suspended.insert(frame, (s.thread, saved));
@@ -227,7 +230,6 @@ pub unsafe fn resume_call(
     let t = unsafe { now(py, p) };
     // SAFETY: exclusive access; nothing here calls Python.
     unsafe {
-        threads::select(st);
         let s = &mut *st;
         s.agg.resume(&mut s.stack, saved, t);
     }

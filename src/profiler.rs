@@ -32,6 +32,8 @@ pub struct State {
     pub external_timer: bool,
     /// The native clock read when there is no Python timer.
     pub clock: clock::Native,
+    /// The default clock with no bias: the one test the per-event clock read makes.
+    pub plain_clock: bool,
     /// Seconds per timer unit for an integer timer; 0.0 for seconds.
     pub timeunit: f64,
     /// Calibration bias in seconds (profile.Profile's `bias`).
@@ -295,6 +297,7 @@ impl Profiler {
             builtins: false,
             external_timer: false,
             clock: clock::Native::Wall,
+            plain_clock: true,
             timeunit: 0.0,
             bias: 0.0,
             bias_units: 0.0,
@@ -577,7 +580,10 @@ fn unit(st: &State) -> f64 {
     }
 }
 
+/// Sets the bias, and with it (as every change of timer, clock or bias ends here) whether the
+/// per-event clock read can take the plain path.
 fn set_bias(st: &mut State, bias: f64) {
     st.bias = bias;
     st.bias_units = if bias == 0.0 { 0.0 } else { bias / unit(st) };
+    st.plain_clock = !st.external_timer && st.bias_units == 0.0 && st.clock == clock::Native::Wall;
 }
