@@ -3,6 +3,7 @@
 //! restrictions. `python/rprofile/stats.py` drives them with pstats' logic and attributes.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use pyo3::exceptions::{PyKeyError, PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
@@ -241,19 +242,36 @@ type TopLevelTotals<'py> = (i128, i128, Bound<'py, PyAny>, Bound<'py, PyList>, u
 /// A listing of functions (ids into a `StatsCore`'s model), narrowed by restrictions.
 #[pyclass(module = "rprofile._rprofile", name = "FuncList", frozen)]
 pub struct FuncList {
-    ids: Vec<u32>,
+    /// Shared with the sort order it was taken from (a listing is a prefix of it, or a new list
+    /// after a pattern): listing a 100,000-row profile copies nothing.
+    all: Arc<Vec<u32>>,
+    len: usize,
+}
+
+impl FuncList {
+    fn new(ids: Vec<u32>) -> FuncList {
+        FuncList {
+            len: ids.len(),
+            all: Arc::new(ids),
+        }
+    }
+
+    fn ids(&self) -> &[u32] {
+        &self.all[..self.len]
+    }
 }
 
 #[pymethods]
 impl FuncList {
     fn __len__(&self) -> usize {
-        self.ids.len()
+        self.len
     }
 
     /// `list[:n]`.
     fn head(&self, n: usize) -> FuncList {
         FuncList {
-            ids: self.ids[..n.min(self.ids.len())].to_vec(),
+            all: self.all.clone(),
+            len: n.min(self.len),
         }
     }
 }
@@ -264,7 +282,7 @@ impl FuncList {
 pub struct StatsCore {
     model: Model,
     /// `fcn_list` as function ids, while it has not been handed out as a Python list.
-    order: Option<Vec<u32>>,
+    order: Option<Arc<Vec<u32>>>,
     /// `all_callees`, once `calc_callees` made it (stale after `add`, as pstats' is).
     callees: Option<Callees>,
 }
@@ -338,7 +356,7 @@ impl StatsCore {
         self.order = old
             .order
             .as_ref()
-            .map(|o| o.iter().map(|&f| map(f)).collect());
+            .map(|o| Arc::new(o.iter().map(|&f| map(f)).collect()));
         if let Some(c) = &old.callees {
             let n = old.model.funcs.len();
             self.callees = Some(c.mapped(&mut map, n));
@@ -423,7 +441,7 @@ impl StatsCore {
             fields.push((f, d));
         }
         let m = &self.model;
-        self.order = Some(py.detach(|| sort::sort(m, &fields)));
+        self.order = Some(Arc::new(py.detach(|| sort::sort(m, &fields))));
         Ok(())
     }
 
@@ -438,7 +456,7 @@ impl StatsCore {
 
     fn reverse_order(&mut self) {
         if let Some(o) = &mut self.order {
-            o.reverse();
+            Arc::make_mut(o).reverse();
         }
     }
 
@@ -449,7 +467,7 @@ impl StatsCore {
         };
         let mut objs = Objects::new(py, &self.model);
         let l = PyList::empty(py);
-        for &f in order {
+        for &f in order.iter() {
             l.append(objs.key(&self.model, f)?)?;
         }
         Ok(Some(l))
@@ -472,16 +490,21 @@ impl StatsCore {
                 ids
             }
             None => match &self.order {
-                Some(o) if ordered => o.clone(),
+                Some(o) if ordered => {
+                    return Ok(FuncList {
+                        all: o.clone(),
+                        len: o.len(),
+                    })
+                }
                 _ => self.model.stats.keys().copied().collect(),
             },
         };
-        Ok(FuncList { ids })
+        Ok(FuncList::new(ids))
     }
 
     /// The widest `func_std_string` of a listing.
     fn width(&self, list: &FuncList) -> usize {
-        list.ids
+        list.ids()
             .iter()
             .map(|&f| self.model.std_name_len(f))
             .max()
@@ -506,7 +529,7 @@ impl StatsCore {
         let search = rex.getattr("search")?;
         let mut out = Vec::new();
         let mut name = Vec::new();
-        for &f in &list.ids {
+        for &f in list.ids() {
             name.clear();
             self.model.std_name(f, &mut name);
             let fast = match &rust {
@@ -523,7 +546,7 @@ impl StatsCore {
                 out.push(f);
             }
         }
-        Ok(FuncList { ids: out })
+        Ok(FuncList::new(out))
     }
 
     /// `print_line` for each function of `list`.
@@ -532,8 +555,8 @@ impl StatsCore {
         py: Python<'py>,
         list: &FuncList,
     ) -> PyResult<(Bound<'py, PyString>, Option<Bound<'py, PyTuple>>)> {
-        let mut out = Vec::with_capacity(list.ids.len() * 80);
-        let r = report::lines(&self.model, &list.ids, &mut out);
+        let mut out = Vec::with_capacity(list.len * 80);
+        let r = report::lines(&self.model, list.ids(), &mut out);
         self.report(py, out, r)
     }
 
@@ -555,7 +578,7 @@ impl StatsCore {
         list: &FuncList,
     ) -> PyResult<(Bound<'py, PyString>, Option<Bound<'py, PyTuple>>)> {
         let mut out = Vec::new();
-        let r = report::callers(&self.model, width, &list.ids, &mut out);
+        let r = report::callers(&self.model, width, list.ids(), &mut out);
         self.report(py, out, r)
     }
 
@@ -580,7 +603,7 @@ impl StatsCore {
         let mut out = Vec::new();
         let empty = Callees::default();
         let all = self.callees.as_ref().unwrap_or(&empty);
-        let r = report::callees(&self.model, all, width, &list.ids, &mut out);
+        let r = report::callees(&self.model, all, width, list.ids(), &mut out);
         self.report(py, out, r)
     }
 
@@ -607,7 +630,7 @@ impl StatsCore {
         let m = &self.model;
         let mut objs = Objects::new(py, m);
         let out = PyList::empty(py);
-        for &f in &list.ids {
+        for &f in list.ids() {
             let Some(r) = m.stats.get(&f) else {
                 return Err(PyKeyError::new_err((objs.key(m, f)?.unbind(),)));
             };
