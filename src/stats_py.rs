@@ -293,19 +293,32 @@ impl StatsCore {
         py_str(py, out)
     }
 
-    /// A report's text and, if a function it needed was missing, that function's key (pstats
-    /// raises KeyError after printing the lines before it).
-    fn report<'py>(
+    /// Writes a report to `stream` (by its `write`, as `print` does) in chunks of about 64 KiB,
+    /// one function at a time, so a report of megabytes is never built whole (fresh memory
+    /// costs more here than formatting). Returns the key of a function the report needed and
+    /// did not find (pstats raises KeyError for it after printing the lines before it).
+    fn write_report<'py>(
         &self,
-        py: Python<'py>,
-        out: Vec<u8>,
-        r: Result<(), report::Missing>,
-    ) -> PyResult<(Bound<'py, PyString>, Option<Bound<'py, PyTuple>>)> {
-        let missing = match r {
-            Ok(()) => None,
-            Err(report::Missing(id)) => Some(Objects::new(py, &self.model).key(&self.model, id)?),
-        };
-        Ok((Self::text(py, &out)?, missing))
+        stream: &Bound<'py, PyAny>,
+        ids: &[u32],
+        mut one: impl FnMut(&[u32], &mut Vec<u8>) -> Result<(), report::Missing>,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        const CHUNK: usize = 64 * 1024;
+        let py = stream.py();
+        let write = stream.getattr("write")?;
+        let mut out = Vec::with_capacity(CHUNK + 4096);
+        for i in 0..ids.len() {
+            let r = one(&ids[i..i + 1], &mut out);
+            let last = i + 1 == ids.len();
+            if (r.is_err() || out.len() >= CHUNK || last) && !out.is_empty() {
+                write.call1((Self::text(py, &out)?,))?;
+                out.clear();
+            }
+            if let Err(report::Missing(id)) = r {
+                return Ok(Some(Objects::new(py, &self.model).key(&self.model, id)?));
+            }
+        }
+        Ok(None)
     }
 }
 
@@ -550,14 +563,15 @@ impl StatsCore {
     }
 
     /// `print_line` for each function of `list`.
-    fn format_lines<'py>(
+    /// `print_line` for each function of `list`, written to `stream`.
+    fn write_lines<'py>(
         &self,
-        py: Python<'py>,
+        stream: &Bound<'py, PyAny>,
         list: &FuncList,
-    ) -> PyResult<(Bound<'py, PyString>, Option<Bound<'py, PyTuple>>)> {
-        let mut out = Vec::with_capacity(list.len * 80);
-        let r = report::lines(&self.model, list.ids(), &mut out);
-        self.report(py, out, r)
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        self.write_report(stream, list.ids(), |ids, out| {
+            report::lines(&self.model, ids, out)
+        })
     }
 
     fn format_call_heading<'py>(
@@ -571,15 +585,16 @@ impl StatsCore {
         Self::text(py, &out)
     }
 
-    fn format_callers<'py>(
+    /// `print_callers`' body, written to `stream`.
+    fn write_callers<'py>(
         &self,
-        py: Python<'py>,
+        stream: &Bound<'py, PyAny>,
         width: usize,
         list: &FuncList,
-    ) -> PyResult<(Bound<'py, PyString>, Option<Bound<'py, PyTuple>>)> {
-        let mut out = Vec::new();
-        let r = report::callers(&self.model, width, list.ids(), &mut out);
-        self.report(py, out, r)
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        self.write_report(stream, list.ids(), |ids, out| {
+            report::callers(&self.model, width, ids, out)
+        })
     }
 
     /// `calc_callees`: made when there is none yet (or it is empty, as pstats' test is).
@@ -593,18 +608,19 @@ impl StatsCore {
         self.callees = None;
     }
 
-    fn format_callees<'py>(
+    /// `print_callees`' body, written to `stream`.
+    fn write_callees<'py>(
         &mut self,
-        py: Python<'py>,
+        stream: &Bound<'py, PyAny>,
         width: usize,
         list: &FuncList,
-    ) -> PyResult<(Bound<'py, PyString>, Option<Bound<'py, PyTuple>>)> {
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         self.calc_callees();
-        let mut out = Vec::new();
         let empty = Callees::default();
         let all = self.callees.as_ref().unwrap_or(&empty);
-        let r = report::callees(&self.model, all, width, list.ids(), &mut out);
-        self.report(py, out, r)
+        self.write_report(stream, list.ids(), |ids, out| {
+            report::callees(&self.model, all, width, ids, out)
+        })
     }
 
     /// `all_callees` as pstats builds it, or `None` before `calc_callees`.

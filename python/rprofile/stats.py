@@ -457,9 +457,8 @@ class Stats:
             width = core.width(listing)
         return width + 2, listing
 
-    def _write(self, report):
-        text, missing = report
-        print(text, end='', file=self.stream)
+    @staticmethod
+    def _check(missing):
         if missing is not None:
             raise KeyError(missing)
 
@@ -479,7 +478,7 @@ class Stats:
         width, listing = self.get_print_list(amount)
         if listing:
             self.print_title()
-            self._write(self._core.format_lines(listing))
+            self._check(self._core.write_lines(self.stream, listing))
             print(file=self.stream)
             print(file=self.stream)
         return self
@@ -489,7 +488,7 @@ class Stats:
         if listing:
             self.calc_callees()
             self.print_call_heading(width, "called...")
-            self._write(self._core.format_callees(width, listing))
+            self._check(self._core.write_callees(self.stream, width, listing))
             print(file=self.stream)
             print(file=self.stream)
         return self
@@ -498,7 +497,7 @@ class Stats:
         width, listing = self.get_print_list(amount)
         if listing:
             self.print_call_heading(width, "was called by...")
-            self._write(self._core.format_callers(width, listing))
+            self._check(self._core.write_callers(self.stream, width, listing))
             print(file=self.stream)
             print(file=self.stream)
         return self
@@ -515,7 +514,7 @@ class Stats:
         core = self._engine()
         if core is None:
             return self.print_line(func)
-        self._write(core.format_lines(core.listing([func])))
+        self._check(core.write_lines(self.stream, core.listing([func])))
 
 
 class _GeneralStats(Stats):

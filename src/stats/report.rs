@@ -1,31 +1,11 @@
 //! The text of pstats' reports: `print_line`, `print_call_heading` and `print_call_line`, byte
 //! for byte. The caller of these functions writes the text to the stream.
 
-use std::fmt::Write as _;
-
 use super::model::{char_len, CallValue, Edge, Model};
 
 /// `"%8.3f" % x`.
 pub fn f8(out: &mut Vec<u8>, x: f64) {
     fixed3(out, x, 8);
-}
-
-/// A formatting buffer on the stack (report lines format millions of numbers).
-struct Small {
-    buf: [u8; 40],
-    len: usize,
-}
-
-impl std::fmt::Write for Small {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        let end = self.len + s.len();
-        if end > self.buf.len() {
-            return Err(std::fmt::Error);
-        }
-        self.buf[self.len..end].copy_from_slice(s.as_bytes());
-        self.len = end;
-        Ok(())
-    }
 }
 
 /// `"%{width}.3f" % x`: Rust's `{:.3}` rounds the exact binary value to nearest, ties to even,
@@ -37,29 +17,34 @@ pub fn fixed3(out: &mut Vec<u8>, x: f64, width: usize) {
     if x.is_infinite() {
         return pad_left(out, if x > 0.0 { b"inf" } else { b"-inf" }, width);
     }
-    let mut small = Small {
-        buf: [0; 40],
-        len: 0,
-    };
-    if let Some((negative, thousandths)) = thousandths(x) {
-        if negative {
-            small.buf[0] = b'-';
-            small.len = 1;
-        }
-        let mut digits = [0u8; 40];
-        let mut n = thousandths;
-        let mut i = digits.len();
-        // At least "0.000": four digits, the point after the first of them.
-        while n > 0 || i > digits.len() - 4 {
+    if let Some((negative, thousandths)) = thousandths(x).filter(|t| t.1 <= u64::MAX as u128) {
+        // Digits right to left ("-", integer part, ".", three decimals), then the padding.
+        let mut buf = [0u8; 32];
+        let mut n = thousandths as u64;
+        let mut i = buf.len();
+        for _ in 0..3 {
             i -= 1;
-            digits[i] = b'0' + (n % 10) as u8;
+            buf[i] = b'0' + (n % 10) as u8;
             n /= 10;
         }
-        let int_end = digits.len() - 3;
-        let _ = small.write_str(std::str::from_utf8(&digits[i..int_end]).unwrap_or("0"));
-        let _ = small.write_str(".");
-        let _ = small.write_str(std::str::from_utf8(&digits[int_end..]).unwrap_or("000"));
-        return pad_left(out, &small.buf[..small.len], width);
+        i -= 1;
+        buf[i] = b'.';
+        loop {
+            i -= 1;
+            buf[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        if negative {
+            i -= 1;
+            buf[i] = b'-';
+        }
+        let text = &buf[i..];
+        out.extend(std::iter::repeat_n(b' ', width.saturating_sub(text.len())));
+        out.extend_from_slice(text);
+        return;
     }
     // Beyond 2**60: the general formatter.
     let s = format!("{x:.3}");
@@ -222,32 +207,57 @@ pub fn call_line(
         out.push(b'\n');
         return Ok(());
     }
-    // Sorted by key: (file, line, name) of each, fetched once; interned strings that are the
-    // same string are the same slice, which saves comparing their bytes. Keys are distinct, so
-    // an unstable sort gives pstats' order.
-    let mut sorted: Vec<(&[u8], i64, &[u8], &Edge)> = calls
+    // Sorted by key, (file, line, name). The callers' distinct files (a few hundred for a hub
+    // of thousands) are ranked once, so most comparisons are of integers; names are fetched
+    // only when file and line tie. Keys are distinct, so an unstable sort gives pstats' order.
+    let mut files: rustc_hash::FxHashMap<u32, u32> = Default::default();
+    let sorted: Vec<(u32, i64, &Edge)> = calls
         .iter()
         .map(|e| {
             let f = model.func(e.func);
-            (model.string(f.file), f.line, model.string(f.name), e)
+            files.entry(f.file).or_insert(0);
+            (f.file, f.line, e)
         })
         .collect();
-    let same = |a: &[u8], b: &[u8]| std::ptr::eq(a, b);
-    sorted.sort_unstable_by(|a, b| {
-        let file = if same(a.0, b.0) {
+    let mut distinct: Vec<u32> = files.keys().copied().collect();
+    distinct.sort_unstable_by(|&a, &b| model.string(a).cmp(model.string(b)));
+    for (rank, f) in distinct.into_iter().enumerate() {
+        files.insert(f, rank as u32);
+    }
+    // (file rank, line) packed into one integer where lines fit 32 bits (they always do in
+    // practice): one comparison instead of two, and names only on ties.
+    let packed = sorted.iter().all(|e| i32::try_from(e.1).is_ok());
+    let mut keyed: Vec<(u64, &Edge)> = sorted
+        .iter()
+        .map(|&(file, line, e)| {
+            let rank = files[&file] as u64;
+            let key = if packed {
+                (rank << 32) | (line as i32 as u32 ^ 0x8000_0000) as u64
+            } else {
+                rank
+            };
+            (key, e)
+        })
+        .collect();
+    let by_name = |a: &Edge, b: &Edge| {
+        let (na, nb) = (model.func(a.func).name, model.func(b.func).name);
+        if na == nb {
             std::cmp::Ordering::Equal
         } else {
-            a.0.cmp(b.0)
-        };
-        file.then(a.1.cmp(&b.1)).then_with(|| {
-            if same(a.2, b.2) {
-                std::cmp::Ordering::Equal
+            model.string(na).cmp(model.string(nb))
+        }
+    };
+    keyed.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0).then_with(|| {
+            if packed {
+                by_name(a.1, b.1)
             } else {
-                a.2.cmp(b.2)
+                let (la, lb) = (model.func(a.1.func).line, model.func(b.1.func).line);
+                la.cmp(&lb).then_with(|| by_name(a.1, b.1))
             }
         })
     });
-    for (i, &(_, _, _, e)) in sorted.iter().enumerate() {
+    for (i, &(_, e)) in keyed.iter().enumerate() {
         name.clear();
         model.std_name(e.func, &mut name);
         let first = i == 0;
