@@ -7,19 +7,28 @@
 //! another thread swaps the tracks (a few words each) before it is handled; threads switch only
 //! when the interpreter hands the GIL over, so nearly every event finds its track in place.
 
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use pyo3::ffi;
 use pyo3::prelude::*;
 
 use crate::aggregator::{Aggregator, Stack};
 use crate::profiler::State;
 
-/// Which thread a track belongs to: its thread state's address and the interpreter's id for
-/// it (addresses are reused by later threads, ids are not).
+/// Which thread a track belongs to: a number given to each OS thread the first time it
+/// delivers an event, never reused (a thread state's address is reused by later threads).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ThreadKey {
-    pub tstate: usize,
-    pub id: u64,
+    pub token: u64,
 }
+
+thread_local! {
+    /// This OS thread's token (0 until it has one).
+    static TOKEN: Cell<u64> = const { Cell::new(0) };
+}
+
+static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
 
 /// One thread's data while another thread's is in use.
 pub struct Track {
@@ -52,19 +61,22 @@ pub struct ThreadInfo {
     pub name: Option<String>,
 }
 
-/// The calling thread.
+/// The calling thread: one thread-local read, no call into the interpreter.
 ///
 /// # Safety
-/// GIL held (so the thread has a thread state).
+/// None beyond the GIL being held by the caller (kept for symmetry with the callers' contracts).
 #[inline]
 pub unsafe fn current() -> ThreadKey {
-    // SAFETY: GIL held: PyThreadState_Get returns this thread's (non-NULL) state.
-    let ts = unsafe { ffi::PyThreadState_Get() };
-    ThreadKey {
-        tstate: ts as usize,
-        // SAFETY: `ts` is a live thread state.
-        id: unsafe { ffi::PyThreadState_GetID(ts) } as u64,
-    }
+    let token = TOKEN.with(|t| {
+        let v = t.get();
+        if v != 0 {
+            return v;
+        }
+        let v = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
+        t.set(v);
+        v
+    });
+    ThreadKey { token }
 }
 
 /// Makes the calling thread's track the current one, if threads are tracked.
