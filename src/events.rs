@@ -150,12 +150,34 @@ pub unsafe fn leave_call(py: Python<'_>, p: &Profiler, key: usize) {
     }
 }
 
+/// Whether `code` is a coroutine's (`CO_COROUTINE`), remembered per code object.
+///
+/// # Safety
+/// GIL held; `code` is a live code object; no borrow of the state alive.
+pub unsafe fn is_coroutine(py: Python<'_>, p: &Profiler, code: *mut ffi::PyObject) -> bool {
+    const CO_COROUTINE: i64 = 0x80;
+    let st = p.state_ptr();
+    // SAFETY: short read.
+    if let Some(&known) = unsafe { (*st).coroutine_code.get(&(code as usize)) } {
+        return known;
+    }
+    // SAFETY: `code` is alive for the event; reading co_flags runs no Python code.
+    let flags = unsafe { Bound::from_borrowed_ptr(py, code) }
+        .getattr("co_flags")
+        .and_then(|f| f.extract::<i64>())
+        .unwrap_or(0);
+    let yes = flags & CO_COROUTINE != 0;
+    // SAFETY: short write.
+    unsafe { (*st).coroutine_code.insert(code as usize, yes) };
+    yes
+}
+
 /// A coroutine's frame suspends (it awaits): its call is set aside, not ended
 /// (`Profile(async_aware=True)`).
 ///
 /// # Safety
 /// As for [`enter_call`]; `frame` is the suspending frame's address.
-#[cfg_attr(not(Py_3_12), allow(dead_code))]
+#[cfg_attr(not(Py_3_11), allow(dead_code))]
 pub unsafe fn suspend_call(py: Python<'_>, p: &Profiler, key: usize, frame: usize) {
     let st = p.state_ptr();
     // SAFETY: short exclusive access with the GIL held.
@@ -187,7 +209,7 @@ pub unsafe fn suspend_call(py: Python<'_>, p: &Profiler, key: usize, frame: usiz
 ///
 /// # Safety
 /// As for [`enter_call`].
-#[cfg_attr(not(Py_3_12), allow(dead_code))]
+#[cfg_attr(not(Py_3_11), allow(dead_code))]
 pub unsafe fn resume_call(
     py: Python<'_>,
     p: &Profiler,

@@ -362,9 +362,10 @@ impl Profiler {
             Some(v) => v.is_truthy()?,
             None => false,
         };
-        if async_aware && !cfg!(Py_3_12) {
+        if async_aware && !cfg!(Py_3_11) {
             return Err(PyValueError::new_err(
-                "async_aware profiling needs Python 3.12 or later (sys.monitoring)",
+                "async_aware profiling needs Python 3.11 or later (a coroutine's await cannot \
+                 be told from its return before)",
             ));
         }
         // cProfile would call an explicit `timer=None`; we read it as "the default clock". A

@@ -10,8 +10,12 @@ import pytest
 
 import rprofile
 
-pytestmark = pytest.mark.skipif(sys.version_info < (3, 12),
-                                reason="async_aware needs sys.monitoring (3.12+)")
+pytestmark = pytest.mark.skipif(sys.version_info < (3, 11),
+                                reason="async_aware needs 3.11+ (3.10's hook cannot tell an "
+                                       "await from a return)")
+# A task is charged to the coroutine that made it where the profiler sees Python calls
+# (sys.monitoring's CALL event, 3.12+); on 3.11 it is listed under the event loop's step.
+TASK_CREATORS = sys.version_info >= (3, 12)
 
 
 async def leaf(delay):
@@ -62,13 +66,15 @@ def test_coroutines_are_one_call_with_their_whole_span():
     assert middle_row[3] == pytest.approx(0.45, abs=0.08)
     assert leaf_row[2] < 0.02 and middle_row[2] < 0.02  # suspended time is not their own
     assert {k[2]: v[:2] for k, v in leaf_row[4].items()} == {"middle": (6, 6)}
-    # gather runs them as tasks: charged to main, which made them, not to the event loop.
-    assert {k[2]: v[:2] for k, v in middle_row[4].items()} == {"main": (2, 2)}
+    if TASK_CREATORS:
+        # gather runs them as tasks: charged to main, which made them, not to the event loop.
+        assert {k[2]: v[:2] for k, v in middle_row[4].items()} == {"main": (2, 2)}
     main_row = _row(stats, "main")
     assert main_row[:2] == (1, 1)
     assert main_row[3] == pytest.approx(0.3, abs=0.08)
 
 
+@pytest.mark.skipif(not TASK_CREATORS, reason="task creators are seen from 3.12")
 def test_task_group_tasks_are_callees_of_their_creator():
     async def spawner():
         async with asyncio.TaskGroup() as tg:

@@ -109,7 +109,7 @@ def test_command_line_clock(tmp_path):
     assert bad.returncode == 2 and "invalid choice" in bad.stderr
 
 
-@pytest.mark.skipif(sys.version_info >= (3, 12), reason="3.12+ has async_aware")
-def test_async_aware_refused_before_312():
-    with pytest.raises(ValueError, match="3.12"):
+@pytest.mark.skipif(sys.version_info >= (3, 11), reason="3.11+ has async_aware")
+def test_async_aware_refused_on_310():
+    with pytest.raises(ValueError, match="3.11"):
         rprofile.Profile(async_aware=True)

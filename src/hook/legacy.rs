@@ -117,6 +117,66 @@ impl ThreadStarter {
     }
 }
 
+/// A coroutine's call or return event with `async_aware` (3.11): a call is its start or a resume,
+/// a return is an await when the coroutine is left suspended (`cr_suspended`), else its end.
+///
+/// # Safety
+/// GIL held; `frame` and `code` are the event's live frame and its code object.
+#[cfg(Py_3_11)]
+unsafe fn async_event(
+    py: Python<'_>,
+    p: &Profiler,
+    frame: *mut ffi::PyFrameObject,
+    code: *mut ffi::PyObject,
+    what: c_int,
+    label: impl FnOnce() -> PyResult<Py<PyAny>>,
+) {
+    if what == ffi::PyTrace_CALL {
+        // SAFETY: as for this function.
+        return unsafe { events::resume_call(py, p, code as usize, frame as usize, label) };
+    }
+    // SAFETY: `frame` is live; PyFrame_GetGenerator returns a new reference or NULL.
+    let coro = unsafe { ffi::PyFrame_GetGenerator(frame) };
+    let suspended = if coro.is_null() {
+        false
+    } else {
+        // SAFETY: a new, non-NULL reference, released when the Bound drops.
+        let coro = unsafe { Bound::from_owned_ptr(py, coro) };
+        coro.getattr("cr_suspended")
+            .and_then(|v| v.is_truthy())
+            .unwrap_or(false)
+    };
+    // SAFETY: as for this function.
+    unsafe {
+        if suspended {
+            events::suspend_call(py, p, code as usize, frame as usize);
+        } else {
+            events::leave_call(py, p, code as usize);
+        }
+    }
+}
+
+/// Before 3.11 a coroutine's await cannot be told from its return here; `__init__` refuses
+/// `async_aware` on 3.10, so this is never reached.
+#[cfg(not(Py_3_11))]
+unsafe fn async_event(
+    py: Python<'_>,
+    p: &Profiler,
+    _frame: *mut ffi::PyFrameObject,
+    code: *mut ffi::PyObject,
+    what: c_int,
+    label: impl FnOnce() -> PyResult<Py<PyAny>>,
+) {
+    // SAFETY: as for the 3.11 version.
+    unsafe {
+        if what == ffi::PyTrace_CALL {
+            events::enter_call(py, p, code as usize, label);
+        } else {
+            events::leave_call(py, p, code as usize);
+        }
+    }
+}
+
 unsafe extern "C" fn profile_hook(
     obj: *mut ffi::PyObject,
     frame: *mut ffi::PyFrameObject,
@@ -132,13 +192,19 @@ unsafe extern "C" fn profile_hook(
             // SAFETY: `frame` is the live frame of the event; PyFrame_GetCode returns a new
             // reference, released below after the event is handled.
             let code = unsafe { ffi::PyFrame_GetCode(frame) } as *mut ffi::PyObject;
-            if what == ffi::PyTrace_CALL {
+            let label = || {
+                // SAFETY: GIL held; the code object is alive for the event.
+                Ok(unsafe { Bound::from_borrowed_ptr(py, code) }.unbind())
+            };
+            // SAFETY: short read of a flag; then GIL held, no borrow of the state alive.
+            let coroutine =
+                unsafe { (*p.state_ptr()).async_aware && events::is_coroutine(py, p, code) };
+            if coroutine {
+                // SAFETY: GIL held; `frame` is the coroutine's live frame.
+                unsafe { async_event(py, p, frame, code, what, label) };
+            } else if what == ffi::PyTrace_CALL {
                 // SAFETY: GIL held; no borrow of the profiler's state is alive.
-                unsafe {
-                    events::enter_call(py, p, code as usize, || {
-                        Ok(Bound::from_borrowed_ptr(py, code).unbind())
-                    })
-                };
+                unsafe { events::enter_call(py, p, code as usize, label) };
             } else {
                 // SAFETY: as above.
                 unsafe { events::leave_call(py, p, code as usize) };

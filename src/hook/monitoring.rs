@@ -212,28 +212,6 @@ unsafe extern "C" fn pystart_callback(
     none()
 }
 
-/// Whether `code` is a coroutine's (`CO_COROUTINE`), remembered per code object.
-///
-/// # Safety
-/// GIL held; `code` is a live code object; no borrow of the state alive.
-unsafe fn is_coroutine(py: Python<'_>, p: &Profiler, code: *mut ffi::PyObject) -> bool {
-    const CO_COROUTINE: i64 = 0x80;
-    let st = p.state_ptr();
-    // SAFETY: short read.
-    if let Some(&known) = unsafe { (*st).coroutine_code.get(&(code as usize)) } {
-        return known;
-    }
-    // SAFETY: `code` is alive for the event; reading co_flags runs no Python code.
-    let flags = unsafe { Bound::from_borrowed_ptr(py, code) }
-        .getattr("co_flags")
-        .and_then(|f| f.extract::<i64>())
-        .unwrap_or(0);
-    let yes = flags & CO_COROUTINE != 0;
-    // SAFETY: short write.
-    unsafe { (*st).coroutine_code.insert(code as usize, yes) };
-    yes
-}
-
 /// The frame the event happens in (the coroutine's own, for its resume and yield events).
 fn current_frame() -> usize {
     // SAFETY: GIL held (callbacks run with it); a borrowed reference, used as an identity only.
@@ -257,7 +235,7 @@ unsafe extern "C" fn pyresume_callback(
     };
     // SAFETY: GIL held; no borrow of the state is alive.
     unsafe {
-        if is_coroutine(py, p, code) {
+        if events::is_coroutine(py, p, code) {
             events::resume_call(py, p, code as usize, current_frame(), label);
         } else {
             events::enter_call(py, p, code as usize, label);
@@ -279,7 +257,7 @@ unsafe extern "C" fn pyyield_callback(
     let code = unsafe { *args };
     // SAFETY: GIL held; no borrow of the state is alive.
     unsafe {
-        if is_coroutine(py, p, code) {
+        if events::is_coroutine(py, p, code) {
             events::suspend_call(py, p, code as usize, current_frame());
         } else {
             events::leave_call(py, p, code as usize);
@@ -366,7 +344,7 @@ unsafe extern "C" fn ccall_callback(
         let code = unsafe { ffi::PyFunction_GetCode(callable) };
         // SAFETY: GIL held; no borrow of the state alive.
         unsafe {
-            if is_coroutine(py, p, code) {
+            if events::is_coroutine(py, p, code) {
                 events::coroutine_created(p, code as usize);
             }
         }
