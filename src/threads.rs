@@ -7,28 +7,20 @@
 //! another thread swaps the tracks (a few words each) before it is handled; threads switch only
 //! when the interpreter hands the GIL over, so nearly every event finds its track in place.
 
-use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use pyo3::ffi;
 use pyo3::prelude::*;
 
 use crate::aggregator::{Aggregator, Stack};
 use crate::profiler::State;
 
-/// Which thread a track belongs to: a number given to each OS thread the first time it
-/// delivers an event, never reused (a thread state's address is reused by later threads).
+/// Which thread a track belongs to: its thread state's address and the interpreter's id for
+/// it. Events compare the address only (one call into the interpreter); the id, which later
+/// threads do not reuse as they may reuse an address, is checked when tracks are switched.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ThreadKey {
-    pub token: u64,
+    pub tstate: usize,
+    pub id: u64,
 }
-
-thread_local! {
-    /// This OS thread's token (0 until it has one).
-    static TOKEN: Cell<u64> = const { Cell::new(0) };
-}
-
-static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
 
 /// One thread's data while another thread's is in use.
 pub struct Track {
@@ -61,22 +53,14 @@ pub struct ThreadInfo {
     pub name: Option<String>,
 }
 
-/// The calling thread: one thread-local read, no call into the interpreter.
+/// The calling thread's state address.
 ///
 /// # Safety
-/// None beyond the GIL being held by the caller (kept for symmetry with the callers' contracts).
-#[inline]
-pub unsafe fn current() -> ThreadKey {
-    let token = TOKEN.with(|t| {
-        let v = t.get();
-        if v != 0 {
-            return v;
-        }
-        let v = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
-        t.set(v);
-        v
-    });
-    ThreadKey { token }
+/// GIL held (so the thread has a thread state).
+#[inline(always)]
+unsafe fn current_tstate() -> usize {
+    // SAFETY: GIL held: PyThreadState_Get returns this thread's (non-NULL) state.
+    unsafe { ffi::PyThreadState_Get() as usize }
 }
 
 /// Makes the calling thread's track the current one, if threads are tracked.
@@ -90,13 +74,15 @@ pub unsafe fn select(st: *mut State) {
         return;
     }
     // SAFETY: GIL held.
-    let me = unsafe { current() };
+    let ts = unsafe { current_tstate() };
     // SAFETY: short read.
-    if unsafe { (*st).thread == me } {
+    if unsafe { (*st).thread.tstate == ts } {
         return;
     }
+    // SAFETY: `ts` is this thread's live state.
+    let id = unsafe { ffi::PyThreadState_GetID(ts as *mut ffi::PyThreadState) } as u64;
     // SAFETY: as for this function.
-    unsafe { switch(st, me) };
+    unsafe { switch(st, ThreadKey { tstate: ts, id }) };
 }
 
 #[cold]
