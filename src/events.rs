@@ -368,9 +368,12 @@ unsafe fn new_entry(
     unsafe { (*st).busy -= 1 };
     match label {
         Ok(obj) => {
-            // SAFETY: exclusive access; the label call is over. Another event may have created
-            // the entry meanwhile (a finalizer's calls), so look again.
-            unsafe {
+            // The label's Python code may have let other threads' events swap the tracks:
+            // ours back first. Another event may have created the entry meanwhile (a
+            // finalizer's calls), so look again.
+            // SAFETY: exclusive access; the label call is over.
+            let (id, unnamed) = unsafe {
+                threads::select(st);
                 let s = &mut *st;
                 if let Some(id) = s.agg.get(key) {
                     return Some(id);
@@ -378,13 +381,19 @@ unsafe fn new_entry(
                 let id = s.agg.insert(key);
                 crate::aggregator::reserve_one(&mut s.user_objs);
                 s.user_objs.push(obj);
-                if s.threads && s.thread_info.name.is_none() {
-                    // A thread registers its name a few calls after its first event: look
-                    // again while it still meets new functions.
+                (id, s.threads && s.thread_info.name.is_none())
+            };
+            if unnamed {
+                // A thread registers its name a few calls after its first event: look again
+                // while it still meets new functions.
+                // SAFETY: no reference into the state is alive; the lookup may run Python, so
+                // our track is selected again after it.
+                unsafe {
                     threads::name_current(st);
+                    threads::select(st);
                 }
-                Some(id)
             }
+            Some(id)
         }
         Err(_) => {
             // Like _lsprof: the event is dropped, and the next disable()/getstats() raises.

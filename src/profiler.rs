@@ -74,6 +74,16 @@ pub struct State {
     pub creators: std::collections::HashMap<usize, usize, rustc_hash::FxBuildHasher>,
 }
 
+impl State {
+    /// cProfile's `subcalls` flag, for every thread's track.
+    pub fn set_subcalls(&mut self, subcalls: bool) {
+        self.agg.subcalls = subcalls;
+        for t in &mut self.parked {
+            t.agg.subcalls = subcalls;
+        }
+    }
+}
+
 /// Native profiler: counts calls into an aggregator fed by the interpreter's profile events.
 #[pyclass(module = "_lsprof", name = "Profiler", subclass, frozen)]
 pub struct Profiler {
@@ -387,7 +397,7 @@ impl Profiler {
         };
         // SAFETY: GIL held; exclusive access for plain field writes (no Python runs here).
         let st = unsafe { &mut *self.state_ptr() };
-        st.agg.subcalls = subcalls;
+        st.set_subcalls(subcalls);
         st.builtins = builtins;
         st.timeunit = timeunit;
         st.external_timer = timer.is_some();
@@ -435,7 +445,7 @@ impl Profiler {
         let builtins = args::flag(builtins, a[1].as_ref())?;
         // SAFETY: short exclusive writes; no Python runs meanwhile.
         unsafe {
-            (*p.state_ptr()).agg.subcalls = subcalls;
+            (*p.state_ptr()).set_subcalls(subcalls);
             (*p.state_ptr()).builtins = builtins;
         }
         hook::install(slf)?;

@@ -444,8 +444,10 @@ impl StatsCore {
         Ok(max_len)
     }
 
-    /// Sorts by `(field index, direction)` pairs into the order `fcn_list` will show.
-    fn sort(&mut self, py: Python<'_>, spec: Vec<(i64, i64)>) -> PyResult<()> {
+    /// Sorts by `(field index, direction)` pairs into the order `fcn_list` will show. `false`
+    /// (nothing done) when a compared time is NaN: no total order then, and only pstats' own
+    /// sort gives pstats' order.
+    fn sort(&mut self, py: Python<'_>, spec: Vec<(i64, i64)>) -> PyResult<bool> {
         let mut fields = Vec::with_capacity(spec.len());
         for (i, d) in spec {
             let f = sort::Field::from_index(i).ok_or_else(|| {
@@ -454,8 +456,14 @@ impl StatsCore {
             fields.push((f, d));
         }
         let m = &self.model;
+        let times = fields
+            .iter()
+            .any(|(f, _)| matches!(f, sort::Field::TotTime | sort::Field::CumTime));
+        if times && m.stats.values().any(|r| r.tt.is_nan() || r.ct.is_nan()) {
+            return Ok(false);
+        }
         self.order = Some(Arc::new(py.detach(|| sort::sort(m, &fields))));
-        Ok(())
+        Ok(true)
     }
 
     /// Whether there is a non-empty sort order (pstats tests `fcn_list` for truth).

@@ -109,8 +109,12 @@ unsafe fn switch(st: *mut State, me: ThreadKey) {
     };
     if new {
         // SAFETY: as for this function; the track is in place, so events this may cause (a
-        // finalizer run by an allocation) find a consistent state.
-        unsafe { name_current(st) };
+        // finalizer run by an allocation) find a consistent state. They may also swap the
+        // tracks (another thread's), so ours is selected again after.
+        unsafe {
+            name_current(st);
+            select(st);
+        }
     }
 }
 

@@ -1,6 +1,8 @@
 """rprofile.Stats on files that are not stats files: the exception type pstats raises, the file
 named in the message, and memory bounded by what marshal.load would read."""
 
+import io
+import marshal
 import os
 import subprocess
 import sys
@@ -58,3 +60,41 @@ def test_damaged_files_raise_pstats_type_naming_the_file(tmp_path, data):
     assert type(got.value) is type(ref.value)
     if not isinstance(ref.value, (TypeError, AttributeError)) or "bad.prof" in str(ref.value):
         assert "bad.prof" in str(got.value)
+
+
+def _same_report(tmp_path, stats, act):
+    path = str(tmp_path / "s.prof")
+    with open(path, "wb") as f:
+        marshal.dump(stats, f)
+    texts = []
+    for cls in (pstats.Stats, rprofile.Stats):
+        out = io.StringIO()
+        act(cls(path, stream=out))
+        texts.append(out.getvalue())
+    assert texts[1] == texts[0]
+
+
+def test_nan_times_sort_as_pstats_sorts_them(tmp_path):
+    nan = float("nan")
+    stats = {("a.py", i, "f%d" % i): (1, 1, [0.5, nan, 0.25, nan, 1.0][i % 5], 1.0, {})
+             for i in range(40)}
+    _same_report(tmp_path, stats, lambda s: s.sort_stats("time", "name").print_stats())
+
+
+def test_a_row_of_another_shape_added_later_prints_as_pstats(tmp_path):
+    stats = {("a.py", 1, "f"): (1, 1, 0.5, 1.0, {}), ("b.py", 2, "g"): (2, 2, 0.25, 0.5, {})}
+
+    def act(s):
+        s.sort_stats("cumulative").print_stats()
+        s.stats[("c.py", 1.5, "h")] = (1, 1, 0.0, 0.0, {})
+        s.print_stats()
+        s.print_callers()
+        s.load_stats(path_again[0])
+        s.print_stats()
+
+    path_again = [None]
+    path = str(tmp_path / "again.prof")
+    with open(path, "wb") as f:
+        marshal.dump(stats, f)
+    path_again[0] = path
+    _same_report(tmp_path, stats, act)

@@ -41,6 +41,7 @@ NAMES = [
     ("/tmp/digits١٢٣.py", 9, "arabic_٤"),
     ("/tmp/dash-and_under.py", 10, "a-b"),
     ("/tmp/&~#.py", 11, "amp&tilde~hash#"),
+    ("/tmp/x_y.py", 1, "g^h[i"),
 ]
 
 PATTERNS = [
@@ -57,6 +58,8 @@ PATTERNS = [
     "<.*>", "[<>]", "len>", "sep\x1c", r"\x1c", "weird\\$", "name\\^$", "^/tmp/a\\{b",
     "s\udcfe", "surrogate_", ")", "a{1", "a{1,2", "a{b}", "{}", "{,}", "x{0}", "[\\d]", "[\\w-]",
     "[\\s]", "[\\b]", "[a\\-z]", "[z-a]", "(?s:.)", "(?m)^/", "(?x) d e c o d e",
+    # Ranges starting at a '^' or '[' that is not the class opener.
+    "[\\^-a]", "[a^-c]", "[[-a]", "[\\[-a]", "x[^^-a]y", "[-^]", "[^-a]",
 ]
 
 

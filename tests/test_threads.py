@@ -199,3 +199,77 @@ def test_command_line_threads_summary(tmp_path):
     for i in range(3):
         assert "worker-%d" % i in out
     assert "MainThread" in out
+
+
+def test_enable_flags_reach_every_threads_track():
+    """enable(subcalls=False) after a first run applies to a thread that already has a track."""
+    import queue
+
+    jobs, done = queue.Queue(), queue.Queue()
+
+    def caller():
+        return leaf()
+
+    def worker():
+        while True:
+            job = jobs.get()
+            if job is None:
+                return
+            job()
+            done.put(1)
+
+    t = threading.Thread(target=worker)
+    t.start()
+    prof = rprofile.Profile(threads=True)
+    prof.enable()
+    jobs.put(caller)
+    done.get()
+    prof.disable()
+    prof.enable(subcalls=False)
+    jobs.put(caller)
+    done.get()
+    prof.disable()
+    jobs.put(None)
+    t.join()
+    prof.create_stats()
+    row = _rows(prof.stats, "leaf")
+    assert row[:2] == (2, 2)
+    assert _callers(row) == {"caller": (1, 1)}  # the second call recorded no edge
+
+
+def test_a_label_that_runs_python_while_threads_run():
+    """A builtin's label is made with repr(), which can run Python and let another thread's
+    events in: each thread's calls stay on its own track."""
+    stop = threading.Event()
+
+    def other_leaf():
+        return 1
+
+    def other():
+        while not stop.is_set():
+            other_leaf()
+
+    class Slow:
+        def __repr__(self):
+            time.sleep(0.01)
+            return "Slow()"
+
+    t = threading.Thread(target=other, name="other")
+    prof = rprofile.Profile(threads=True)
+    prof.enable()
+    t.start()
+
+    def main_work():
+        x = []
+        for _ in range(3):
+            x.append(len(repr(Slow())))
+        return x
+
+    main_work()
+    stop.set()
+    t.join()
+    prof.disable()
+    prof.create_stats()
+    assert _rows(prof.stats, "main_work")[:2] == (1, 1)
+    row = _rows(prof.stats, "other_leaf")
+    assert _callers(row) == {"other": row[:2]}

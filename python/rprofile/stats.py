@@ -27,6 +27,7 @@ from pstats import FunctionProfile, SortKey, StatsProfile  # noqa: F401
 from pstats import add_callers, add_func_stats, count_calls  # noqa: F401
 from pstats import func_get_function_name, func_std_string, func_strip_path, f8  # noqa: F401
 
+from rprofile._rprofile import FuncList as _FuncList
 from rprofile._rprofile import StatsCore as _StatsCore
 from rprofile._rprofile import _marshal_loads
 
@@ -147,8 +148,21 @@ class Stats:
         """From now on pstats' own code runs on this object's plain attributes: for data the
         engine does not hold (odd shapes pstats accepts or fails on in its own way)."""
         fcn_list, all_callees = self.fcn_list, self.all_callees
-        self.__class__ = _GeneralStats
+        self.__class__ = _general_class(type(self))
         self.stats, self.fcn_list, self.all_callees = stats, fcn_list, all_callees
+
+    def _become_engine(self):
+        """Back from `_become_general` (load_stats brings new data): the engine again, with
+        the kept `fcn_list` (pstats keeps it across loads)."""
+        d = self.__dict__
+        fcn_list = d.pop("fcn_list", None)
+        d.pop("stats", None)
+        d.pop("all_callees", None)
+        self.__class__ = self._engine_class
+        self._core = _StatsCore()
+        self._stats = None
+        self._all_callees = None
+        self.fcn_list = fcn_list
 
     @property
     def stats(self):
@@ -201,6 +215,8 @@ class Stats:
     # -- loading -------------------------------------------------------------------------
 
     def load_stats(self, arg):
+        if isinstance(self, _GeneralStats):
+            self._become_engine()
         if arg is None:
             self._set_core(_StatsCore())
             return
@@ -361,9 +377,10 @@ class Stats:
             self.sort_type += connector + description
             connector = ", "
         core = self._engine()
-        if core is None:
+        if core is None or not core.sort([tuple(f) for f in spec]):
+            if core is not None:
+                self._become_general(self.stats)  # NaN times: pstats' own sort
             return self.sort_stats(*field)
-        core.sort([tuple(f) for f in spec])
         self._fcn_list = _UNSET
         return self
 
@@ -388,12 +405,18 @@ class Stats:
     def calc_callees(self):
         if self._all_callees:
             return
-        self._core.calc_callees()
+        core = self._engine()
+        if core is None:
+            return self.calc_callees()
+        core.calc_callees()
         self._all_callees = None
 
     # -- reports -------------------------------------------------------------------------
 
     def eval_print_amount(self, sel, list, msg):
+        if not isinstance(list, _FuncList):
+            # A list of keys, as pstats' own callers pass: pstats' code.
+            return _pstats.Stats.eval_print_amount(self, sel, list, msg)
         new_list = list
         if isinstance(sel, str):
             try:
@@ -462,7 +485,12 @@ class Stats:
         if missing is not None:
             raise KeyError(missing)
 
+    # pstats' own: it prints one call line from a dict it is given.
+    print_call_line = _pstats.Stats.print_call_line
+
     def print_stats(self, *amount):
+        if self._engine() is None:
+            return self.print_stats(*amount)
         for filename in self.files:
             print(filename, file=self.stream)
         if self.files:
@@ -484,6 +512,8 @@ class Stats:
         return self
 
     def print_callees(self, *amount):
+        if self._engine() is None:
+            return self.print_callees(*amount)
         width, listing = self.get_print_list(amount)
         if listing:
             self.calc_callees()
@@ -494,6 +524,8 @@ class Stats:
         return self
 
     def print_callers(self, *amount):
+        if self._engine() is None:
+            return self.print_callers(*amount)
         width, listing = self.get_print_list(amount)
         if listing:
             self.print_call_heading(width, "was called by...")
@@ -517,10 +549,11 @@ class Stats:
         self._check(core.write_lines(self.stream, core.listing([func])))
 
 
-class _GeneralStats(Stats):
-    """A Stats whose data the engine does not hold (keys or values of shapes that only pstats'
-    dict-based code handles, e.g. float line numbers or caller lists): pstats' own methods run
-    on its plain attributes, so it behaves exactly as pstats does with such data."""
+class _GeneralStats:
+    """Mixed in front of a Stats class for data the engine does not hold (keys or values of
+    shapes that only pstats' dict-based code handles, e.g. float line numbers or caller lists):
+    pstats' own methods run on the object's plain attributes, so it behaves exactly as pstats
+    does with such data."""
 
     stats = fcn_list = all_callees = None
 
@@ -528,16 +561,26 @@ class _GeneralStats(Stats):
         return None
 
 
-def _general_methods():
-    names = ("get_top_level_stats", "dump_stats", "sort_stats", "reverse_order", "strip_dirs",
-             "calc_callees", "eval_print_amount", "get_stats_profile", "get_print_list",
-             "print_stats", "print_callees", "print_callers", "print_call_heading",
-             "print_call_line", "print_title", "print_line")
-    for name in names:
-        setattr(_GeneralStats, name, getattr(_pstats.Stats, name))
+for _name in ("get_top_level_stats", "dump_stats", "sort_stats", "reverse_order", "strip_dirs",
+              "calc_callees", "eval_print_amount", "get_stats_profile", "get_print_list",
+              "print_stats", "print_callees", "print_callers", "print_call_heading",
+              "print_call_line", "print_title", "print_line"):
+    setattr(_GeneralStats, _name, getattr(_pstats.Stats, _name))
+
+_general_classes = {}
 
 
-_general_methods()
+def _general_class(cls):
+    """`cls` (Stats or a subclass of it) with pstats' methods in front."""
+    if issubclass(cls, _GeneralStats):
+        return cls
+    general = _general_classes.get(cls)
+    if general is None:
+        general = type(cls.__name__, (_GeneralStats, cls), {"_engine_class": cls,
+                                                             "__module__": cls.__module__,
+                                                             "__qualname__": cls.__qualname__})
+        _general_classes[cls] = general
+    return general
 
 
 if __name__ == "__main__":

@@ -49,23 +49,24 @@ pub enum Error {
     Unhashable(&'static str),
 }
 
+/// Tuples checked for hashability, by address, with the tuple kept alive and the answer.
+type Hashability = HashMap<*const Value, (Rc<Value>, Option<&'static str>)>;
+
 /// The type name Python gives when `v` cannot be hashed (a list, dict or set, or a tuple
 /// holding one). `seen` remembers the tuples already checked: shared tuples nest into a DAG
-/// whose unfolding is exponential, so each is visited once.
-fn unhashable(
-    v: &Rc<Value>,
-    seen: &mut HashMap<*const Value, Option<&'static str>>,
-) -> Option<&'static str> {
+/// whose unfolding is exponential, so each is visited once. It holds each tuple (not only its
+/// address), so an address in it is never reused by another tuple while the reader runs.
+fn unhashable(v: &Rc<Value>, seen: &mut Hashability) -> Option<&'static str> {
     match &**v {
         Value::List(_) => Some("list"),
         Value::Dict(_) => Some("dict"),
         Value::Set(_) => Some("set"),
         Value::Tuple(items) => {
-            if let Some(&known) = seen.get(&Rc::as_ptr(v)) {
-                return known;
+            if let Some((_, known)) = seen.get(&Rc::as_ptr(v)) {
+                return *known;
             }
             let r = items.iter().find_map(|i| unhashable(i, seen));
-            seen.insert(Rc::as_ptr(v), r);
+            seen.insert(Rc::as_ptr(v), (v.clone(), r));
             r
         }
         _ => None,
@@ -92,7 +93,7 @@ struct Reader<'a> {
     refs: Vec<Option<Rc<Value>>>,
     depth: usize,
     /// Tuples already checked for hashability (see [`unhashable`]).
-    hashable: HashMap<*const Value, Option<&'static str>>,
+    hashable: Hashability,
 }
 
 /// Reads one object from the start of `data`; returns it and the number of bytes it took.

@@ -159,6 +159,7 @@ fn class(chars: &[char], i: usize, out: &mut String, needs: &mut Needs) -> Optio
         out.push('^');
         j += 1;
     }
+    let class_start = j;
     // A `]` first is a literal in Python and in Rust; left to Python to stay simple.
     if chars.get(j) == Some(&']') {
         return None;
@@ -200,9 +201,11 @@ fn class(chars: &[char], i: usize, out: &mut String, needs: &mut Needs) -> Optio
                 j += 1;
             }
             '-' => {
-                // A range between two plain characters means the same; `--` is Rust's set
-                // difference, and a dash at either end is a literal in both.
-                let prev_plain = j > i + 1 && chars[j - 1] != '[' && chars[j - 1] != '^';
+                // A range between two characters means the same; `--` is Rust's set
+                // difference, and a dash at either end is a literal in both. Only a dash right
+                // after the opening `[` (or `[^`) has nothing before it: a `[` or `^` met later
+                // (or escaped) is an ordinary range start in both engines.
+                let prev_plain = j > class_start;
                 let next = chars.get(j + 1).copied();
                 if chars.get(j + 1) == Some(&'-') {
                     return None;
