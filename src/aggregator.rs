@@ -221,37 +221,28 @@ impl Aggregator {
     #[inline]
     pub fn enter(&mut self, stack: &mut Stack, entry: EntryId) {
         let parent = stack.frames.last().map(|c| c.entry);
-        let e = &mut self.entries[entry as usize];
-        e.recursion_level = e.recursion_level.wrapping_add(1);
-        let mut sub = NO_SUB;
-        if self.subcalls {
-            if let Some(caller) = parent {
-                if let Some(i) = self.sub_entry(caller, entry, true) {
-                    let s = &mut self.subs[i as usize];
-                    s.recursion_level = s.recursion_level.wrapping_add(1);
-                    sub = i;
-                }
-            }
-        }
-        stack.frames.push(Context {
-            t0: 0,
-            subt: 0,
-            entry,
-            sub,
-        });
+        self.open(stack, entry, parent);
     }
 
     /// [`Aggregator::enter`] with the edge from `caller` rather than from the call on top of
     /// the stack (whose time accounting is unchanged).
     pub fn enter_with_caller(&mut self, stack: &mut Stack, entry: EntryId, caller: EntryId) {
+        self.open(stack, entry, Some(caller));
+    }
+
+    /// Pushes a call of `entry`, its edge (if subcalls are on) from `caller`.
+    #[inline(always)]
+    fn open(&mut self, stack: &mut Stack, entry: EntryId, caller: Option<EntryId>) {
         let e = &mut self.entries[entry as usize];
         e.recursion_level = e.recursion_level.wrapping_add(1);
         let mut sub = NO_SUB;
         if self.subcalls {
-            if let Some(i) = self.sub_entry(caller, entry, true) {
-                let s = &mut self.subs[i as usize];
-                s.recursion_level = s.recursion_level.wrapping_add(1);
-                sub = i;
+            if let Some(caller) = caller {
+                if let Some(i) = self.sub_entry(caller, entry, true) {
+                    let s = &mut self.subs[i as usize];
+                    s.recursion_level = s.recursion_level.wrapping_add(1);
+                    sub = i;
+                }
             }
         }
         stack.frames.push(Context {
