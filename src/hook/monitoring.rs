@@ -186,6 +186,23 @@ unsafe fn setup<'a>(
     Some((py, p))
 }
 
+/// The profiler and the code object (first argument) of a `PY_*` event, or `None` with an error
+/// set for a call with no argument.
+///
+/// # Safety
+/// As for [`setup`]; `args` holds `nargs` live arguments.
+#[inline]
+unsafe fn code_event<'a>(
+    slf: &'a *mut ffi::PyObject,
+    args: *mut *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+) -> Option<(Python<'a>, &'a Profiler, *mut ffi::PyObject)> {
+    // SAFETY: as for this function.
+    let (py, p) = unsafe { setup(slf, nargs, 1) }?;
+    // SAFETY: at least one argument (checked): the code object, alive for the event.
+    Some((py, p, unsafe { *args }))
+}
+
 #[inline]
 fn none() -> *mut ffi::PyObject {
     // SAFETY: Py_None is immortal on 3.12+; the new reference is returned to the caller.
@@ -197,12 +214,10 @@ unsafe extern "C" fn pystart_callback(
     args: *mut *mut ffi::PyObject,
     nargs: ffi::Py_ssize_t,
 ) -> *mut ffi::PyObject {
-    // SAFETY: see `setup`.
-    let Some((py, p)) = (unsafe { setup(&slf, nargs, 1) }) else {
+    // SAFETY: see `code_event`.
+    let Some((py, p, code)) = (unsafe { code_event(&slf, args, nargs) }) else {
         return std::ptr::null_mut();
     };
-    // SAFETY: at least one argument (checked): the code object, alive for the event.
-    let code = unsafe { *args };
     // SAFETY: GIL held; no borrow of the state is alive.
     unsafe {
         events::enter_call(py, p, code as usize, || {
@@ -223,12 +238,10 @@ unsafe extern "C" fn pyresume_callback(
     args: *mut *mut ffi::PyObject,
     nargs: ffi::Py_ssize_t,
 ) -> *mut ffi::PyObject {
-    // SAFETY: see `setup`.
-    let Some((py, p)) = (unsafe { setup(&slf, nargs, 1) }) else {
+    // SAFETY: see `code_event`.
+    let Some((py, p, code)) = (unsafe { code_event(&slf, args, nargs) }) else {
         return std::ptr::null_mut();
     };
-    // SAFETY: at least one argument (checked): the code object, alive for the event.
-    let code = unsafe { *args };
     let label = || {
         // SAFETY: GIL held; the code object is alive for the event.
         Ok(unsafe { Bound::from_borrowed_ptr(py, code) }.unbind())
@@ -249,12 +262,10 @@ unsafe extern "C" fn pyyield_callback(
     args: *mut *mut ffi::PyObject,
     nargs: ffi::Py_ssize_t,
 ) -> *mut ffi::PyObject {
-    // SAFETY: see `setup`.
-    let Some((py, p)) = (unsafe { setup(&slf, nargs, 1) }) else {
+    // SAFETY: see `code_event`.
+    let Some((py, p, code)) = (unsafe { code_event(&slf, args, nargs) }) else {
         return std::ptr::null_mut();
     };
-    // SAFETY: at least one argument (checked).
-    let code = unsafe { *args };
     // SAFETY: GIL held; no borrow of the state is alive.
     unsafe {
         if events::is_coroutine(py, p, code) {
@@ -271,12 +282,10 @@ unsafe extern "C" fn pyreturn_callback(
     args: *mut *mut ffi::PyObject,
     nargs: ffi::Py_ssize_t,
 ) -> *mut ffi::PyObject {
-    // SAFETY: see `setup`.
-    let Some((py, p)) = (unsafe { setup(&slf, nargs, 1) }) else {
+    // SAFETY: see `code_event`.
+    let Some((py, p, code)) = (unsafe { code_event(&slf, args, nargs) }) else {
         return std::ptr::null_mut();
     };
-    // SAFETY: at least one argument (checked).
-    let code = unsafe { *args };
     // SAFETY: GIL held; no borrow of the state is alive.
     unsafe { events::leave_call(py, p, code as usize) };
     none()
