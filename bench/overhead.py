@@ -1,6 +1,6 @@
 """Profiling overhead: rprofile against cProfile, run by hand, never a pass/fail test.
 
-    python bench/overhead.py [--rounds 7] [--workloads fib,oo,...] [--modes none,cProfile,rprofile,floor]
+    python bench/overhead.py [--rounds 7] [--workloads fib,oo,...] [--modes none,cProfile,rprofile,...]
 
 Each measurement is a fresh process that imports everything, then times only the workload
 (perf_counter around it) with the profiler enabled for that span. Modes are interleaved round
@@ -8,7 +8,9 @@ by round (the order rotates) so that drift of a noisy machine hits all modes ali
 workload: the median time of each mode with min and max, the slowdown over `none`, and
 rprofile's added time as a ratio of cProfile's ((rprofile - none) / (cProfile - none)), and the
 same ratio for `floor`: a do-nothing C hook for the same events (bench/floor.c, compiled here
-for the interpreter being measured), the cost a profiler cannot go below.
+for the interpreter being measured), the cost a profiler cannot go below, and `floor+clock`: the
+same hook reading the clock rprofile reads by default once per event, the least a profiler that
+times every call can cost.
 """
 
 import argparse
@@ -134,7 +136,7 @@ def ensure_packages(workloads):
     if missing:
         subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *missing], check=True)
 
-MODES = ["none", "cProfile", "rprofile", "floor"]
+MODES = ["none", "cProfile", "rprofile", "floor", "floor+clock"]
 FLOOR_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "floor.c")
 
 
@@ -157,17 +159,22 @@ def build_floor():
 
 class Floor:
     """The do-nothing hook with a profiler's enable/disable: sys.monitoring callbacks for the
-    nine events on 3.12+, the C profile hook before."""
+    nine events on 3.12+, the C profile hook before. With `clock`, each event also reads the
+    clock rprofile reads by default."""
 
-    def __init__(self, folder):
+    def __init__(self, folder, clock=False):
         sys.path.insert(0, folder)
         import _floor
 
         self.mod = _floor
         self.monitoring = sys.version_info >= (3, 12)
+        self.clock = clock
 
     def enable(self):
-        (self.mod.set_monitoring if self.monitoring else self.mod.set_hook)()
+        if self.monitoring:
+            (self.mod.set_clock_monitoring if self.clock else self.mod.set_monitoring)()
+        else:
+            (self.mod.set_clock_hook if self.clock else self.mod.set_hook)()
 
     def disable(self):
         (self.mod.unset_monitoring if self.monitoring else self.mod.unset_hook)()
@@ -186,6 +193,8 @@ def make_profiler(mode):
         return rprofile.Profile()
     if mode == "floor":
         return Floor(os.environ["RPROFILE_BENCH_FLOOR"])
+    if mode == "floor+clock":
+        return Floor(os.environ["RPROFILE_BENCH_FLOOR"], clock=True)
     raise SystemExit("unknown mode %r" % mode)
 
 
@@ -233,7 +242,7 @@ def main():
     workloads = args.workloads.split(",")
     modes = args.modes.split(",")
     ensure_packages(workloads)
-    if "floor" in modes:
+    if {"floor", "floor+clock"} & set(modes):
         os.environ["RPROFILE_BENCH_FLOOR"] = build_floor()
     times = {(w, m): [] for w in workloads for m in modes}
     for r in range(args.rounds):
@@ -245,11 +254,11 @@ def main():
 
     print("Python %s, %d rounds, medians (min-max) in seconds" % (
         sys.version.split()[0], args.rounds))
+    # Added time of each profiling mode as a ratio of cProfile's: (mode - none) / (cProfile - none).
+    ratio_modes = [m for m in modes if m not in ("none", "cProfile")] \
+        if {"none", "cProfile"} <= set(modes) else []
     head = "%-11s" % "workload" + "".join("%-26s" % m for m in modes)
-    if {"none", "cProfile", "rprofile"} <= set(modes):
-        head += "rprofile/cProfile added  "
-    if {"none", "cProfile", "floor"} <= set(modes):
-        head += "floor/cProfile added"
+    head += "".join("%-14s" % (m + "/cP") for m in ratio_modes)
     print(head)
     for w in workloads:
         med = {m: statistics.median(times[w, m]) for m in modes}
@@ -259,14 +268,9 @@ def main():
             if m != "none" and "none" in med:
                 cell += " %.2fx" % (med[m] / med["none"])
             row += "%-26s" % cell
-        if {"none", "cProfile", "rprofile"} <= set(modes):
+        for m in ratio_modes:
             added_c = med["cProfile"] - med["none"]
-            added_r = med["rprofile"] - med["none"]
-            row += "%-25s" % ("%.2f" % (added_r / added_c) if added_c > 0 else "n/a")
-        if {"none", "cProfile", "floor"} <= set(modes):
-            added_c = med["cProfile"] - med["none"]
-            added_f = med["floor"] - med["none"]
-            row += "%.2f" % (added_f / added_c) if added_c > 0 else "n/a"
+            row += "%-14s" % ("%.2f" % ((med[m] - med["none"]) / added_c) if added_c > 0 else "n/a")
         print(row)
 
 

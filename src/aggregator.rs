@@ -256,7 +256,7 @@ impl Aggregator {
     /// Closes the top call of `stack` at time `now`, charging it to `entry`. As in `_lsprof`,
     /// `entry` is the one named by the leave event, which need not be the one the context was
     /// opened for (events of several threads share one stack on 3.12+).
-    #[inline]
+    #[inline(always)]
     pub fn stop(&mut self, stack: &mut Stack, entry: EntryId, now: i64) {
         let Some(ctx) = stack.frames.pop() else {
             return;
@@ -448,6 +448,14 @@ impl Stack {
     #[inline]
     pub fn set_t0(&mut self, depth: usize, t0: i64) {
         if let Some(c) = self.frames.get_mut(depth) {
+            c.t0 = t0;
+        }
+    }
+
+    /// Stores the enter time of the call on top.
+    #[inline]
+    pub fn set_top_t0(&mut self, t0: i64) {
+        if let Some(c) = self.frames.last_mut() {
             c.t0 = t0;
         }
     }

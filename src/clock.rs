@@ -7,6 +7,7 @@
 //! `CLOCK_MONOTONIC` (the clock cProfile reads) over the life of the process. Elsewhere it reads
 //! `CLOCK_MONOTONIC` in nanoseconds, as `_lsprof` does.
 
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
 
 /// Which clock the default timer reads on this machine.
@@ -25,6 +26,12 @@ struct Anchor {
 
 static ANCHOR: OnceLock<Anchor> = OnceLock::new();
 
+/// The anchor's source for the per-event read, one relaxed load: `UNSET` until the anchor exists.
+static SOURCE: AtomicU8 = AtomicU8::new(UNSET);
+const UNSET: u8 = 0;
+const TSC: u8 = 1;
+const MONOTONIC: u8 = 2;
+
 fn anchor() -> &'static Anchor {
     ANCHOR.get_or_init(|| {
         let source = if invariant_tsc() {
@@ -32,6 +39,13 @@ fn anchor() -> &'static Anchor {
         } else {
             Source::Monotonic
         };
+        SOURCE.store(
+            match source {
+                Source::Tsc => TSC,
+                Source::Monotonic => MONOTONIC,
+            },
+            Ordering::Relaxed,
+        );
         Anchor {
             source,
             ticks: raw_ticks(source),
@@ -54,10 +68,12 @@ pub fn source() -> Source {
 /// The default timer: TSC ticks or nanoseconds, see [`source`].
 #[inline]
 pub fn now() -> i64 {
-    // The source is fixed once; a relaxed read of the initialised cell is a load and a compare.
-    match ANCHOR.get() {
-        Some(a) => raw_ticks(a.source),
-        None => raw_ticks(anchor().source),
+    // The source is fixed once, before any profiler exists (the module's import): the common
+    // case is a load, a compare and the read.
+    match SOURCE.load(Ordering::Relaxed) {
+        TSC => tsc(),
+        MONOTONIC => monotonic_ns(),
+        _ => raw_ticks(anchor().source),
     }
 }
 

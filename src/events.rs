@@ -110,6 +110,11 @@ pub unsafe fn enter_call_from(
             Some(c) => s.agg.enter_with_caller(&mut s.stack, id, c),
             None => s.agg.enter(&mut s.stack, id),
         }
+        if s.plain_clock {
+            // The default clock runs no Python, so the call just pushed is still on top.
+            s.stack.set_top_t0(clock::now());
+            return;
+        }
         s.stack.depth() - 1
     };
     // _lsprof reads the clock last on enter, so the bookkeeping is not charged to the callee.
@@ -124,29 +129,51 @@ pub unsafe fn enter_call_from(
 ///
 /// # Safety
 /// As for [`enter_call`].
-#[inline]
+#[inline(always)]
 pub unsafe fn leave_call(py: Python<'_>, p: &Profiler, key: usize) {
     let st = p.state_ptr();
-    // SAFETY: short exclusive reads (after selecting this thread's track).
-    let found = unsafe {
+    // SAFETY: exclusive access for the bookkeeping (after selecting this thread's track);
+    // nothing here calls Python.
+    let id = unsafe {
         threads::select(st);
-        if (*st).stack.is_empty() {
+        let s = &mut *st;
+        let Some(top) = s.stack.top_entry() else {
             return;
-        }
-        (*st).agg.get(key)
-    };
-    match found {
-        Some(id) => {
-            // SAFETY: no borrow is alive across the timer.
-            let t = unsafe { now(py, p) };
-            // SAFETY: exclusive access for the bookkeeping; nothing here calls Python.
-            unsafe {
-                let s = &mut *st;
-                s.agg.stop(&mut s.stack, id, t);
+        };
+        // Nearly every return is of the call on top of the stack, whose entry is then the one
+        // the key names: no lookup.
+        if s.agg
+            .entries
+            .get(top as usize)
+            .is_some_and(|e| e.key == key)
+        {
+            top
+        } else {
+            match s.agg.get(key) {
+                Some(id) => id,
+                None => {
+                    // A return for a function never entered pops the top, as _lsprof does.
+                    s.stack.pop();
+                    return;
+                }
             }
         }
-        // SAFETY: as above. A return for a function never entered pops the top, as _lsprof does.
-        None => unsafe { (*st).stack.pop() },
+    };
+    // SAFETY: as above.
+    unsafe {
+        let s = &mut *st;
+        if s.plain_clock {
+            let t = clock::now();
+            s.agg.stop(&mut s.stack, id, t);
+            return;
+        }
+    }
+    // SAFETY: no borrow is alive across the timer.
+    let t = unsafe { now(py, p) };
+    // SAFETY: exclusive access for the bookkeeping; nothing here calls Python.
+    unsafe {
+        let s = &mut *st;
+        s.agg.stop(&mut s.stack, id, t);
     }
 }
 

@@ -347,14 +347,19 @@ unsafe extern "C" fn ccall_callback(
     };
     // SAFETY: four arguments (checked): code, offset, callable, arg0.
     let (callable, arg0) = unsafe { (*args.add(2), *args.add(3)) };
-    // SAFETY: short read of a flag; `callable` is alive for the event.
-    if unsafe { (*p.state_ptr()).async_aware && ffi::PyFunction_Check(callable) != 0 } {
-        // SAFETY: a function object (checked): its code is a borrowed, live reference.
-        let code = unsafe { ffi::PyFunction_GetCode(callable) };
-        // SAFETY: GIL held; no borrow of the state alive.
-        unsafe {
-            if events::is_coroutine(py, p, code) {
-                events::coroutine_created(p, code as usize);
+    // Calls of Python functions are most CALL events; only async-aware profiling looks at them
+    // (a coroutine being created), so they are answered first.
+    // SAFETY: `callable` is alive for the event.
+    if unsafe { ffi::PyFunction_Check(callable) } != 0 {
+        // SAFETY: short read of a flag.
+        if unsafe { (*p.state_ptr()).async_aware } {
+            // SAFETY: a function object (checked): its code is a borrowed, live reference.
+            let code = unsafe { ffi::PyFunction_GetCode(callable) };
+            // SAFETY: GIL held; no borrow of the state alive.
+            unsafe {
+                if events::is_coroutine(py, p, code) {
+                    events::coroutine_created(p, code as usize);
+                }
             }
         }
         return none();
