@@ -112,7 +112,9 @@ pub unsafe fn enter_call_from(
         }
         if s.plain_clock {
             // The default clock runs no Python, so the call just pushed is still on top.
-            s.stack.set_top_t0(clock::now());
+            let t = clock::now();
+            s.stack.set_top_t0(t);
+            s.timeline_enter(t);
             return;
         }
         s.stack.depth() - 1
@@ -122,7 +124,13 @@ pub unsafe fn enter_call_from(
     let t = unsafe { now(py, p) };
     // SAFETY: short exclusive access; set_t0 ignores a depth that no longer exists. (A Python
     // timer may have let other threads' events swap the tracks; `now` put ours back.)
-    unsafe { (*st).stack.set_t0(depth, t) };
+    unsafe {
+        let s = &mut *st;
+        s.stack.set_t0(depth, t);
+        if s.stack.depth() == depth + 1 {
+            s.timeline_enter(t);
+        }
+    }
 }
 
 /// The function identified by `key` returns, yields or unwinds.
@@ -153,6 +161,7 @@ pub unsafe fn leave_call(py: Python<'_>, p: &Profiler, key: usize) {
                 Some(id) => id,
                 None => {
                     // A return for a function never entered pops the top, as _lsprof does.
+                    s.timeline_leave(None);
                     s.stack.pop();
                     return;
                 }
@@ -164,6 +173,7 @@ pub unsafe fn leave_call(py: Python<'_>, p: &Profiler, key: usize) {
         let s = &mut *st;
         if s.plain_clock {
             let t = clock::now();
+            s.timeline_leave(Some(t));
             s.agg.stop(&mut s.stack, id, t);
             return;
         }
@@ -173,6 +183,7 @@ pub unsafe fn leave_call(py: Python<'_>, p: &Profiler, key: usize) {
     // SAFETY: exclusive access for the bookkeeping; nothing here calls Python.
     unsafe {
         let s = &mut *st;
+        s.timeline_leave(Some(t));
         s.agg.stop(&mut s.stack, id, t);
     }
 }
@@ -225,6 +236,7 @@ pub unsafe fn suspend_call(py: Python<'_>, p: &Profiler, key: usize, frame: usiz
     // SAFETY: exclusive access; nothing here calls Python.
     unsafe {
         let s = &mut *st;
+        s.timeline_leave(Some(t));
         if let Some(saved) = s.agg.suspend(&mut s.stack, t) {
             s.suspended.insert(frame, (s.thread, saved));
         }
@@ -281,6 +293,7 @@ pub unsafe fn resume_call(
     unsafe {
         let s = &mut *st;
         s.agg.resume(&mut s.stack, saved, t);
+        s.timeline_enter(t);
     }
 }
 
@@ -324,6 +337,7 @@ unsafe fn resume_all_suspended(py: Python<'_>, p: &Profiler) {
             let s = &mut *st;
             if let Some((_, saved)) = s.suspended.remove(&frame) {
                 s.agg.resume(&mut s.stack, saved, t);
+                s.timeline_enter(t);
             }
         }
     }
@@ -370,6 +384,7 @@ unsafe fn flush_current(py: Python<'_>, p: &Profiler) {
         // SAFETY: a short exclusive update; nothing here calls Python.
         unsafe {
             let s = &mut *st;
+            s.timeline_leave(Some(t));
             s.agg.stop(&mut s.stack, top, t);
         }
     }

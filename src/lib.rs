@@ -7,6 +7,7 @@
 //! - `profiler`: the `Profiler` class Python's `rprofile.Profile` subclasses;
 //! - `entries`: `getstats()` entries and the stats dict;
 //! - `labels`: names of built-in functions; `clock`: the default timer;
+//! - `timeline` (Python-free) and `timeline_py`: the event timeline and its exports;
 //! - `stats` (Python-free) and `stats_py`: the Stats engine behind `rprofile.Stats`.
 
 pub mod aggregator;
@@ -22,6 +23,8 @@ mod profiler;
 pub mod stats;
 mod stats_py;
 mod threads;
+pub mod timeline;
+mod timeline_py;
 
 use pyo3::prelude::*;
 

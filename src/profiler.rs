@@ -16,6 +16,7 @@ use pyo3::PyTraverseError;
 use crate::aggregator::Totals;
 use crate::aggregator::{Aggregator, Stack};
 use crate::entries::Snapshot;
+use crate::timeline::{self, Timeline, WhenFull};
 use crate::{args, clock, events, hook, threads};
 
 /// Everything the event path mutates. Reached only through `Profiler::state_ptr` with the GIL
@@ -72,9 +73,40 @@ pub struct State {
     /// For each coroutine code, the (key of the) coroutine that last made one: the caller a
     /// task of it is charged to.
     pub creators: std::collections::HashMap<usize, usize, rustc_hash::FxBuildHasher>,
+    /// Every call and return, when recorded (`Profile(timeline=True)`).
+    pub timeline: Option<Box<Timeline>>,
 }
 
 impl State {
+    /// Records on the timeline, if there is one, that the call on top of the stack started at `t`.
+    #[inline(always)]
+    pub fn timeline_enter(&mut self, t: i64) {
+        self.timeline_note(timeline::ENTER, Some(t));
+    }
+
+    /// Records on the timeline, if there is one, that the call on top of the stack ends at `t`
+    /// (`None`: at the time of the latest event).
+    #[inline(always)]
+    pub fn timeline_leave(&mut self, t: Option<i64>) {
+        self.timeline_note(timeline::LEAVE, t);
+    }
+
+    #[inline(always)]
+    fn timeline_note(&mut self, kind: u8, t: Option<i64>) {
+        let Some(tl) = self.timeline.as_deref_mut() else {
+            return;
+        };
+        if let Some(top) = self.stack.frames.last() {
+            let key = self
+                .agg
+                .entries
+                .get(top.entry as usize)
+                .map_or(0, |e| e.key);
+            let t = t.unwrap_or(tl.last_t);
+            tl.record(kind, t, key, self.stack.frames.len() - 1);
+        }
+    }
+
     /// cProfile's `subcalls` flag, for every thread's track.
     pub fn set_subcalls(&mut self, subcalls: bool) {
         self.agg.subcalls = subcalls;
@@ -296,7 +328,7 @@ impl Profiler {
     #[new]
     #[pyo3(
         signature = (*_args, **_kwargs),
-        text_signature = "(timer=None, timeunit=0.0, subcalls=True, builtins=True, *, bias=0.0, threads=False, async_aware=False)"
+        text_signature = "(timer=None, timeunit=0.0, subcalls=True, builtins=True, *, bias=0.0, threads=False, async_aware=False, timeline=False, buffer_size=1000000, when_full='keep_newest')"
     )]
     fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         let state = State {
@@ -324,6 +356,7 @@ impl Profiler {
             suspended: Default::default(),
             coroutine_code: Default::default(),
             creators: Default::default(),
+            timeline: None,
         };
         Ok(Profiler {
             state: UnsafeCell::new(state),
@@ -348,6 +381,9 @@ impl Profiler {
                 "bias",
                 "threads",
                 "async_aware",
+                "timeline",
+                "buffer_size",
+                "when_full",
             ],
             4,
             args,
@@ -371,6 +407,31 @@ impl Profiler {
         let async_aware = match &a[6] {
             Some(v) => v.is_truthy()?,
             None => false,
+        };
+        let want_timeline = match &a[7] {
+            Some(v) => v.is_truthy()?,
+            None => false,
+        };
+        let buffer_size = match &a[8] {
+            Some(v) => {
+                let n: i64 = v.extract()?;
+                if n < 1 {
+                    return Err(PyValueError::new_err("buffer_size must be at least 1"));
+                }
+                n as usize
+            }
+            None => DEFAULT_BUFFER_SIZE,
+        };
+        let when_full = match &a[9] {
+            Some(v) => {
+                let name: String = v.extract()?;
+                WhenFull::from_name(&name).ok_or_else(|| {
+                    PyValueError::new_err(format!(
+                        "when_full must be 'keep_newest' or 'keep_oldest', not {name:?}"
+                    ))
+                })?
+            }
+            None => WhenFull::KeepNewest,
         };
         if async_aware && !cfg!(Py_3_11) {
             return Err(PyValueError::new_err(
@@ -418,6 +479,25 @@ impl Profiler {
             }
             st.async_aware = async_aware;
         }
+        let has_timeline = st.timeline.is_some();
+        if want_timeline || has_timeline {
+            let same = st
+                .timeline
+                .as_deref()
+                .is_some_and(|tl| tl.capacity() == buffer_size.max(1) && tl.when_full == when_full);
+            if !(want_timeline && same) {
+                if st.enabled {
+                    return Err(PyRuntimeError::new_err(
+                        "cannot change the timeline while the profiler is enabled",
+                    ));
+                }
+                st.timeline = want_timeline.then(|| {
+                    let mut tl = Box::new(Timeline::new(buffer_size, when_full));
+                    timeline_thread_now(st.threads, &st.thread, &st.thread_info, &mut tl);
+                    tl
+                });
+            }
+        }
         set_bias(st, bias);
         // SAFETY: the old timer is dropped after the cell is updated; a timer call in progress
         // holds its own reference.
@@ -450,7 +530,13 @@ impl Profiler {
         }
         hook::install(slf)?;
         // SAFETY: as above.
-        unsafe { (*p.state_ptr()).enabled = true };
+        unsafe {
+            let st = &mut *p.state_ptr();
+            st.enabled = true;
+            if let Some(tl) = st.timeline.as_deref_mut() {
+                timeline_thread_now(st.threads, &st.thread, &st.thread_info, tl);
+            }
+        }
         Ok(())
     }
 
@@ -490,6 +576,10 @@ impl Profiler {
             st.suspended.clear();
             st.coroutine_code.clear();
             st.creators.clear();
+            if let Some(tl) = st.timeline.as_deref_mut() {
+                tl.clear();
+                timeline_thread_now(st.threads, &st.thread, &st.thread_info, tl);
+            }
             (
                 std::mem::take(&mut st.user_objs),
                 std::mem::take(&mut st.parked),
@@ -516,6 +606,36 @@ impl Profiler {
     /// Per-thread totals with `threads=True`: a list of `(ident, name, snapshot)`.
     fn _thread_snapshots(&self, py: Python<'_>) -> PyResult<Vec<(u64, Option<String>, Snapshot)>> {
         self.thread_snapshots(py)
+    }
+
+    /// `(events kept, capacity, events dropped, when_full)` of the timeline, or None without one.
+    fn _timeline_info(&self, py: Python<'_>) -> Option<(usize, usize, u64, &'static str)> {
+        // SAFETY: short shared access with the GIL held; taking copies runs no Python code.
+        crate::timeline_py::take(py, unsafe { &*self.state_ptr() }).map(|t| t.info())
+    }
+
+    /// The timeline as columns (see `timeline_py::Taken::columns`), or None without one.
+    fn _timeline_columns<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        // SAFETY: as above; the labels are read after the copy, with no borrow alive.
+        let taken = crate::timeline_py::take(py, unsafe { &*self.state_ptr() });
+        taken.map(|t| t.columns(py, self.factor())).transpose()
+    }
+
+    /// Writes the timeline as a Chrome trace (`"chrome"`) or speedscope (`"speedscope"`) file.
+    fn _timeline_write(
+        &self,
+        py: Python<'_>,
+        format: &str,
+        path: std::path::PathBuf,
+        title: &str,
+    ) -> PyResult<()> {
+        if format != "chrome" && format != "speedscope" {
+            return Err(PyValueError::new_err(format!("unknown format {format:?}")));
+        }
+        // SAFETY: as above.
+        let taken = crate::timeline_py::take(py, unsafe { &*self.state_ptr() })
+            .ok_or_else(|| PyRuntimeError::new_err("the profiler records no timeline"))?;
+        taken.write(py, format, path, self.factor(), title)
     }
 
     /// Whether a coroutine counts as one call from start to return.
@@ -577,6 +697,34 @@ impl Profiler {
         }
         drop(old);
     }
+}
+
+/// Events a timeline holds unless `buffer_size` says otherwise.
+const DEFAULT_BUFFER_SIZE: usize = 1_000_000;
+
+/// Makes the timeline record the following events as the calling thread's (with `threads=True`,
+/// the thread whose track is in place, once one is).
+fn timeline_thread_now(
+    per_thread: bool,
+    key: &threads::ThreadKey,
+    info: &threads::ThreadInfo,
+    tl: &mut Timeline,
+) {
+    if per_thread {
+        if key.tstate != 0 {
+            tl.set_thread(key.id, info.ident);
+        }
+        return;
+    }
+    // SAFETY: GIL held (called from methods): the thread has a live thread state.
+    let (id, ident) = unsafe {
+        let ts = pyo3::ffi::PyThreadState_Get();
+        (
+            pyo3::ffi::PyThreadState_GetID(ts) as u64,
+            pyo3::ffi::PyThread_get_thread_ident() as u64,
+        )
+    };
+    tl.set_thread(id, ident);
 }
 
 /// Seconds per stored unit: `timeunit` for an integer timer, 1e-9 for a timer in seconds (stored

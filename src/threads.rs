@@ -104,6 +104,10 @@ unsafe fn switch(st: *mut State, me: ThreadKey) {
         // looked for again at each switch until found (switches are rare: GIL hand-overs).
         let unnamed = incoming.info.name.is_none();
         swap_in(s, &mut incoming);
+        if let Some(tl) = s.timeline.as_deref_mut() {
+            // (GIL held: this function's contract.)
+            tl.set_thread(me.id, ffi::PyThread_get_thread_ident() as u64);
+        }
         s.parked.push(incoming);
         unnamed
     };
@@ -153,7 +157,7 @@ pub unsafe fn name_current(st: *mut State) {
     }
 }
 
-fn thread_name(py: Python<'_>, ident: u64) -> Option<String> {
+pub fn thread_name(py: Python<'_>, ident: u64) -> Option<String> {
     let threading = py.import("sys").ok()?.getattr("modules").ok()?;
     let threading = threading.get_item("threading").ok()?;
     let active = threading.getattr("_active").ok()?;

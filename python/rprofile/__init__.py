@@ -65,6 +65,12 @@ class Profile(_Profiler):
     awaits included, its tottime leaves out the time it was suspended, and the
     coroutines it awaits are its callees. Generators are counted as cProfile
     counts them.
+
+    With ``timeline=True`` every call and return (Python and built-in
+    functions) is also recorded with its time, thread and depth, in a buffer
+    of ``buffer_size`` events allocated up front; ``when_full`` is
+    ``"keep_newest"`` (a ring, the default) or ``"keep_oldest"``. Read it
+    through ``timeline`` (events, DataFrame, Chrome trace, speedscope).
     """
 
     # The per-event work is in the native base class; what follows is the same thin layer that
@@ -122,6 +128,16 @@ class Profile(_Profiler):
         if self.__dict__.pop("stats", None) is None and \
                 self.__dict__.pop("_snapshot", None) is None:
             raise AttributeError("stats")
+
+    @property
+    def timeline(self):
+        """The recorded events (``rprofile.timeline.Timeline``) of a ``timeline=True``
+        profiler; None otherwise."""
+        if self._timeline_info() is None:
+            return None
+        from rprofile.timeline import Timeline
+
+        return Timeline(self)
 
     def thread_stats(self):
         """Per-thread stats dicts of a ``threads=True`` profile, keyed by ``(thread name,

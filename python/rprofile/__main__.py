@@ -40,6 +40,13 @@ def _parser():
                       choices=["wall", "cpu", "thread_cpu"],
                       help="Clock to time with: wall (default), cpu (process CPU time) or "
                            "thread_cpu (the running thread's CPU time)")
+    parser.add_option("--timeline", dest="timeline", default=None, metavar="TRACE_JSON",
+                      help="Record every call and return and write them as Chrome trace-event "
+                           "JSON (for Perfetto or chrome://tracing)")
+    parser.add_option("--speedscope", dest="speedscope", default=None, metavar="OUT_JSON",
+                      help="Record every call and return and write them in speedscope's format")
+    parser.add_option("--buffer-size", dest="buffer_size", type="int", default=1_000_000,
+                      help="Events the timeline keeps (the newest; default 1000000)")
     return parser
 
 
@@ -87,8 +94,9 @@ def main():
     options, args = parser.parse_args()
     sys.argv[:] = args
     # The profiled program may chdir, so the output path is fixed now.
-    if options.outfile is not None:
-        options.outfile = os.path.abspath(options.outfile)
+    for name in ("outfile", "timeline", "speedscope"):
+        if getattr(options, name) is not None:
+            setattr(options, name, os.path.abspath(getattr(options, name)))
     if not args:
         parser.error("no module name given" if options.module else "no script given")
 
@@ -98,7 +106,9 @@ def main():
         code, globs = _script_target(parser, args[0])
 
     try:
-        prof = Profile(options.clock, threads=options.threads, async_aware=options.async_aware)
+        timeline = options.timeline is not None or options.speedscope is not None
+        prof = Profile(options.clock, threads=options.threads, async_aware=options.async_aware,
+                       timeline=timeline, buffer_size=options.buffer_size)
     except ValueError as exc:
         parser.error(str(exc))
     exit_request = lookup_error = None
@@ -120,6 +130,8 @@ def main():
                 prof.print_stats(options.sort)
                 if options.threads:
                     _print_thread_summary(prof)
+            if lookup_error is None:
+                _write_timeline(prof, options)
     except BrokenPipeError as exc:
         # Nothing more can be written; avoid "Exception ignored" at shutdown.
         sys.stdout = None
@@ -129,6 +141,19 @@ def main():
     if exit_request is not None:
         raise exit_request
     return parser
+
+
+def _write_timeline(prof, options):
+    timeline = prof.timeline
+    if timeline is None:
+        return
+    if options.timeline is not None:
+        timeline.to_chrome_trace(options.timeline)
+    if options.speedscope is not None:
+        timeline.to_speedscope(options.speedscope)
+    if timeline.dropped:
+        print("rprofile: the timeline kept the last %d events; %d earlier ones were dropped "
+              "(--buffer-size)" % (len(timeline), timeline.dropped), file=sys.stderr)
 
 
 def _print_thread_summary(prof):

@@ -1,0 +1,523 @@
+//! The event timeline (`Profile(timeline=True)`): every call and return, with its time, thread
+//! and depth, in a bounded buffer allocated (and its memory touched) before profiling starts, so
+//! recording an event is a few stores; and the exports made from it (Chrome trace events,
+//! speedscope), written here without a Python object per event.
+//!
+//! Python-free like the aggregator: functions are opaque keys, times are timer units, threads
+//! are small indices; the glue (`timeline_py`) names them.
+
+use std::io::{self, Write};
+
+/// A function starts (or a coroutine resumes).
+pub const ENTER: u8 = 0;
+/// A function returns, unwinds or yields (or a coroutine awaits).
+pub const LEAVE: u8 = 1;
+
+/// One recorded event: 24 bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Event {
+    /// Timer units, as the stats count them.
+    pub t: i64,
+    /// The function's key (code object or builtin address), as in the aggregator.
+    pub key: usize,
+    /// Open calls below this one on its thread's stack.
+    pub depth: u32,
+    /// Index into [`Timeline::threads`].
+    pub thread: u16,
+    pub kind: u8,
+}
+
+/// What to do with an event when the buffer is full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WhenFull {
+    /// A ring: the oldest event is overwritten.
+    KeepNewest,
+    /// Later events are dropped.
+    KeepOldest,
+}
+
+impl WhenFull {
+    pub fn from_name(name: &str) -> Option<WhenFull> {
+        match name {
+            "keep_newest" => Some(WhenFull::KeepNewest),
+            "keep_oldest" => Some(WhenFull::KeepOldest),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            WhenFull::KeepNewest => "keep_newest",
+            WhenFull::KeepOldest => "keep_oldest",
+        }
+    }
+}
+
+/// The bounded event buffer.
+#[derive(Debug)]
+pub struct Timeline {
+    /// All slots, allocated and written at creation; `len` of them hold events, from `head`.
+    buf: Vec<Event>,
+    head: usize,
+    len: usize,
+    pub when_full: WhenFull,
+    /// Events not kept because the buffer was full.
+    pub dropped: u64,
+    /// The threads seen: the interpreter's thread id (never reused within a process) and the
+    /// `threading` ident.
+    pub threads: Vec<(u64, u64)>,
+    /// The thread events are being recorded for.
+    current: u16,
+    /// The time of the latest event recorded (for a leave that has no time of its own).
+    pub last_t: i64,
+}
+
+impl Timeline {
+    /// A buffer of `capacity` events (at least one), its memory touched now rather than while
+    /// profiling.
+    pub fn new(capacity: usize, when_full: WhenFull) -> Timeline {
+        Timeline {
+            buf: vec![Event::default(); capacity.max(1)],
+            head: 0,
+            len: 0,
+            when_full,
+            dropped: 0,
+            threads: Vec::new(),
+            current: 0,
+            last_t: 0,
+        }
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.buf.len()
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Records the following events as the thread with interpreter id `id` and ident `ident`.
+    pub fn set_thread(&mut self, id: u64, ident: u64) {
+        let i = match self.threads.iter().position(|&t| t.0 == id) {
+            Some(i) => i,
+            None => {
+                self.threads.push((id, ident));
+                self.threads.len() - 1
+            }
+        };
+        // More than 65,536 threads in one timeline share the last index (named by the first).
+        self.current = i.min(u16::MAX as usize) as u16;
+    }
+
+    #[inline(always)]
+    pub fn record(&mut self, kind: u8, t: i64, key: usize, depth: usize) {
+        self.last_t = t;
+        let cap = self.buf.len();
+        let slot = if self.len < cap {
+            let i = self.head + self.len;
+            self.len += 1;
+            if i >= cap {
+                i - cap
+            } else {
+                i
+            }
+        } else {
+            self.dropped += 1;
+            if self.when_full == WhenFull::KeepOldest {
+                return;
+            }
+            let i = self.head;
+            self.head = if i + 1 == cap { 0 } else { i + 1 };
+            i
+        };
+        self.buf[slot] = Event {
+            t,
+            key,
+            depth: depth.min(u32::MAX as usize) as u32,
+            thread: self.current,
+            kind,
+        };
+    }
+
+    /// The kept events, oldest first.
+    pub fn iter(&self) -> impl Iterator<Item = &Event> + '_ {
+        let (a, b) = self.buf.split_at(self.head);
+        b.iter().chain(a.iter()).take(self.len)
+    }
+
+    /// Forgets every event and thread (the buffer stays allocated).
+    pub fn clear(&mut self) {
+        self.head = 0;
+        self.len = 0;
+        self.dropped = 0;
+        self.threads.clear();
+        self.current = 0;
+    }
+}
+
+/// A completed (or cut) call: what a trace shows as one slice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub thread: u16,
+    pub key: usize,
+    pub start: i64,
+    pub end: i64,
+    pub depth: u32,
+}
+
+/// Pairs each thread's enters and leaves into spans, in the order they end. A leave whose enter
+/// is no longer in the buffer (a ring that wrapped) starts at the first kept event; a call still
+/// open at the end (a buffer that kept the oldest events) ends at the last kept event.
+pub fn spans(events: &[Event]) -> Vec<Span> {
+    let Some(first) = events.first() else {
+        return Vec::new();
+    };
+    let (t_first, t_last) = (first.t, events.last().map_or(first.t, |e| e.t));
+    let mut stacks: Vec<Vec<(usize, i64, u32)>> = Vec::new();
+    let mut out = Vec::with_capacity(events.len() / 2 + 1);
+    for e in events {
+        let th = e.thread as usize;
+        if stacks.len() <= th {
+            stacks.resize_with(th + 1, Vec::new);
+        }
+        let stack = &mut stacks[th];
+        if e.kind == ENTER {
+            stack.push((e.key, e.t, e.depth));
+            continue;
+        }
+        let (key, start, depth) = stack.pop().unwrap_or((e.key, t_first, e.depth));
+        out.push(Span {
+            thread: e.thread,
+            key,
+            start,
+            end: e.t,
+            depth,
+        });
+    }
+    for (th, stack) in stacks.iter_mut().enumerate() {
+        while let Some((key, start, depth)) = stack.pop() {
+            out.push(Span {
+                thread: th as u16,
+                key,
+                start,
+                end: t_last,
+                depth,
+            });
+        }
+    }
+    out
+}
+
+/// How an export names functions and threads and converts times.
+pub struct Names<'a> {
+    /// Each key's display name, file and first line (a builtin: file "~", line 0).
+    pub function: &'a dyn Fn(usize) -> (&'a str, &'a str, i64),
+    /// Each thread index's `threading` ident and name.
+    pub threads: &'a [(u64, String)],
+    /// Seconds per timer unit.
+    pub seconds_per_unit: f64,
+    /// Process id for the Chrome trace.
+    pub pid: u32,
+}
+
+fn json_str<W: Write>(w: &mut W, s: &str) -> io::Result<()> {
+    serde_json::to_writer(&mut *w, s).map_err(io::Error::other)
+}
+
+/// Microseconds with nanosecond digits, as Chrome's trace format takes them.
+fn micros<W: Write>(w: &mut W, ns: i64) -> io::Result<()> {
+    let sign = if ns < 0 { "-" } else { "" };
+    let a = ns.unsigned_abs();
+    write!(w, "{sign}{}.{:03}", a / 1000, a % 1000)
+}
+
+/// Writes the Chrome trace-event JSON (object form): a complete event ("ph": "X") per span,
+/// times in microseconds from the first kept event, and thread/process name metadata.
+pub fn write_chrome<W: Write>(
+    w: &mut W,
+    events: &[Event],
+    dropped: u64,
+    names: &Names<'_>,
+) -> io::Result<()> {
+    let origin = events.first().map_or(0, |e| e.t);
+    let ns =
+        |t: i64| ((t.wrapping_sub(origin)) as f64 * names.seconds_per_unit * 1e9).round() as i64;
+    w.write_all(b"{\"traceEvents\":[\n")?;
+    write!(
+        w,
+        "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},\"tid\":0,\"args\":{{\"name\":\"python\"}}}}",
+        names.pid
+    )?;
+    for (ident, name) in names.threads {
+        write!(
+            w,
+            ",\n{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},\"tid\":{},\"args\":{{\"name\":",
+            names.pid, ident
+        )?;
+        json_str(w, name)?;
+        w.write_all(b"}}")?;
+    }
+    let mut last_key = None;
+    let mut name_json = Vec::new();
+    for s in spans(events) {
+        if last_key != Some(s.key) {
+            // Consecutive spans of one function (a loop's calls) reuse its escaped name.
+            let (name, file, line) = (names.function)(s.key);
+            name_json.clear();
+            name_json.extend_from_slice(b",\"name\":");
+            json_str(&mut name_json, name)?;
+            name_json.extend_from_slice(if file == "~" {
+                b",\"cat\":\"builtin\",\"args\":{\"file\":"
+            } else {
+                b",\"cat\":\"python\",\"args\":{\"file\":"
+            });
+            json_str(&mut name_json, file)?;
+            write!(name_json, ",\"line\":{line}}}")?;
+            last_key = Some(s.key);
+        }
+        let tid = names.threads.get(s.thread as usize).map_or(0, |t| t.0);
+        let (start, end) = (ns(s.start), ns(s.end));
+        write!(
+            w,
+            ",\n{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":",
+            names.pid, tid
+        )?;
+        micros(w, start)?;
+        w.write_all(b",\"dur\":")?;
+        micros(w, end - start)?;
+        w.write_all(&name_json)?;
+        w.write_all(b"}")?;
+    }
+    write!(
+        w,
+        "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{{\"dropped_events\":{}}}}}\n",
+        dropped
+    )?;
+    Ok(())
+}
+
+/// Writes speedscope's JSON file format: one evented profile per thread (open and close events
+/// with frame indices, nanoseconds from the first kept event), the frames shared.
+pub fn write_speedscope<W: Write>(
+    w: &mut W,
+    events: &[Event],
+    names: &Names<'_>,
+    title: &str,
+) -> io::Result<()> {
+    let origin = events.first().map_or(0, |e| e.t);
+    let ns =
+        |t: i64| ((t.wrapping_sub(origin)) as f64 * names.seconds_per_unit * 1e9).round() as i64;
+    // Frame indices in order of first appearance.
+    let mut frames: Vec<usize> = Vec::new();
+    let mut index: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+    for e in events {
+        index.entry(e.key).or_insert_with(|| {
+            frames.push(e.key);
+            frames.len() - 1
+        });
+    }
+    w.write_all(b"{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"name\":")?;
+    json_str(w, title)?;
+    w.write_all(b",\"exporter\":")?;
+    json_str(w, concat!("rprofile ", env!("CARGO_PKG_VERSION")))?;
+    w.write_all(b",\"activeProfileIndex\":0,\"shared\":{\"frames\":[")?;
+    for (i, &key) in frames.iter().enumerate() {
+        let (name, file, line) = (names.function)(key);
+        w.write_all(if i == 0 {
+            b"\n{\"name\":"
+        } else {
+            b",\n{\"name\":"
+        })?;
+        json_str(w, name)?;
+        if file != "~" {
+            w.write_all(b",\"file\":")?;
+            json_str(w, file)?;
+            write!(w, ",\"line\":{line}")?;
+        }
+        w.write_all(b"}")?;
+    }
+    w.write_all(b"]},\"profiles\":[")?;
+    let end = events.last().map_or(0, |e| ns(e.t));
+    let n_threads = events
+        .iter()
+        .map(|e| e.thread as usize + 1)
+        .max()
+        .unwrap_or(0);
+    let mut first_profile = true;
+    for th in 0..n_threads {
+        let mine: Vec<&Event> = events.iter().filter(|e| e.thread as usize == th).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        // Leaves whose enters were dropped open at the start, outermost first; calls still
+        // open at the end close there, so every profile nests properly.
+        let mut open: Vec<usize> = Vec::new();
+        let mut unmatched: Vec<usize> = Vec::new();
+        for e in &mine {
+            if e.kind == ENTER {
+                open.push(e.key);
+            } else if open.pop().is_none() {
+                unmatched.push(e.key);
+            }
+        }
+        let name = names
+            .threads
+            .get(th)
+            .map_or_else(|| format!("thread {th}"), |t| t.1.clone());
+        w.write_all(if first_profile {
+            b"\n{\"type\":\"evented\",\"name\":"
+        } else {
+            b",\n{\"type\":\"evented\",\"name\":"
+        })?;
+        first_profile = false;
+        json_str(w, &name)?;
+        write!(
+            w,
+            ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":{end},\"events\":["
+        )?;
+        let mut first = true;
+        let mut ev = |w: &mut W, open: bool, key: usize, at: i64| -> io::Result<()> {
+            let sep = if first { "\n" } else { ",\n" };
+            first = false;
+            write!(
+                w,
+                "{sep}{{\"type\":\"{}\",\"frame\":{},\"at\":{at}}}",
+                if open { 'O' } else { 'C' },
+                index[&key]
+            )
+        };
+        for &key in unmatched.iter().rev() {
+            ev(w, true, key, 0)?;
+        }
+        // Each close names the frame it closes (speedscope checks), even where the leave event
+        // named another function.
+        let mut stack: Vec<usize> = unmatched.iter().rev().copied().collect();
+        for e in &mine {
+            let at = ns(e.t);
+            if e.kind == ENTER {
+                stack.push(e.key);
+                ev(w, true, e.key, at)?;
+            } else if let Some(key) = stack.pop() {
+                ev(w, false, key, at)?;
+            }
+        }
+        while let Some(key) = stack.pop() {
+            ev(w, false, key, end)?;
+        }
+        w.write_all(b"]}")?;
+    }
+    w.write_all(b"]}\n")?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tl_with(cap: usize, when: WhenFull, n: usize) -> Timeline {
+        let mut tl = Timeline::new(cap, when);
+        tl.set_thread(7, 7);
+        for i in 0..n {
+            tl.record(
+                if i % 2 == 0 { ENTER } else { LEAVE },
+                i as i64,
+                100 + i / 2,
+                0,
+            );
+        }
+        tl
+    }
+
+    #[test]
+    fn a_ring_keeps_the_newest_events_in_order() {
+        let tl = tl_with(4, WhenFull::KeepNewest, 10);
+        let ts: Vec<i64> = tl.iter().map(|e| e.t).collect();
+        assert_eq!(ts, vec![6, 7, 8, 9]);
+        assert_eq!(tl.dropped, 6);
+    }
+
+    #[test]
+    fn keep_oldest_drops_later_events() {
+        let tl = tl_with(4, WhenFull::KeepOldest, 10);
+        let ts: Vec<i64> = tl.iter().map(|e| e.t).collect();
+        assert_eq!(ts, vec![0, 1, 2, 3]);
+        assert_eq!(tl.dropped, 6);
+    }
+
+    #[test]
+    fn spans_pair_calls_per_thread_and_close_cut_ones() {
+        let mut tl = Timeline::new(16, WhenFull::KeepNewest);
+        tl.set_thread(1, 1);
+        tl.record(LEAVE, 5, 9, 0); // its enter was dropped
+        tl.record(ENTER, 6, 1, 0);
+        tl.set_thread(2, 2);
+        tl.record(ENTER, 7, 2, 0);
+        tl.set_thread(1, 1);
+        tl.record(ENTER, 8, 3, 1);
+        tl.record(LEAVE, 9, 3, 1);
+        tl.set_thread(2, 2);
+        tl.record(LEAVE, 10, 2, 0);
+        let ev: Vec<Event> = tl.iter().copied().collect();
+        let s = spans(&ev);
+        let got: Vec<(u16, usize, i64, i64)> = s
+            .iter()
+            .map(|s| (s.thread, s.key, s.start, s.end))
+            .collect();
+        assert_eq!(
+            got,
+            vec![(0, 9, 5, 5), (0, 3, 8, 9), (1, 2, 7, 10), (0, 1, 6, 10)]
+        );
+    }
+
+    fn names_for<'a>(
+        f: &'a dyn Fn(usize) -> (&'a str, &'a str, i64),
+        th: &'a [(u64, String)],
+    ) -> Names<'a> {
+        Names {
+            function: f,
+            threads: th,
+            seconds_per_unit: 1e-9,
+            pid: 1,
+        }
+    }
+
+    #[test]
+    fn exports_are_json_with_one_slice_per_call() {
+        let tl = tl_with(100, WhenFull::KeepNewest, 6);
+        let f = |k: usize| {
+            if k == 101 {
+                ("len", "~", 0)
+            } else {
+                ("f \"q\"", "a.py", 3)
+            }
+        };
+        let th = [(42u64, "MainThread".to_string())];
+        let names = names_for(&f, &th);
+        let mut out = Vec::new();
+        let ev: Vec<Event> = tl.iter().copied().collect();
+        write_chrome(&mut out, &ev, tl.dropped, &names).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let evs = v["traceEvents"].as_array().unwrap();
+        let slices: Vec<_> = evs.iter().filter(|e| e["ph"] == "X").collect();
+        assert_eq!(slices.len(), 3);
+        assert_eq!(slices[1]["cat"], "builtin");
+        assert_eq!(slices[0]["name"], "f \"q\"");
+        assert_eq!(slices[2]["ts"].as_f64(), Some(0.004));
+        assert_eq!(slices[2]["dur"].as_f64(), Some(0.001));
+        assert!(evs
+            .iter()
+            .any(|e| e["ph"] == "M" && e["args"]["name"] == "MainThread"));
+
+        let mut out = Vec::new();
+        write_speedscope(&mut out, &ev, &names, "t").unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let p = &v["profiles"][0];
+        assert_eq!(p["events"].as_array().unwrap().len(), 6);
+        assert_eq!(v["shared"]["frames"].as_array().unwrap().len(), 3);
+        assert_eq!(p["endValue"], 5);
+    }
+}

@@ -1,0 +1,227 @@
+//! The timeline's Python face: names for its keys and threads, its columns as arrays for
+//! `rprofile.timeline`, and its exports written to a file.
+
+use std::collections::HashMap;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString, PyTuple};
+
+use crate::profiler::State;
+use crate::threads;
+use crate::timeline::{self, Event, Names, Timeline};
+
+/// A function as the timeline shows it.
+struct Label {
+    name: String,
+    file: String,
+    line: i64,
+}
+
+fn text(v: &Bound<'_, PyAny>) -> String {
+    match v.cast::<PyString>() {
+        Ok(s) => s.to_string_lossy().into_owned(),
+        Err(_) => v
+            .str()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    }
+}
+
+fn label_of(py: Python<'_>, obj: &Bound<'_, PyAny>) -> Label {
+    if obj.is_instance_of::<PyString>() {
+        return Label {
+            name: text(obj),
+            file: "~".into(),
+            line: 0,
+        };
+    }
+    let name = obj.getattr(pyo3::intern!(py, "co_name")).ok();
+    let file = obj.getattr(pyo3::intern!(py, "co_filename")).ok();
+    let line = obj.getattr(pyo3::intern!(py, "co_firstlineno")).ok();
+    Label {
+        name: name.map_or_else(String::new, |v| text(&v)),
+        file: file.map_or_else(String::new, |v| text(&v)),
+        line: line.and_then(|v| v.extract().ok()).unwrap_or(0),
+    }
+}
+
+/// Everything an export needs, taken from the state without holding a borrow into it while
+/// Python code runs (labels are read from the objects afterwards).
+pub struct Taken {
+    events: Vec<Event>,
+    tl_threads: Vec<(u64, u64)>,
+    dropped: u64,
+    capacity: usize,
+    when_full: timeline::WhenFull,
+    objs: HashMap<usize, Py<PyAny>>,
+    known_names: HashMap<u64, String>,
+}
+
+/// Copies the timeline and the objects naming its keys, or `None` without a timeline.
+pub fn take(py: Python<'_>, st: &State) -> Option<Taken> {
+    let tl: &Timeline = st.timeline.as_deref()?;
+    let events: Vec<Event> = tl.iter().copied().collect();
+    let mut wanted: HashMap<usize, Py<PyAny>> = HashMap::new();
+    for e in &events {
+        wanted.entry(e.key).or_insert_with(|| py.None());
+    }
+    let mut known_names = HashMap::new();
+    let tracks = std::iter::once((&st.agg, &st.user_objs, &st.thread_info))
+        .chain(st.parked.iter().map(|t| (&t.agg, &t.user_objs, &t.info)));
+    for (agg, objs, info) in tracks {
+        for (e, o) in agg.entries.iter().zip(objs.iter()) {
+            if let Some(slot) = wanted.get_mut(&e.key) {
+                if slot.is_none(py) {
+                    *slot = o.clone_ref(py);
+                }
+            }
+        }
+        if let Some(name) = &info.name {
+            known_names.insert(info.ident, name.clone());
+        }
+    }
+    Some(Taken {
+        events,
+        tl_threads: tl.threads.clone(),
+        dropped: tl.dropped,
+        capacity: tl.capacity(),
+        when_full: tl.when_full,
+        objs: wanted,
+        known_names,
+    })
+}
+
+impl Taken {
+    fn labels(&self, py: Python<'_>) -> HashMap<usize, Label> {
+        self.objs
+            .iter()
+            .map(|(&k, o)| (k, label_of(py, o.bind(py))))
+            .collect()
+    }
+
+    /// (ident, name) per timeline thread index.
+    fn threads(&self, py: Python<'_>) -> Vec<(u64, String)> {
+        self.tl_threads
+            .iter()
+            .map(|&(_, ident)| {
+                let name = self
+                    .known_names
+                    .get(&ident)
+                    .cloned()
+                    .or_else(|| threads::thread_name(py, ident))
+                    .unwrap_or_else(|| format!("Thread {ident}"));
+                (ident, name)
+            })
+            .collect()
+    }
+
+    pub fn info(&self) -> (usize, usize, u64, &'static str) {
+        (
+            self.events.len(),
+            self.capacity,
+            self.dropped,
+            self.when_full.name(),
+        )
+    }
+
+    /// The events as columns (native-endian arrays in bytes) for `rprofile.timeline`:
+    /// `(time f64 seconds, event u8, depth u32, thread u16, func u32, caller i32, functions,
+    /// threads)`. `event` is 0 call, 1 return, 2 c_call, 3 c_return; `caller` is the function
+    /// of the enclosing call on the same thread (-1: none, or not in the buffer);
+    /// `functions` are pstats keys `(file, line, name)`, `threads` `(ident, name)`.
+    pub fn columns<'py>(&self, py: Python<'py>, factor: f64) -> PyResult<Bound<'py, PyTuple>> {
+        let labels = self.labels(py);
+        let mut index: HashMap<usize, u32> = HashMap::new();
+        let mut functions: Vec<(String, i64, String)> = Vec::new();
+        let n = self.events.len();
+        let (mut time, mut kind, mut depth, mut thread, mut func, mut caller) = (
+            Vec::with_capacity(n * 8),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n * 4),
+            Vec::with_capacity(n * 2),
+            Vec::with_capacity(n * 4),
+            Vec::with_capacity(n * 4),
+        );
+        let mut stacks: Vec<Vec<u32>> = Vec::new();
+        for e in &self.events {
+            let f = *index.entry(e.key).or_insert_with(|| {
+                let l = labels.get(&e.key);
+                functions.push(l.map_or_else(
+                    || (String::new(), 0, String::new()),
+                    |l| (l.file.clone(), l.line, l.name.clone()),
+                ));
+                (functions.len() - 1) as u32
+            });
+            let builtin = functions[f as usize].0 == "~";
+            let th = e.thread as usize;
+            if stacks.len() <= th {
+                stacks.resize_with(th + 1, Vec::new);
+            }
+            let stack = &mut stacks[th];
+            let parent = if e.kind == timeline::ENTER {
+                let p = stack.last().map_or(-1, |&p| p as i32);
+                stack.push(f);
+                p
+            } else {
+                stack.pop();
+                stack.last().map_or(-1, |&p| p as i32)
+            };
+            time.extend_from_slice(&(e.t as f64 * factor).to_ne_bytes());
+            kind.push(e.kind + if builtin { 2 } else { 0 });
+            depth.extend_from_slice(&e.depth.to_ne_bytes());
+            thread.extend_from_slice(&e.thread.to_ne_bytes());
+            func.extend_from_slice(&f.to_ne_bytes());
+            caller.extend_from_slice(&parent.to_ne_bytes());
+        }
+        let threads = self.threads(py);
+        (
+            PyBytes::new(py, &time),
+            PyBytes::new(py, &kind),
+            PyBytes::new(py, &depth),
+            PyBytes::new(py, &thread),
+            PyBytes::new(py, &func),
+            PyBytes::new(py, &caller),
+            functions,
+            threads,
+        )
+            .into_pyobject(py)
+    }
+
+    /// Writes the Chrome trace (`"chrome"`) or speedscope (`"speedscope"`) file.
+    pub fn write(
+        &self,
+        py: Python<'_>,
+        format: &str,
+        path: PathBuf,
+        factor: f64,
+        title: &str,
+    ) -> PyResult<()> {
+        let labels = self.labels(py);
+        let threads = self.threads(py);
+        let missing = Label {
+            name: String::new(),
+            file: String::new(),
+            line: 0,
+        };
+        let function = |k: usize| {
+            let l = labels.get(&k).unwrap_or(&missing);
+            (l.name.as_str(), l.file.as_str(), l.line)
+        };
+        let names = Names {
+            function: &function,
+            threads: &threads,
+            seconds_per_unit: factor,
+            pid: std::process::id(),
+        };
+        let f = std::fs::File::create(&path)?;
+        let mut w = BufWriter::with_capacity(1 << 20, f);
+        match format {
+            "chrome" => timeline::write_chrome(&mut w, &self.events, self.dropped, &names)?,
+            _ => timeline::write_speedscope(&mut w, &self.events, &names, title)?,
+        }
+        w.flush()?;
+        Ok(())
+    }
+}

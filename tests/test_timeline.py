@@ -1,0 +1,398 @@
+"""Profile(timeline=True): the recorded events against the stats of the same run, the buffer's
+limits, the Chrome and speedscope exports, and the faults a run can end in."""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections import Counter, defaultdict
+
+import pytest
+
+import rprofile
+from support import Tick
+
+
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+
+def leaf(x):
+    return len(str(x))
+
+
+def middle(n):
+    return sum(leaf(i) for i in range(n))
+
+
+def gen(n):
+    for i in range(n):
+        yield leaf(i)
+
+
+def work():
+    middle(20)
+    list(gen(5))
+    sorted([3, 1, 2], key=leaf)
+    fib(8)
+
+
+def profile(func, **kw):
+    prof = rprofile.Profile(Tick(), **kw) if "timer" not in kw else rprofile.Profile(**kw)
+    prof.runcall(func)
+    return prof
+
+
+def replay(events):
+    """Checks per thread that every enter has its exit and nesting is proper; returns the
+    durations per function and the number of calls per function."""
+    stacks = defaultdict(list)
+    durations = defaultdict(float)
+    calls = Counter()
+    for t, event, func, thread, depth in events:
+        stack = stacks[thread]
+        if event in ("call", "c_call"):
+            assert depth == len(stack), (event, func, depth, len(stack))
+            stack.append((func, t, event))
+            calls[func] += 1
+        else:
+            assert stack, "a return with no open call: %r" % (func,)
+            opened, t0, kind = stack.pop()
+            assert opened == func, (opened, func)
+            assert event == ("return" if kind == "call" else "c_return")
+            assert depth == len(stack)
+            assert t >= t0
+            durations[func] += t - t0
+    for thread, stack in stacks.items():
+        assert not stack, "calls left open on thread %r: %r" % (thread, stack)
+    return durations, calls
+
+
+def test_every_enter_has_its_exit_and_counts_match_the_stats():
+    prof = profile(work, timeline=True)
+    prof.create_stats()
+    durations, calls = replay(prof.timeline.events())
+    stats = prof.stats
+    assert set(calls) == set(stats)
+    for func, (cc, nc, tt, ct, callers) in stats.items():
+        assert calls[func] == nc, func
+
+
+def test_durations_of_non_recursive_functions_equal_cumtime_under_the_counting_timer():
+    prof = profile(work, timeline=True)
+    prof.create_stats()
+    durations, calls = replay(prof.timeline.events())
+    checked = 0
+    for func, (cc, nc, tt, ct, callers) in prof.stats.items():
+        if cc == nc:  # not recursive
+            assert durations[func] == pytest.approx(ct, abs=1e-9), func
+            checked += 1
+    assert checked >= 5
+    # And the recursive one: its outermost activation is its cumtime.
+    fib_key = next(f for f in prof.stats if f[2] == "fib")
+    assert prof.stats[fib_key][0] == 1 and prof.stats[fib_key][1] > 1
+
+
+def test_builtins_are_c_events_and_left_out_with_builtins_false():
+    prof = profile(work, timeline=True)
+    kinds = Counter(e[1] for e in prof.timeline.events())
+    assert kinds["c_call"] == kinds["c_return"] > 0
+    assert kinds["call"] == kinds["return"] > 0
+    prof = profile(work, timeline=True, builtins=False)
+    assert {e[1] for e in prof.timeline.events()} == {"call", "return"}
+
+
+def full_run(**kw):
+    prof = profile(work, timeline=True, **kw)
+    return list(prof.timeline.events()), prof.timeline
+
+
+def test_a_full_ring_keeps_the_newest_events_and_counts_the_dropped():
+    everything, _ = full_run()
+    events, tl = full_run(buffer_size=50)
+    assert len(tl) == 50 == tl.capacity
+    assert tl.dropped == len(everything) - 50
+    assert tl.when_full == "keep_newest"
+    assert [e[1:] for e in events] == [e[1:] for e in everything[-50:]]
+
+
+def test_keep_oldest_keeps_the_first_events():
+    everything, _ = full_run()
+    events, tl = full_run(buffer_size=50, when_full="keep_oldest")
+    assert tl.dropped == len(everything) - 50
+    assert [e[1:] for e in events] == [e[1:] for e in everything[:50]]
+
+
+def test_exports_of_a_cut_buffer_still_nest(tmp_path):
+    for when in ("keep_newest", "keep_oldest"):
+        prof = profile(work, timeline=True, buffer_size=37, when_full=when)
+        prof.timeline.to_speedscope(tmp_path / "s.json")
+        check_speedscope(json.loads((tmp_path / "s.json").read_text()))
+        prof.timeline.to_chrome_trace(tmp_path / "c.json")
+        check_chrome(json.loads((tmp_path / "c.json").read_text()))
+
+
+def check_chrome(doc):
+    """The trace-event format's rules for what we write: complete events with their fields,
+    metadata naming each thread."""
+    assert set(doc) >= {"traceEvents"}
+    events = doc["traceEvents"]
+    named_threads = set()
+    slices = 0
+    for e in events:
+        assert isinstance(e["name"], str) and e["ph"] in ("X", "M")
+        assert isinstance(e["pid"], int) and isinstance(e["tid"], int)
+        if e["ph"] == "M":
+            assert e["name"] in ("process_name", "thread_name")
+            assert isinstance(e["args"]["name"], str)
+            if e["name"] == "thread_name":
+                named_threads.add(e["tid"])
+        else:
+            slices += 1
+            assert isinstance(e["ts"], (int, float)) and isinstance(e["dur"], (int, float))
+            assert e["dur"] >= 0 and e["ts"] >= 0
+            assert e["cat"] in ("python", "builtin")
+            assert isinstance(e["args"]["file"], str) and isinstance(e["args"]["line"], int)
+    assert {e["tid"] for e in events if e["ph"] == "X"} <= named_threads
+    return slices
+
+
+def check_speedscope(doc):
+    """speedscope's file-format schema (https://www.speedscope.app/file-format-schema.json) for
+    evented profiles, and the rules its importer enforces: events in time order, each close
+    naming the frame opened last, nothing left open."""
+    assert doc["$schema"] == "https://www.speedscope.app/file-format-schema.json"
+    frames = doc["shared"]["frames"]
+    assert isinstance(frames, list)
+    for f in frames:
+        assert isinstance(f["name"], str)
+        assert set(f) <= {"name", "file", "line", "col"}
+        if "line" in f:
+            assert isinstance(f["line"], int)
+    assert isinstance(doc.get("name", ""), str) and isinstance(doc.get("exporter", ""), str)
+    assert 0 <= doc.get("activeProfileIndex", 0) < max(1, len(doc["profiles"]))
+    total = 0
+    for p in doc["profiles"]:
+        assert p["type"] == "evented"
+        assert isinstance(p["name"], str)
+        assert p["unit"] in ("none", "nanoseconds", "microseconds", "milliseconds", "seconds",
+                             "bytes")
+        assert p["startValue"] <= p["endValue"]
+        stack, last = [], p["startValue"]
+        for e in p["events"]:
+            assert set(e) == {"type", "frame", "at"}
+            assert 0 <= e["frame"] < len(frames)
+            assert last <= e["at"] <= p["endValue"]
+            last = e["at"]
+            if e["type"] == "O":
+                stack.append(e["frame"])
+            else:
+                assert e["type"] == "C"
+                assert stack and stack.pop() == e["frame"]
+            total += 1
+        assert not stack
+    return total
+
+
+def test_chrome_trace_has_one_slice_per_call(tmp_path):
+    prof = profile(work, timeline=True)
+    prof.create_stats()
+    path = tmp_path / "trace.json"
+    prof.timeline.to_chrome_trace(str(path))
+    slices = check_chrome(json.loads(path.read_text()))
+    assert slices == sum(v[1] for v in prof.stats.values())
+
+
+def test_speedscope_file_has_an_open_and_close_per_call(tmp_path):
+    prof = profile(work, timeline=True)
+    path = tmp_path / "s.json"
+    prof.timeline.to_speedscope(path)
+    n = check_speedscope(json.loads(path.read_text()))
+    assert n == len(prof.timeline)
+
+
+def test_names_with_quotes_and_non_ascii_survive_the_json(tmp_path):
+    ns = {}
+    exec(compile("def f\u00e9():\n    return 1\n", 'we"ird\\\u2603.py', "exec"), ns)
+    prof = rprofile.Profile(timeline=True)
+    prof.runcall(ns["f\u00e9"])
+    prof.timeline.to_chrome_trace(tmp_path / "c.json")
+    doc = json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))
+    names = {(e["name"], e["args"]["file"]) for e in doc["traceEvents"] if e["ph"] == "X"}
+    assert ("f\u00e9", 'we"ird\\\u2603.py') in names
+
+
+def test_an_exception_in_the_profiled_code_leaves_a_balanced_timeline():
+    def boom():
+        middle(3)
+        raise ValueError("x")
+
+    prof = rprofile.Profile(Tick(), timeline=True)
+    with pytest.raises(ValueError):
+        prof.runcall(boom)
+    replay(prof.timeline.events())
+
+
+def test_calls_open_at_disable_are_closed_on_the_timeline():
+    prof = rprofile.Profile(Tick(), timeline=True)
+
+    def inner():
+        prof.disable()  # two Python calls and a builtin are still open
+
+    def outer():
+        inner()
+
+    prof.enable()
+    outer()
+    events = list(prof.timeline.events())
+    replay(events)
+    assert events[-1][1] == "return" and events[-1][4] == 0
+
+
+def test_threads_get_their_own_lanes():
+    def task():
+        middle(50)
+
+    prof = rprofile.Profile(threads=True, timeline=True)
+    prof.enable()
+    ts = [threading.Thread(target=task, name="worker-%d" % i) for i in range(3)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    prof.disable()
+    events = list(prof.timeline.events())
+    replay(events)
+    idents = {e[3] for e in events if e[2][2] == "middle"}
+    assert idents == {t.ident for t in ts}
+
+
+def test_thread_names_reach_the_trace(tmp_path):
+    def task():
+        middle(5)
+
+    prof = rprofile.Profile(threads=True, timeline=True)
+    prof.enable()
+    t = threading.Thread(target=task, name="the-worker")
+    t.start()
+    t.join()
+    prof.disable()
+    prof.timeline.to_chrome_trace(tmp_path / "c.json")
+    doc = json.loads((tmp_path / "c.json").read_text())
+    names = {e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "thread_name"}
+    assert {"the-worker", "MainThread"} <= names
+
+
+def test_clear_empties_the_timeline():
+    prof = profile(work, timeline=True)
+    assert len(prof.timeline) > 0
+    prof.clear()
+    assert len(prof.timeline) == 0 and prof.timeline.dropped == 0
+    prof.runcall(leaf, 3)
+    replay(prof.timeline.events())
+    assert len(prof.timeline) > 0
+
+
+def test_a_profiler_without_a_timeline_has_none():
+    prof = rprofile.Profile()
+    assert prof.timeline is None
+
+
+@pytest.mark.parametrize("kw, exc", [
+    (dict(buffer_size=0), ValueError),
+    (dict(buffer_size=-5), ValueError),
+    (dict(buffer_size="many"), TypeError),
+    (dict(when_full="keep_all"), ValueError),
+    (dict(when_full=3), TypeError),
+])
+def test_bad_arguments_are_refused(kw, exc):
+    with pytest.raises(exc):
+        rprofile.Profile(timeline=True, **kw)
+
+
+def test_the_timeline_cannot_change_while_enabled():
+    prof = rprofile.Profile(timeline=True)
+    prof.enable()
+    try:
+        with pytest.raises(RuntimeError):
+            prof.__init__(timeline=True, buffer_size=10)
+    finally:
+        prof.disable()
+
+
+def test_the_ordinary_stats_are_unchanged_by_recording():
+    a = profile(work)
+    b = profile(work, timeline=True)
+    a.create_stats()
+    b.create_stats()
+    assert a.stats == b.stats
+
+
+def test_dataframe_has_the_eventprofiler_columns():
+    pd = pytest.importorskip("pandas")
+    prof = profile(work, timeline=True)
+    df = prof.timeline.to_dataframe()
+    assert isinstance(df, pd.DataFrame)
+    assert len(df) == len(prof.timeline)
+    for col in ("time", "event", "name", "mod", "lineno", "from_name", "from_mod", "from_line",
+                "thread", "depth", "value1", "value2"):
+        assert col in df.columns
+    events = list(prof.timeline.events())
+    assert list(df["name"]) == [e[2][2] for e in events]
+    assert list(df["event"].astype(str)) == [e[1] for e in events]
+    # The caller of `leaf` inside middle's generator expression is the genexpr.
+    rows = df[(df["name"] == "leaf") & (df["event"] == "call")]
+    assert set(rows["from_name"]) >= {"<genexpr>", "gen"}
+
+
+CLI_SCRIPT = """
+import threading
+def f(n):
+    return sum(range(n))
+for i in range(10):
+    f(i)
+"""
+
+
+def test_cli_writes_both_files(tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text(CLI_SCRIPT)
+    trace, speed = tmp_path / "t.json", tmp_path / "s.json"
+    out = subprocess.run(
+        [sys.executable, "-m", "rprofile", "--timeline", str(trace), "--speedscope", str(speed),
+         str(script)], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "function calls" in out.stdout
+    doc = json.loads(trace.read_text())
+    assert sum(1 for e in doc["traceEvents"] if e["ph"] == "X" and e["name"] == "f") == 10
+    check_chrome(doc)
+    check_speedscope(json.loads(speed.read_text()))
+
+
+def test_cli_reports_a_cut_timeline(tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text(CLI_SCRIPT)
+    out = subprocess.run(
+        [sys.executable, "-m", "rprofile", "--timeline", "t.json", "--buffer-size", "8",
+         str(script)], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "dropped" in out.stderr
+    check_chrome(json.loads((tmp_path / "t.json").read_text()))
+
+
+def test_cli_timeline_written_when_the_program_exits_with_a_status(tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text(CLI_SCRIPT + "\nimport sys\nsys.exit(3)\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "rprofile", "--timeline", "t.json", str(script)],
+        capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 3
+    check_chrome(json.loads((tmp_path / "t.json").read_text()))
+
+
+def test_an_unwritable_path_is_an_oserror(tmp_path):
+    prof = profile(work, timeline=True)
+    with pytest.raises(OSError):
+        prof.timeline.to_chrome_trace(tmp_path / "no" / "such" / "dir.json")
+    assert os.listdir(tmp_path) == []
