@@ -228,11 +228,36 @@ fn json_str<W: Write>(w: &mut W, s: &str) -> io::Result<()> {
     serde_json::to_writer(&mut *w, s).map_err(io::Error::other)
 }
 
-/// Microseconds with nanosecond digits, as Chrome's trace format takes them.
-fn micros<W: Write>(w: &mut W, ns: i64) -> io::Result<()> {
-    let sign = if ns < 0 { "-" } else { "" };
+/// Appends the decimal digits of `v`.
+fn digits(out: &mut Vec<u8>, mut v: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
+/// Appends microseconds with nanosecond digits, as Chrome's trace format takes them (this runs
+/// twice per event: formatting machinery would dominate the export).
+fn micros(out: &mut Vec<u8>, ns: i64) {
+    if ns < 0 {
+        out.push(b'-');
+    }
     let a = ns.unsigned_abs();
-    write!(w, "{sign}{}.{:03}", a / 1000, a % 1000)
+    digits(out, a / 1000);
+    let frac = (a % 1000) as u16;
+    out.extend_from_slice(&[
+        b'.',
+        b'0' + (frac / 100) as u8,
+        b'0' + (frac / 10 % 10) as u8,
+        b'0' + (frac % 10) as u8,
+    ]);
 }
 
 /// Writes the Chrome trace-event JSON (object form): a complete event ("ph": "X") per span,
@@ -261,36 +286,39 @@ pub fn write_chrome<W: Write>(
         json_str(w, name)?;
         w.write_all(b"}}")?;
     }
-    let mut last_key = None;
-    let mut name_json = Vec::new();
+    // Each function's fields after the times, escaped once.
+    let mut tails: std::collections::HashMap<usize, Vec<u8>> = std::collections::HashMap::new();
+    let mut line = Vec::with_capacity(256);
     for s in spans(events) {
-        if last_key != Some(s.key) {
-            // Consecutive spans of one function (a loop's calls) reuse its escaped name.
-            let (name, file, line) = (names.function)(s.key);
-            name_json.clear();
-            name_json.extend_from_slice(b",\"name\":");
-            json_str(&mut name_json, name)?;
-            name_json.extend_from_slice(if file == "~" {
-                b",\"cat\":\"builtin\",\"args\":{\"file\":"
-            } else {
-                b",\"cat\":\"python\",\"args\":{\"file\":"
-            });
-            json_str(&mut name_json, file)?;
-            write!(name_json, ",\"line\":{line}}}")?;
-            last_key = Some(s.key);
-        }
+        let tail = match tails.entry(s.key) {
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                let (name, file, lineno) = (names.function)(s.key);
+                let mut t = b",\"name\":".to_vec();
+                json_str(&mut t, name)?;
+                t.extend_from_slice(if file == "~" {
+                    b",\"cat\":\"builtin\",\"args\":{\"file\":"
+                } else {
+                    b",\"cat\":\"python\",\"args\":{\"file\":"
+                });
+                json_str(&mut t, file)?;
+                write!(t, ",\"line\":{lineno}}}}}")?;
+                v.insert(t)
+            }
+        };
         let tid = names.threads.get(s.thread as usize).map_or(0, |t| t.0);
         let (start, end) = (ns(s.start), ns(s.end));
-        write!(
-            w,
-            ",\n{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":",
-            names.pid, tid
-        )?;
-        micros(w, start)?;
-        w.write_all(b",\"dur\":")?;
-        micros(w, end - start)?;
-        w.write_all(&name_json)?;
-        w.write_all(b"}")?;
+        line.clear();
+        line.extend_from_slice(b",\n{\"ph\":\"X\",\"pid\":");
+        digits(&mut line, names.pid as u64);
+        line.extend_from_slice(b",\"tid\":");
+        digits(&mut line, tid);
+        line.extend_from_slice(b",\"ts\":");
+        micros(&mut line, start);
+        line.extend_from_slice(b",\"dur\":");
+        micros(&mut line, end - start);
+        line.extend_from_slice(tail);
+        w.write_all(&line)?;
     }
     write!(
         w,

@@ -87,41 +87,50 @@ class Timeline:
         """The events as a pandas DataFrame, one row per event, with the columns of
         cpyquickhelper's EventProfiler (``time, event, name, mod, lineno, from_name, from_mod,
         from_line``) and ``thread``, ``thread_name``, ``depth``, ``value1``, ``value2`` (memory
-        values; NaN for call events). Built from arrays, not a Python object per row."""
+        values; NaN for call events). Text columns are categoricals. Built from arrays, not a
+        Python object per row."""
         import numpy as np
         import pandas as pd
 
         c = self._columns()
         functions, threads = c["functions"], c["threads"]
         n = len(c["time"])
-        files = np.array([f[0] for f in functions] + [""], dtype=object)
-        lines = np.array([f[1] for f in functions] + [0], dtype=np.int64)
-        names = np.array([f[2] for f in functions] + [""], dtype=object)
+        none = len(functions)  # the index standing for "no caller"
         func = np.frombuffer(c["func"], dtype=np.uint32, count=n).astype(np.intp)
         caller = np.frombuffer(c["caller"], dtype=np.int32, count=n).astype(np.intp)
-        caller = np.where(caller < 0, len(functions), caller)
+        caller[caller < 0] = none
         thread = np.frombuffer(c["thread"], dtype=np.uint16, count=n).astype(np.intp)
-        idents = np.array([t[0] for t in threads] + [0], dtype=np.uint64)
-        tnames = np.array([t[1] for t in threads] + [""], dtype=object)
         thread = np.minimum(thread, len(threads))
-        events = pd.Categorical.from_codes(
-            np.frombuffer(c["event"], dtype=np.uint8, count=n).astype(np.int8),
-            categories=list(EVENT_NAMES))
+
+        def categorical(per_function, index):
+            # Text columns are categoricals (codes into the distinct values): no Python string
+            # per row, and equal names compare as equal values.
+            distinct = {}
+            codes = np.array([distinct.setdefault(v, len(distinct)) for v in per_function],
+                             dtype=np.int32)
+            return pd.Categorical.from_codes(codes[index], categories=list(distinct))
+
+        files = [f[0] for f in functions] + [""]
+        names = [f[2] for f in functions] + [""]
+        lines = np.array([f[1] for f in functions] + [0], dtype=np.int64)
+        idents = np.array([t[0] for t in threads] + [0], dtype=np.uint64)
         return pd.DataFrame({
             "time": np.frombuffer(c["time"], dtype=np.float64, count=n),
-            "event": events,
-            "name": names[func],
-            "mod": files[func],
+            "event": pd.Categorical.from_codes(
+                np.frombuffer(c["event"], dtype=np.uint8, count=n).astype(np.int8),
+                categories=list(EVENT_NAMES)),
+            "name": categorical(names, func),
+            "mod": categorical(files, func),
             "lineno": lines[func],
-            "from_name": names[caller],
-            "from_mod": files[caller],
+            "from_name": categorical(names, caller),
+            "from_mod": categorical(files, caller),
             "from_line": lines[caller],
             "thread": idents[thread],
-            "thread_name": tnames[thread],
+            "thread_name": categorical([t[1] for t in threads] + [""], thread),
             "depth": np.frombuffer(c["depth"], dtype=np.uint32, count=n),
             "value1": np.full(n, np.nan),
             "value2": np.full(n, np.nan),
-        })
+        }, copy=False)
 
     def to_chrome_trace(self, path):
         """Writes the timeline as Chrome trace-event JSON (one complete event per call, thread

@@ -1,0 +1,204 @@
+"""Timeline recording cost and export speed: rprofile's `Profile(timeline=True)` against
+viztracer, run by hand, never a pass/fail test.
+
+    python bench/timeline_bench.py [--rounds 7] [--scale 1]
+
+Workload: recursion (fib) and a loop of builtin calls, 0.1-0.2 s bare, timed around the workload
+in a fresh process per measurement, modes interleaved round by round:
+
+- `none`, `cProfile`, `rprofile` (no timeline), `rprofile-timeline`;
+- `viztracer` (installed from PyPI into bench/.build/py3.X/site on first use; C calls logged,
+  as rprofile logs them).
+
+Both recorders get a buffer large enough for every event, touched before the measured run
+(rprofile allocates and writes it when the profiler is made; viztracer's is warmed by one run of
+the workload that is then cleared). Printed: added nanoseconds per call (calls = the profile's
+total calls, builtins included), the timeline's own cost (rprofile-timeline over rprofile),
+and the exports: seconds per million events for the Chrome trace, speedscope and DataFrame,
+bytes per event of each file, and viztracer's save() of its own JSON.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCALE = int(os.environ.get("RPROFILE_BENCH_SCALE", "1"))
+
+
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+
+def builtin_loop(n):
+    data = [1, 2, 3]
+    total = 0
+    for i in range(n):
+        total += len(data) + abs(-i)
+    return total
+
+
+def workload():
+    fib(25 - (SCALE > 1) * 4)
+    builtin_loop(200_000 // SCALE)
+
+
+MODES = ["none", "cProfile", "rprofile", "rprofile-timeline", "viztracer"]
+BUFFER = 2_000_000
+
+
+def site_dir():
+    return os.path.join(HERE, ".build", "py%d.%d" % sys.version_info[:2], "site")
+
+
+def ensure_viztracer():
+    folder = site_dir()
+    check = [sys.executable, "-c", "import sys; sys.path.insert(0, %r); import viztracer" % folder]
+    if subprocess.run(check, capture_output=True).returncode == 0:
+        return folder
+    res = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--target", folder,
+                          "viztracer"], capture_output=True, text=True)
+    if res.returncode == 0 and subprocess.run(check, capture_output=True).returncode == 0:
+        return folder
+    print("viztracer does not install here, leaving it out:\n%s" % (res.stderr or "")[-2000:],
+          file=sys.stderr)
+    return None
+
+
+def child(mode):
+    import rprofile
+
+    out = {}
+    calls_prof = None
+    if mode == "none":
+        t0 = time.perf_counter()
+        workload()
+        out["elapsed"] = time.perf_counter() - t0
+    elif mode == "viztracer":
+        sys.path.insert(0, os.environ["RPROFILE_BENCH_SITE"])
+        from viztracer import VizTracer
+
+        tracer = VizTracer(tracer_entries=BUFFER, verbose=0)
+        tracer.start()
+        workload()
+        tracer.stop()
+        tracer.clear()
+        t0 = time.perf_counter()
+        tracer.start()
+        workload()
+        tracer.stop()
+        out["elapsed"] = time.perf_counter() - t0
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "v.json")
+            t0 = time.perf_counter()
+            tracer.save(path)
+            out["save"] = time.perf_counter() - t0
+            out["save_bytes"] = os.path.getsize(path)
+            with open(path) as f:
+                out["save_events"] = sum(1 for e in json.load(f)["traceEvents"] if e.get("ph") == "X")
+    else:
+        if mode == "cProfile":
+            import cProfile
+
+            prof = cProfile.Profile()
+        else:
+            prof = rprofile.Profile(timeline=(mode == "rprofile-timeline"), buffer_size=BUFFER)
+        t0 = time.perf_counter()
+        prof.enable()
+        workload()
+        prof.disable()
+        out["elapsed"] = time.perf_counter() - t0
+        calls_prof = prof
+        if mode == "rprofile-timeline":
+            tl = prof.timeline
+            n = len(tl)
+            out["events"] = n
+            out["dropped"] = tl.dropped
+            with tempfile.TemporaryDirectory() as d:
+                for name, method in (("chrome", tl.to_chrome_trace),
+                                     ("speedscope", tl.to_speedscope)):
+                    path = os.path.join(d, name + ".json")
+                    t0 = time.perf_counter()
+                    method(path)
+                    out[name] = time.perf_counter() - t0
+                    out[name + "_bytes"] = os.path.getsize(path)
+            try:
+                import pandas  # noqa: F401  (imported before the clock starts)
+            except ImportError:
+                pass
+            else:
+                t0 = time.perf_counter()
+                tl.to_dataframe()
+                out["dataframe"] = time.perf_counter() - t0
+    if calls_prof is not None and mode != "cProfile":
+        calls_prof.create_stats()
+        out["calls"] = sum(v[1] for v in calls_prof.stats.values())
+    print(json.dumps(out))
+
+
+def measure(mode):
+    res = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", mode],
+                         check=True, capture_output=True, text=True)
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        return child(args.child)
+    modes = list(MODES)
+    site = ensure_viztracer()
+    if site is None:
+        modes.remove("viztracer")
+    else:
+        os.environ["RPROFILE_BENCH_SITE"] = site
+    runs = {m: [] for m in modes}
+    for r in range(args.rounds):
+        order = modes[r % len(modes):] + modes[:r % len(modes)]
+        for m in order:
+            runs[m].append(measure(m))
+        print("round %d/%d done" % (r + 1, args.rounds), file=sys.stderr)
+
+    def med(m, key):
+        return statistics.median(x[key] for x in runs[m] if key in x)
+
+    calls = med("rprofile", "calls")
+    none = med("none", "elapsed")
+    print("Python %s, %d rounds, %d calls per run (builtins included), medians" % (
+        sys.version.split()[0], args.rounds, calls))
+    print("%-18s %9s %8s %14s" % ("mode", "seconds", "slowdown", "added ns/call"))
+    for m in modes:
+        e = med(m, "elapsed")
+        print("%-18s %9.3f %7.2fx %14s" % (
+            m, e, e / none, "" if m == "none" else "%.1f" % ((e - none) / calls * 1e9)))
+    rp, tl = med("rprofile", "elapsed"), med("rprofile-timeline", "elapsed")
+    print("timeline recording alone (rprofile-timeline - rprofile): %.1f ns per call" % (
+        (tl - rp) / calls * 1e9))
+    if "viztracer" in modes:
+        vz = med("viztracer", "elapsed")
+        print("rprofile-timeline added time / viztracer's: %.2f" % ((tl - none) / (vz - none)))
+    events = med("rprofile-timeline", "events")
+    print("exports of %d events (%d dropped):" % (events, med("rprofile-timeline", "dropped")))
+    for key in ("chrome", "speedscope", "dataframe"):
+        if any(key in x for x in runs["rprofile-timeline"]):
+            s = med("rprofile-timeline", key)
+            line = "  %-11s %.3f s per million events" % (key, s / events * 1e6)
+            if key + "_bytes" in runs["rprofile-timeline"][0]:
+                line += ", %.1f bytes per event" % (med("rprofile-timeline", key + "_bytes") / events)
+            print(line)
+    if "viztracer" in modes:
+        n = med("viztracer", "save_events") * 2
+        print("  viztracer save(): %.3f s per million events, %.1f bytes per event" % (
+            med("viztracer", "save") / n * 1e6, med("viztracer", "save_bytes") / n))
+
+
+if __name__ == "__main__":
+    main()
