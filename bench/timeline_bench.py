@@ -1,9 +1,9 @@
 """Timeline recording cost and export speed: rprofile's `Profile(timeline=True)` against
 viztracer, run by hand, never a pass/fail test.
 
-    python bench/timeline_bench.py [--rounds 7] [--scale 1]
+    python bench/timeline_bench.py [--rounds 7] [--workload mixed|fib|builtins]
 
-Workload: recursion (fib) and a loop of builtin calls, 0.1-0.2 s bare, timed around the workload
+Workload: recursion (fib) and/or a loop of builtin calls, 0.02 s bare, timed around the workload
 in a fresh process per measurement, modes interleaved round by round:
 
 - `none`, `cProfile`, `rprofile` (no timeline), `rprofile-timeline`;
@@ -43,9 +43,14 @@ def builtin_loop(n):
     return total
 
 
+WORKLOAD = os.environ.get("RPROFILE_BENCH_WORKLOAD", "mixed")
+
+
 def workload():
-    fib(25 - (SCALE > 1) * 4)
-    builtin_loop(200_000 // SCALE)
+    if WORKLOAD in ("mixed", "fib"):
+        fib(25 - (SCALE > 1) * 4)
+    if WORKLOAD in ("mixed", "builtins"):
+        builtin_loop(200_000 // SCALE)
 
 
 MODES = ["none", "cProfile", "rprofile", "rprofile-timeline", "viztracer"]
@@ -150,10 +155,12 @@ def measure(mode):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--workload", choices=["mixed", "fib", "builtins"], default="mixed")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         return child(args.child)
+    os.environ["RPROFILE_BENCH_WORKLOAD"] = args.workload
     modes = list(MODES)
     site = ensure_viztracer()
     if site is None:
@@ -172,8 +179,8 @@ def main():
 
     calls = med("rprofile", "calls")
     none = med("none", "elapsed")
-    print("Python %s, %d rounds, %d calls per run (builtins included), medians" % (
-        sys.version.split()[0], args.rounds, calls))
+    print("Python %s, workload %s, %d rounds, %d calls per run (builtins included), medians" % (
+        sys.version.split()[0], args.workload, args.rounds, calls))
     print("%-18s %9s %8s %14s" % ("mode", "seconds", "slowdown", "added ns/call"))
     for m in modes:
         e = med(m, "elapsed")

@@ -110,6 +110,10 @@ pub unsafe fn enter_call_from(
             Some(c) => s.agg.enter_with_caller(&mut s.stack, id, c),
             None => s.agg.enter(&mut s.stack, id),
         }
+        if s.bare {
+            s.stack.set_top_t0(clock::now());
+            return;
+        }
         if s.plain_clock {
             // The default clock runs no Python, so the call just pushed is still on top.
             let t = clock::now();
@@ -171,6 +175,11 @@ pub unsafe fn leave_call(py: Python<'_>, p: &Profiler, key: usize) {
     // SAFETY: as above.
     unsafe {
         let s = &mut *st;
+        if s.bare {
+            let t = clock::now();
+            s.agg.stop(&mut s.stack, id, t);
+            return;
+        }
         if s.plain_clock {
             let t = clock::now();
             s.timeline_leave(Some(t));

@@ -35,6 +35,8 @@ pub struct State {
     pub clock: clock::Native,
     /// The default clock with no bias: the one test the per-event clock read makes.
     pub plain_clock: bool,
+    /// The plain clock and no timeline: the events' shortest path, one test.
+    pub bare: bool,
     /// Seconds per timer unit for an integer timer; 0.0 for seconds.
     pub timeunit: f64,
     /// Calibration bias in seconds (profile.Profile's `bias`).
@@ -340,6 +342,7 @@ impl Profiler {
             external_timer: false,
             clock: clock::Native::Wall,
             plain_clock: true,
+            bare: true,
             timeunit: 0.0,
             bias: 0.0,
             bias_units: 0.0,
@@ -458,45 +461,37 @@ impl Profiler {
         };
         // SAFETY: GIL held; exclusive access for plain field writes (no Python runs here).
         let st = unsafe { &mut *self.state_ptr() };
+        // What cannot change under a running profiler is checked before anything changes.
+        let same_timeline = match st.timeline.as_deref() {
+            Some(tl) => want_timeline && tl.capacity() == buffer_size && tl.when_full == when_full,
+            None => !want_timeline,
+        };
+        if st.enabled {
+            for (changed, what) in [
+                (st.threads != threads, "threads"),
+                (st.async_aware != async_aware, "async_aware"),
+                (!same_timeline, "the timeline"),
+            ] {
+                if changed {
+                    return Err(PyRuntimeError::new_err(format!(
+                        "cannot change {what} while the profiler is enabled"
+                    )));
+                }
+            }
+        }
         st.set_subcalls(subcalls);
         st.builtins = builtins;
         st.timeunit = timeunit;
         st.external_timer = timer.is_some();
         st.clock = native;
-        if st.threads != threads {
-            if st.enabled {
-                return Err(PyRuntimeError::new_err(
-                    "cannot change threads while the profiler is enabled",
-                ));
-            }
-            st.threads = threads;
-        }
-        if st.async_aware != async_aware {
-            if st.enabled {
-                return Err(PyRuntimeError::new_err(
-                    "cannot change async_aware while the profiler is enabled",
-                ));
-            }
-            st.async_aware = async_aware;
-        }
-        let has_timeline = st.timeline.is_some();
-        if want_timeline || has_timeline {
-            let same = st
-                .timeline
-                .as_deref()
-                .is_some_and(|tl| tl.capacity() == buffer_size.max(1) && tl.when_full == when_full);
-            if !(want_timeline && same) {
-                if st.enabled {
-                    return Err(PyRuntimeError::new_err(
-                        "cannot change the timeline while the profiler is enabled",
-                    ));
-                }
-                st.timeline = want_timeline.then(|| {
-                    let mut tl = Box::new(Timeline::new(buffer_size, when_full));
-                    timeline_thread_now(st.threads, &st.thread, &st.thread_info, &mut tl);
-                    tl
-                });
-            }
+        st.threads = threads;
+        st.async_aware = async_aware;
+        if !same_timeline {
+            st.timeline = want_timeline.then(|| {
+                let mut tl = Box::new(Timeline::new(buffer_size, when_full));
+                timeline_thread_now(st.threads, &st.thread, &st.thread_info, &mut tl);
+                tl
+            });
         }
         set_bias(st, bias);
         // SAFETY: the old timer is dropped after the cell is updated; a timer call in progress
@@ -739,10 +734,11 @@ fn unit(st: &State) -> f64 {
     }
 }
 
-/// Sets the bias, and with it (as every change of timer, clock or bias ends here) whether the
-/// per-event clock read can take the plain path.
+/// Sets the bias, and with it (as every change of timer, clock, bias or timeline ends here)
+/// whether the per-event clock read can take the plain path.
 fn set_bias(st: &mut State, bias: f64) {
     st.bias = bias;
     st.bias_units = if bias == 0.0 { 0.0 } else { bias / unit(st) };
     st.plain_clock = !st.external_timer && st.bias_units == 0.0 && st.clock == clock::Native::Wall;
+    st.bare = st.plain_clock && st.timeline.is_none();
 }

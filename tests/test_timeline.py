@@ -317,8 +317,13 @@ def test_the_timeline_cannot_change_while_enabled():
     try:
         with pytest.raises(RuntimeError):
             prof.__init__(timeline=True, buffer_size=10)
+        # A refused change changes nothing else either.
+        with pytest.raises(RuntimeError):
+            prof.__init__(Tick(), timeline=False)
+        assert prof.clock == "wall" and prof.timeline.capacity == 1_000_000
     finally:
         prof.disable()
+    assert len(prof.timeline) > 0
 
 
 def test_the_ordinary_stats_are_unchanged_by_recording():
