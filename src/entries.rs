@@ -272,6 +272,20 @@ fn utf8(s: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
     Ok(bytes.cast::<pyo3::types::PyBytes>()?.as_bytes().to_vec())
 }
 
+/// `cProfile.label` of an entry's object, as the stats key tuple `(file, line, name)`.
+pub fn label_tuple<'py>(py: Python<'py>, code: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    if code.is_instance_of::<PyString>() {
+        return Ok(("~", 0, code.clone()).into_pyobject(py)?.into_any());
+    }
+    Ok((
+        code.getattr(pyo3::intern!(py, "co_filename"))?,
+        code.getattr(pyo3::intern!(py, "co_firstlineno"))?,
+        code.getattr(pyo3::intern!(py, "co_name"))?,
+    )
+        .into_pyobject(py)?
+        .into_any())
+}
+
 /// `cProfile.label` of an entry's object, as a [`Key`].
 fn key_of(py: Python<'_>, code: &Bound<'_, PyAny>) -> PyResult<Key> {
     if code.is_instance_of::<PyString>() {

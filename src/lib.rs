@@ -7,6 +7,7 @@
 //! - `profiler`: the `Profiler` class Python's `rprofile.Profile` subclasses;
 //! - `entries`: `getstats()` entries and the stats dict;
 //! - `labels`: names of built-in functions; `clock`: the default timer;
+//! - `memory` (Python-free) and `memory_hook`: allocations charged per function;
 //! - `timeline` (Python-free) and `timeline_py`: the event timeline and its exports;
 //! - `stats` (Python-free) and `stats_py`: the Stats engine behind `rprofile.Stats`.
 
@@ -19,6 +20,8 @@ mod hook;
 mod labels;
 pub mod marshal;
 mod marshal_py;
+pub mod memory;
+mod memory_hook;
 mod profiler;
 pub mod stats;
 mod stats_py;

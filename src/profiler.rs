@@ -77,6 +77,8 @@ pub struct State {
     pub creators: std::collections::HashMap<usize, usize, rustc_hash::FxBuildHasher>,
     /// Every call and return, when recorded (`Profile(timeline=True)`).
     pub timeline: Option<Box<Timeline>>,
+    /// Bytes allocated and freed per function, when tracked (`Profile(memory=True)`).
+    pub memory: Option<Box<crate::memory::Ledger>>,
 }
 
 impl State {
@@ -330,7 +332,7 @@ impl Profiler {
     #[new]
     #[pyo3(
         signature = (*_args, **_kwargs),
-        text_signature = "(timer=None, timeunit=0.0, subcalls=True, builtins=True, *, bias=0.0, threads=False, async_aware=False, timeline=False, buffer_size=1000000, when_full='keep_newest')"
+        text_signature = "(timer=None, timeunit=0.0, subcalls=True, builtins=True, *, bias=0.0, threads=False, async_aware=False, timeline=False, buffer_size=1000000, when_full='keep_newest', memory=False)"
     )]
     fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         let state = State {
@@ -360,6 +362,7 @@ impl Profiler {
             coroutine_code: Default::default(),
             creators: Default::default(),
             timeline: None,
+            memory: None,
         };
         Ok(Profiler {
             state: UnsafeCell::new(state),
@@ -387,6 +390,7 @@ impl Profiler {
                 "timeline",
                 "buffer_size",
                 "when_full",
+                "memory",
             ],
             4,
             args,
@@ -436,6 +440,10 @@ impl Profiler {
             }
             None => WhenFull::KeepNewest,
         };
+        let want_memory = match &a[10] {
+            Some(v) => v.is_truthy()?,
+            None => false,
+        };
         if async_aware && !cfg!(Py_3_11) {
             return Err(PyValueError::new_err(
                 "async_aware profiling needs Python 3.11 or later (a coroutine's await cannot \
@@ -471,6 +479,7 @@ impl Profiler {
                 (st.threads != threads, "threads"),
                 (st.async_aware != async_aware, "async_aware"),
                 (!same_timeline, "the timeline"),
+                (st.memory.is_some() != want_memory, "memory"),
             ] {
                 if changed {
                     return Err(PyRuntimeError::new_err(format!(
@@ -486,6 +495,9 @@ impl Profiler {
         st.clock = native;
         st.threads = threads;
         st.async_aware = async_aware;
+        if st.memory.is_some() != want_memory {
+            st.memory = want_memory.then(Box::default);
+        }
         if !same_timeline {
             st.timeline = want_timeline.then(|| {
                 let mut tl = Box::new(Timeline::new(buffer_size, when_full));
@@ -523,7 +535,17 @@ impl Profiler {
             (*p.state_ptr()).set_subcalls(subcalls);
             (*p.state_ptr()).builtins = builtins;
         }
+        // SAFETY: short read.
+        let memory = unsafe { (*p.state_ptr()).memory.is_some() };
+        // Refused while another profiler tracks memory, before any hook changes; tracking
+        // starts after the profile hook is in, so its own allocations are not charged.
+        if memory {
+            crate::memory_hook::check_available(slf)?;
+        }
         hook::install(slf)?;
+        if memory {
+            crate::memory_hook::activate(slf)?;
+        }
         // SAFETY: as above.
         unsafe {
             let st = &mut *p.state_ptr();
@@ -545,6 +567,7 @@ impl Profiler {
         // was not the one enabled there; from 3.12 on it acts only when enabled.
         // SAFETY: short read.
         if !cfg!(Py_3_12) || unsafe { (*p.state_ptr()).enabled } {
+            crate::memory_hook::deactivate(slf);
             // Even if unhooking reports an error, the hook is gone: finish disabling first.
             let unhooked = hook::uninstall(slf);
             // SAFETY: short write, then the flush (which manages its own borrows).
@@ -571,6 +594,9 @@ impl Profiler {
             st.suspended.clear();
             st.coroutine_code.clear();
             st.creators.clear();
+            if let Some(m) = st.memory.as_deref_mut() {
+                m.clear();
+            }
             if let Some(tl) = st.timeline.as_deref_mut() {
                 tl.clear();
                 timeline_thread_now(st.threads, &st.thread, &st.thread_info, tl);
@@ -631,6 +657,43 @@ impl Profiler {
         let taken = crate::timeline_py::take(py, unsafe { &*self.state_ptr() })
             .ok_or_else(|| PyRuntimeError::new_err("the profiler records no timeline"))?;
         taken.write(py, format, path, self.factor(), title)
+    }
+
+    /// Per function charged with allocations: `(function, allocations, bytes allocated, bytes
+    /// freed, net bytes, peak net bytes)`, the function as a pstats key (`('~', 0, '<no
+    /// profiled call>')` for allocations made outside every profiled call); None without
+    /// memory tracking.
+    #[allow(clippy::type_complexity)]
+    fn _memory_stats<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Option<Vec<(Bound<'py, PyAny>, u64, u64, u64, i64, i64)>>> {
+        // SAFETY: short shared access with the GIL held: copies and new references only.
+        let (rows, objs) = unsafe {
+            let st = &*self.state_ptr();
+            let Some(ledger) = st.memory.as_deref() else {
+                return Ok(None);
+            };
+            let rows = ledger.funcs.clone();
+            let mut objs: std::collections::HashMap<usize, Py<PyAny>> = Default::default();
+            let tracks = std::iter::once((&st.agg, &st.user_objs))
+                .chain(st.parked.iter().map(|t| (&t.agg, &t.user_objs)));
+            for (agg, labels) in tracks {
+                for (e, o) in agg.entries.iter().zip(labels.iter()) {
+                    objs.entry(e.key).or_insert_with(|| o.clone_ref(py));
+                }
+            }
+            (rows, objs)
+        };
+        let mut out = Vec::with_capacity(rows.len());
+        for (key, m) in rows {
+            let func = match objs.get(&key) {
+                Some(o) => crate::entries::label_tuple(py, o.bind(py))?,
+                None => ("~", 0, "<no profiled call>").into_pyobject(py)?.into_any(),
+            };
+            out.push((func, m.allocations, m.allocated, m.freed, m.net, m.peak));
+        }
+        Ok(Some(out))
     }
 
     /// Whether a coroutine counts as one call from start to return.

@@ -13,7 +13,7 @@ from rprofile._rprofile import Profiler as _Profiler
 from rprofile._rprofile import profiler_entry, profiler_subentry
 
 __all__ = ["run", "runctx", "Profile", "Stats", "SortKey", "label", "profiler_entry",
-           "profiler_subentry"]
+           "profiler_subentry", "MemoryStat"]
 
 __version__ = "0.1.0"
 
@@ -37,6 +37,25 @@ def runctx(statement, globals, locals, filename=None, sort=-1):
     """Run statement under the profiler with the given globals and locals, then print the
     stats (or save them to filename)."""
     return _pyprofile._Utils(Profile).runctx(statement, globals, locals, filename, sort)
+
+
+class MemoryStat(tuple):
+    """One function's allocations: (allocations, allocated, freed, net, peak), bytes."""
+
+    __slots__ = ()
+    _fields = ("allocations", "allocated", "freed", "net", "peak")
+
+    def __new__(cls, allocations, allocated, freed, net, peak):
+        return tuple.__new__(cls, (allocations, allocated, freed, net, peak))
+
+    allocations = property(lambda self: self[0])
+    allocated = property(lambda self: self[1])
+    freed = property(lambda self: self[2])
+    net = property(lambda self: self[3])
+    peak = property(lambda self: self[4])
+
+    def __repr__(self):
+        return "MemoryStat(%s)" % ", ".join("%s=%r" % kv for kv in zip(self._fields, self))
 
 
 class Profile(_Profiler):
@@ -71,6 +90,10 @@ class Profile(_Profiler):
     of ``buffer_size`` events allocated up front; ``when_full`` is
     ``"keep_newest"`` (a ring, the default) or ``"keep_oldest"``. Read it
     through ``timeline`` (events, DataFrame, Chrome trace, speedscope).
+
+    With ``memory=True`` every allocation and free of the three allocator
+    domains is charged to a function while the profiler is enabled; see
+    ``memory_stats()``.
     """
 
     # The per-event work is in the native base class; what follows is the same thin layer that
@@ -128,6 +151,17 @@ class Profile(_Profiler):
         if self.__dict__.pop("stats", None) is None and \
                 self.__dict__.pop("_snapshot", None) is None:
             raise AttributeError("stats")
+
+    def memory_stats(self):
+        """Bytes allocated per function by a ``memory=True`` profiler: ``{(file, line, name):
+        MemoryStat(allocations, allocated, freed, net, peak)}``, each allocation (of any of the
+        three allocator domains) charged to the function on top of the profiled thread's stack,
+        each free to the function that allocated the block; ``peak`` is the highest its net
+        reached. None without memory tracking."""
+        rows = self._memory_stats()
+        if rows is None:
+            return None
+        return {func: MemoryStat(*values) for func, *values in rows}
 
     @property
     def timeline(self):

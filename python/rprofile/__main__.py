@@ -45,6 +45,9 @@ def _parser():
                            "JSON (for Perfetto or chrome://tracing)")
     parser.add_option("--speedscope", dest="speedscope", default=None, metavar="OUT_JSON",
                       help="Record every call and return and write them in speedscope's format")
+    parser.add_option("--memory", dest="memory", action="store_true", default=False,
+                      help="Charge every allocation to the function that made it and print "
+                           "the functions by net bytes allocated")
     parser.add_option("--buffer-size", dest="buffer_size", type="int", default=1_000_000,
                       help="Events the timeline keeps (the newest; default 1000000)")
     return parser
@@ -108,7 +111,8 @@ def main():
     try:
         timeline = options.timeline is not None or options.speedscope is not None
         prof = Profile(options.clock, threads=options.threads, async_aware=options.async_aware,
-                       timeline=timeline, buffer_size=options.buffer_size)
+                       timeline=timeline, buffer_size=options.buffer_size,
+                       memory=options.memory)
     except ValueError as exc:
         parser.error(str(exc))
     exit_request = lookup_error = None
@@ -130,6 +134,8 @@ def main():
                 prof.print_stats(options.sort)
                 if options.threads:
                     _print_thread_summary(prof)
+                if options.memory:
+                    _print_memory(prof)
             if lookup_error is None:
                 _write_timeline(prof, options)
     except BrokenPipeError as exc:
@@ -154,6 +160,26 @@ def _write_timeline(prof, options):
     if timeline.dropped:
         print("rprofile: the timeline kept the last %d events; %d earlier ones were dropped "
               "(--buffer-size)" % (len(timeline), timeline.dropped), file=sys.stderr)
+
+
+def _print_memory(prof, limit=30):
+    """Under the table: the functions by net bytes allocated (allocated and not freed while
+    profiling), largest first."""
+    from pstats import func_std_string
+
+    stats = prof.memory_stats() or {}
+    rows = sorted(stats.items(), key=lambda kv: (-kv[1].net, -kv[1].allocated,
+                                                 func_std_string(kv[0])))
+    print("   Memory (bytes; net = allocated - freed while profiling, frees charged to the "
+          "allocating function):")
+    print("%14s %14s %14s %14s %12s  function" % ("net", "peak", "allocated", "freed",
+                                                 "allocations"))
+    for func, m in rows[:limit]:
+        print("%14d %14d %14d %14d %12d  %s" % (m.net, m.peak, m.allocated, m.freed,
+                                                m.allocations, func_std_string(func)))
+    if len(rows) > limit:
+        print("   ... %d more functions" % (len(rows) - limit))
+    print()
 
 
 def _print_thread_summary(prof):
