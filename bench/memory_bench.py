@@ -1,0 +1,132 @@
+"""Memory attribution cost: rprofile's `Profile(memory=True)` against tracemalloc and memray,
+run by hand, never a pass/fail test.
+
+    python bench/memory_bench.py [--rounds 7]
+
+An allocation-heavy workload (small tuples, strings, lists and dicts made and dropped; ~0.1 s
+bare) is timed in a fresh process per measurement, modes interleaved round by round:
+
+- `none`; `rprofile` (no memory tracking) and `rprofile-memory`, both with builtins=False so
+  that the function calls cost the same in both;
+- `tracemalloc` (`tracemalloc.start(1)`: one frame, the cheapest setting);
+- `memray` (`memray.Tracker(..., trace_python_allocators=True)`, so that it sees what pymalloc
+  serves, as rprofile and tracemalloc do; installed from PyPI into bench/.build/py3.X/site).
+
+Printed: nanoseconds added per allocation, the allocations being those rprofile charged in the
+same workload: rprofile-memory over rprofile (the attribution alone), and each tool over `none`.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODES = ["none", "rprofile", "rprofile-memory", "tracemalloc", "memray"]
+
+
+def churn(n):
+    out = []
+    for i in range(n):
+        t = (i, str(i), [i, i + 1])
+        d = {"a": t, "b": str(i) * 3}
+        out.append(d)
+        if len(out) > 1000:
+            out.clear()
+    return len(out)
+
+
+def workload():
+    churn(60_000)
+
+
+def site_dir():
+    return os.path.join(HERE, ".build", "py%d.%d" % sys.version_info[:2], "site")
+
+
+def ensure(package):
+    folder = site_dir()
+    check = [sys.executable, "-c", "import sys; sys.path.insert(0, %r); import %s" % (
+        folder, package)]
+    if subprocess.run(check, capture_output=True).returncode == 0:
+        return True
+    res = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--target", folder,
+                          package], capture_output=True, text=True)
+    if res.returncode == 0 and subprocess.run(check, capture_output=True).returncode == 0:
+        return True
+    print("%s does not install here, leaving it out" % package, file=sys.stderr)
+    return False
+
+
+def child(mode):
+    out = {}
+    if mode == "none":
+        t0 = time.perf_counter()
+        workload()
+        out["elapsed"] = time.perf_counter() - t0
+    elif mode == "tracemalloc":
+        import tracemalloc
+
+        t0 = time.perf_counter()
+        tracemalloc.start(1)
+        workload()
+        tracemalloc.stop()
+        out["elapsed"] = time.perf_counter() - t0
+    elif mode == "memray":
+        sys.path.insert(0, site_dir())
+        import memray
+
+        with tempfile.TemporaryDirectory() as d:
+            t0 = time.perf_counter()
+            with memray.Tracker(os.path.join(d, "m.bin"), trace_python_allocators=True):
+                workload()
+            out["elapsed"] = time.perf_counter() - t0
+    else:
+        import rprofile
+
+        prof = rprofile.Profile(builtins=False, memory=(mode == "rprofile-memory"))
+        t0 = time.perf_counter()
+        prof.enable()
+        workload()
+        prof.disable()
+        out["elapsed"] = time.perf_counter() - t0
+        stats = prof.memory_stats()
+        if stats is not None:
+            out["allocations"] = sum(m.allocations for m in stats.values())
+    print(json.dumps(out))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        return child(args.child)
+    modes = [m for m in MODES if m != "memray" or ensure("memray")]
+    runs = {m: [] for m in modes}
+    for r in range(args.rounds):
+        for m in modes[r % len(modes):] + modes[:r % len(modes)]:
+            res = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", m],
+                                 check=True, capture_output=True, text=True)
+            runs[m].append(json.loads(res.stdout.strip().splitlines()[-1]))
+        print("round %d/%d done" % (r + 1, args.rounds), file=sys.stderr)
+    med = {m: statistics.median(x["elapsed"] for x in runs[m]) for m in modes}
+    allocs = statistics.median(x["allocations"] for x in runs["rprofile-memory"])
+    print("Python %s, %d rounds, %d allocations charged per run, medians" % (
+        sys.version.split()[0], args.rounds, allocs))
+    for m in modes:
+        line = "%-16s %.3f s  %.2fx" % (m, med[m], med[m] / med["none"])
+        if m != "none":
+            line += "   %.1f ns per allocation over none" % ((med[m] - med["none"]) / allocs * 1e9)
+        print(line)
+    print("memory attribution alone (rprofile-memory - rprofile): %.1f ns per allocation" % (
+        (med["rprofile-memory"] - med["rprofile"]) / allocs * 1e9))
+
+
+if __name__ == "__main__":
+    main()
