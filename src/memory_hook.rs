@@ -70,9 +70,11 @@ unsafe fn charged_state(h: &Hooked) -> Option<*mut State> {
     if obj.is_null() {
         return None;
     }
-    // SAFETY: PyGILState_Check may be called from any thread, with or without a thread state.
-    if h.raw && unsafe { ffi::PyGILState_Check() } == 0 {
-        // No GIL: the profiler's state belongs to the GIL holder.
+    // A thread that released the GIL (or never had a thread state) has no current thread state
+    // (what PyGILState_Check would also say, except where it gives up and says yes); the
+    // profiler's state then belongs to the GIL holder.
+    // SAFETY: may be called from any thread, with or without a thread state.
+    if h.raw && unsafe { ffi::compat::PyThreadState_GetUnchecked() }.is_null() {
         return None;
     }
     // With the GIL held, ACTIVE cannot be cleared meanwhile (deactivate holds the GIL) and
