@@ -368,11 +368,13 @@ pub unsafe fn flush_unmatched(py: Python<'_>, p: &Profiler) {
             let s = &mut *st;
             let mut t = std::mem::replace(&mut s.parked[i], crate::threads::Track::empty());
             crate::threads::swap_in(s, &mut t);
+            s.timeline_thread_of_track();
             resume_all_suspended(py, p);
             flush_current(py, p);
             let s = &mut *st;
             crate::threads::swap_in(s, &mut t);
             s.parked[i] = t;
+            s.timeline_thread_of_track();
         }
     }
     // SAFETY: as for this function.

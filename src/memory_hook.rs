@@ -7,8 +7,7 @@
 //! wrapped it since) stays in the chain and passes every call through.
 
 use std::ffi::c_void;
-use std::ptr::{addr_of, addr_of_mut};
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::ffi;
@@ -16,12 +15,16 @@ use pyo3::prelude::*;
 
 use crate::profiler::{Profiler, State};
 
-/// One domain's hook: the allocator it wraps, and whether it is in the chain.
+/// One domain's hook of one activation: the allocator it wraps (never changed after the hook
+/// is installed, so calls without the GIL may read it at any time) and whether it still charges.
+/// Leaked on purpose: the interpreter may keep calling a hook that another tool wrapped after
+/// it, for the life of the process.
 struct Hooked {
     original: ffi::PyMemAllocatorEx,
-    installed: bool,
     /// The raw domain may be called without the GIL.
     raw: bool,
+    /// Cleared at deactivation: from then on the hook passes calls through.
+    live: AtomicBool,
 }
 
 const NO_ALLOCATOR: ffi::PyMemAllocatorEx = ffi::PyMemAllocatorEx {
@@ -32,25 +35,6 @@ const NO_ALLOCATOR: ffi::PyMemAllocatorEx = ffi::PyMemAllocatorEx {
     free: None,
 };
 
-// Written only with the GIL held, by install/uninstall; read by the hooks through their ctx.
-static mut HOOKS: [Hooked; 3] = [
-    Hooked {
-        original: NO_ALLOCATOR,
-        installed: false,
-        raw: true,
-    },
-    Hooked {
-        original: NO_ALLOCATOR,
-        installed: false,
-        raw: false,
-    },
-    Hooked {
-        original: NO_ALLOCATOR,
-        installed: false,
-        raw: false,
-    },
-];
-
 const DOMAINS: [ffi::PyMemAllocatorDomain; 3] = [
     ffi::PyMemAllocatorDomain::PYMEM_DOMAIN_RAW,
     ffi::PyMemAllocatorDomain::PYMEM_DOMAIN_MEM,
@@ -59,22 +43,50 @@ const DOMAINS: [ffi::PyMemAllocatorDomain; 3] = [
 
 /// The profiler being charged (a strong reference while set), or null.
 static ACTIVE: AtomicPtr<ffi::PyObject> = AtomicPtr::new(std::ptr::null_mut());
+/// The interpreter whose threads are charged (subinterpreters with their own GIL share the
+/// allocators).
+static INTERP: AtomicPtr<ffi::PyInterpreterState> = AtomicPtr::new(std::ptr::null_mut());
+/// This activation's hooks, per domain (read and written with the GIL held).
+static CURRENT: [AtomicPtr<Hooked>; 3] = [
+    AtomicPtr::new(std::ptr::null_mut()),
+    AtomicPtr::new(std::ptr::null_mut()),
+    AtomicPtr::new(std::ptr::null_mut()),
+];
+/// A mem/object hook is inside its allocator, which may serve the block from the raw domain
+/// (pymalloc does for blocks over 512 bytes): the raw hook then must not count it again. Only
+/// the GIL holder of the charged interpreter sets or reads it.
+static NESTED: AtomicBool = AtomicBool::new(false);
 
-/// The state to charge, if a profiler is active and this thread may touch it.
-///
-/// # Safety
-/// Called from a hook of `h`'s domain.
+/// The calling thread's state if it holds the GIL of the charged interpreter.
 #[inline]
-unsafe fn charged_state(h: &Hooked) -> Option<*mut State> {
-    let obj = ACTIVE.load(Ordering::Relaxed);
-    if obj.is_null() {
+fn gil_holder() -> Option<*mut ffi::PyThreadState> {
+    // SAFETY: may be called from any thread, with or without a thread state. From 3.12 it is
+    // the calling thread's attached state (null while the GIL is released); before, it is the
+    // GIL holder's, which the thread's own state must then be.
+    let ts = unsafe { ffi::compat::PyThreadState_GetUnchecked() };
+    if ts.is_null() {
         return None;
     }
-    // A thread that released the GIL (or never had a thread state) has no current thread state
-    // (what PyGILState_Check would also say, except where it gives up and says yes); the
-    // profiler's state then belongs to the GIL holder.
-    // SAFETY: may be called from any thread, with or without a thread state.
-    if h.raw && unsafe { ffi::compat::PyThreadState_GetUnchecked() }.is_null() {
+    #[cfg(not(Py_3_12))]
+    // SAFETY: as above; a TSS read.
+    if unsafe { ffi::PyGILState_GetThisThreadState() } != ts {
+        return None;
+    }
+    // SAFETY: `ts` is this thread's live state (checked above).
+    let interp = unsafe { ffi::PyThreadState_GetInterpreter(ts) };
+    (interp == INTERP.load(Ordering::Relaxed)).then_some(ts)
+}
+
+/// The state to charge and the calling thread's state, if `h` still charges, a profiler is
+/// active and this thread may touch it.
+#[inline]
+fn charged_state(h: &Hooked) -> Option<(*mut State, *mut ffi::PyThreadState)> {
+    if !h.live.load(Ordering::Relaxed) || ACTIVE.load(Ordering::Relaxed).is_null() {
+        return None;
+    }
+    let ts = gil_holder()?;
+    let obj = ACTIVE.load(Ordering::Relaxed);
+    if obj.is_null() {
         return None;
     }
     // With the GIL held, ACTIVE cannot be cleared meanwhile (deactivate holds the GIL) and
@@ -83,7 +95,7 @@ unsafe fn charged_state(h: &Hooked) -> Option<*mut State> {
     let py = unsafe { Python::assume_attached() };
     // SAFETY: as above.
     let p = unsafe { Bound::ref_from_ptr(py, &obj).cast_unchecked::<Profiler>() }.get();
-    Some(p.state_ptr())
+    Some((p.state_ptr(), ts))
 }
 
 /// The function to charge: the key of the call on top of the calling thread's stack, 0 when
@@ -91,7 +103,7 @@ unsafe fn charged_state(h: &Hooked) -> Option<*mut State> {
 ///
 /// # Safety
 /// GIL held; `st` valid; no reference into it is alive across this call (short reads).
-unsafe fn current_key(st: *mut State) -> usize {
+unsafe fn current_key(st: *mut State, ts: *mut ffi::PyThreadState) -> usize {
     // SAFETY: short shared reads with the GIL held.
     let s = unsafe { &*st };
     let top_key = |agg: &crate::aggregator::Aggregator, stack: &crate::aggregator::Stack| {
@@ -102,8 +114,7 @@ unsafe fn current_key(st: *mut State) -> usize {
             .map_or(0, |e| e.key)
     };
     if s.threads {
-        // SAFETY: GIL held, so the thread has a thread state.
-        let ts = unsafe { ffi::PyThreadState_Get() } as usize;
+        let ts = ts as usize;
         if s.thread.tstate != ts {
             // Another thread's track is in place (the GIL changed hands since the last event).
             return s
@@ -117,56 +128,80 @@ unsafe fn current_key(st: *mut State) -> usize {
 }
 
 /// # Safety
-/// `ctx` is one of `HOOKS`' entries (set by `install`).
+/// `ctx` is a hook context made by `activate` (leaked, never freed).
 #[inline]
 unsafe fn hooked<'a>(ctx: *mut c_void) -> &'a Hooked {
     // SAFETY: the ctx given to the interpreter with this hook.
     unsafe { &*(ctx as *const Hooked) }
 }
 
-fn on_alloc(h: &Hooked, ptr: *mut c_void, size: usize) {
+/// Charges a new block (if any) to the function on top.
+fn on_alloc(charged: Option<(*mut State, *mut ffi::PyThreadState)>, ptr: *mut c_void, size: usize) {
+    let Some((st, ts)) = charged else {
+        return;
+    };
     if ptr.is_null() {
         return;
     }
-    // SAFETY: called from a hook of `h`'s domain.
-    let Some(st) = (unsafe { charged_state(h) }) else {
-        return;
-    };
     // SAFETY: GIL held (charged_state); short accesses, no Python code runs here.
     unsafe {
         // The profiler's own Python work (labels, a Python timer) is not the program's.
         if (*st).busy > 0 || (*st).in_timer > 0 {
             return;
         }
-        let key = current_key(st);
+        let key = current_key(st, ts);
         if let Some(l) = (*st).memory.as_deref_mut() {
             l.alloc(key, ptr as usize, size as u64);
         }
     }
 }
 
-fn on_free(h: &Hooked, ptr: *mut c_void) {
+fn on_free(charged: Option<(*mut State, *mut ffi::PyThreadState)>, ptr: *mut c_void) {
+    let Some((st, _)) = charged else {
+        return;
+    };
     if ptr.is_null() {
         return;
     }
-    // SAFETY: called from a hook of `h`'s domain.
-    let Some(st) = (unsafe { charged_state(h) }) else {
-        return;
-    };
     // SAFETY: GIL held; a short access.
     if let Some(l) = unsafe { (*st).memory.as_deref_mut() } {
         l.free(ptr as usize);
     }
 }
 
+/// Whether this hook call is to be counted: not a raw call made by a mem/object hook's
+/// allocator on the same thread.
+#[inline]
+fn charged(h: &Hooked) -> Option<(*mut State, *mut ffi::PyThreadState)> {
+    let c = charged_state(h)?;
+    if h.raw && NESTED.load(Ordering::Relaxed) {
+        return None;
+    }
+    Some(c)
+}
+
+/// Runs the wrapped allocator of a mem/object hook marked as nested, so that raw calls it makes
+/// are not counted twice.
+#[inline]
+fn call_nested<T>(h: &Hooked, counting: bool, f: impl FnOnce() -> T) -> T {
+    if !counting || h.raw {
+        return f();
+    }
+    let outer = NESTED.swap(true, Ordering::Relaxed);
+    let r = f();
+    NESTED.store(outer, Ordering::Relaxed);
+    r
+}
+
 extern "C" fn hook_malloc(ctx: *mut c_void, size: usize) -> *mut c_void {
-    // SAFETY: the interpreter calls this hook with the ctx `install` gave it.
+    // SAFETY: the interpreter calls this hook with the ctx `activate` gave it.
     let h = unsafe { hooked(ctx) };
     let Some(f) = h.original.malloc else {
         return std::ptr::null_mut();
     };
-    let p = f(h.original.ctx, size);
-    on_alloc(h, p, size);
+    let c = charged(h);
+    let p = call_nested(h, c.is_some(), || f(h.original.ctx, size));
+    on_alloc(c, p, size);
     p
 }
 
@@ -176,8 +211,9 @@ extern "C" fn hook_calloc(ctx: *mut c_void, nelem: usize, elsize: usize) -> *mut
     let Some(f) = h.original.calloc else {
         return std::ptr::null_mut();
     };
-    let p = f(h.original.ctx, nelem, elsize);
-    on_alloc(h, p, nelem.saturating_mul(elsize));
+    let c = charged(h);
+    let p = call_nested(h, c.is_some(), || f(h.original.ctx, nelem, elsize));
+    on_alloc(c, p, nelem.saturating_mul(elsize));
     p
 }
 
@@ -187,12 +223,13 @@ extern "C" fn hook_realloc(ctx: *mut c_void, ptr: *mut c_void, size: usize) -> *
     let Some(f) = h.original.realloc else {
         return std::ptr::null_mut();
     };
-    let p = f(h.original.ctx, ptr, size);
+    let c = charged(h);
+    let p = call_nested(h, c.is_some(), || f(h.original.ctx, ptr, size));
     if !p.is_null() {
         // The old block is gone (freed, or resized in place): charged as a free to its
         // allocator, the new one to the function resizing it (as tracemalloc moves it).
-        on_free(h, ptr);
-        on_alloc(h, p, size);
+        on_free(c, ptr);
+        on_alloc(c, p, size);
     }
     p
 }
@@ -200,17 +237,17 @@ extern "C" fn hook_realloc(ctx: *mut c_void, ptr: *mut c_void, size: usize) -> *
 extern "C" fn hook_free(ctx: *mut c_void, ptr: *mut c_void) {
     // SAFETY: as for hook_malloc.
     let h = unsafe { hooked(ctx) };
+    let c = charged(h);
     // Forget the block before the allocator may hand its address out again.
-    on_free(h, ptr);
+    on_free(c, ptr);
     if let Some(f) = h.original.free {
-        f(h.original.ctx, ptr);
+        call_nested(h, c.is_some(), || f(h.original.ctx, ptr));
     }
 }
 
-fn ours(i: usize) -> ffi::PyMemAllocatorEx {
+fn ours(h: *const Hooked) -> ffi::PyMemAllocatorEx {
     ffi::PyMemAllocatorEx {
-        // SAFETY: the address of a static; the hooks only read through it.
-        ctx: unsafe { addr_of_mut!(HOOKS[i]) } as *mut c_void,
+        ctx: h as *mut c_void,
         malloc: Some(hook_malloc),
         calloc: Some(hook_calloc),
         realloc: Some(hook_realloc),
@@ -229,28 +266,29 @@ pub fn check_available(slf: &Bound<'_, Profiler>) -> PyResult<()> {
     ))
 }
 
-/// Makes `slf` the profiler charged with allocations, putting the hooks in the chain where they
-/// are not. RuntimeError if another profiler is tracking memory.
+/// Makes `slf` the profiler charged with allocations, with new hooks on top of each domain's
+/// allocator. RuntimeError if another profiler is tracking memory.
 pub fn activate(slf: &Bound<'_, Profiler>) -> PyResult<()> {
     check_available(slf)?;
     let obj = slf.as_ptr();
     if ACTIVE.load(Ordering::Relaxed) == obj {
         return Ok(());
     }
+    // SAFETY: GIL held (a method of the profiler).
+    INTERP.store(unsafe { ffi::PyInterpreterState_Get() }, Ordering::Relaxed);
     for (i, domain) in DOMAINS.into_iter().enumerate() {
-        // SAFETY: GIL held (a method of the profiler): the only writer of HOOKS. A hook in the
-        // chain already (left there by an earlier deactivate) is not wrapped again, which
-        // would make it call itself.
-        unsafe {
-            let h = &mut *addr_of_mut!(HOOKS[i]);
-            if h.installed {
-                continue;
-            }
-            ffi::PyMem_GetAllocator(domain, &mut h.original);
-            let mut mine = ours(i);
-            ffi::PyMem_SetAllocator(domain, &mut mine);
-            h.installed = true;
-        }
+        let mut original = NO_ALLOCATOR;
+        // SAFETY: GIL held; the allocator is copied out.
+        unsafe { ffi::PyMem_GetAllocator(domain, &mut original) };
+        let h: &'static Hooked = Box::leak(Box::new(Hooked {
+            original,
+            raw: i == 0,
+            live: AtomicBool::new(true),
+        }));
+        let mut mine = ours(h);
+        // SAFETY: GIL held; `h` lives for the rest of the process.
+        unsafe { ffi::PyMem_SetAllocator(domain, &mut mine) };
+        CURRENT[i].store(h as *const Hooked as *mut Hooked, Ordering::Relaxed);
     }
     // SAFETY: a new strong reference, kept while ACTIVE points at the object.
     unsafe { ffi::Py_IncRef(obj) };
@@ -258,8 +296,9 @@ pub fn activate(slf: &Bound<'_, Profiler>) -> PyResult<()> {
     Ok(())
 }
 
-/// Stops charging `slf` (if it is the active profiler) and takes the hooks out of the chain
-/// where they are on top; elsewhere they stay and pass calls through.
+/// Stops charging `slf` (if it is the active profiler): its hooks stop counting, and those still
+/// on top of their domain give the allocator they wrapped back; the others (another tool wrapped
+/// them since) stay in the chain, passing calls through.
 pub fn deactivate(slf: &Bound<'_, Profiler>) {
     let obj = slf.as_ptr();
     if ACTIVE.load(Ordering::Relaxed) != obj {
@@ -267,25 +306,25 @@ pub fn deactivate(slf: &Bound<'_, Profiler>) {
     }
     ACTIVE.store(std::ptr::null_mut(), Ordering::Relaxed);
     for (i, domain) in DOMAINS.into_iter().enumerate() {
-        // SAFETY: GIL held; the only writer of HOOKS.
-        unsafe {
-            let h = &mut *addr_of_mut!(HOOKS[i]);
-            if !h.installed {
-                continue;
-            }
-            let mut now = NO_ALLOCATOR;
-            ffi::PyMem_GetAllocator(domain, &mut now);
-            let mine = ours(i);
-            if now.ctx == mine.ctx
-                && now.malloc.map(|f| f as *const () as usize)
-                    == Some(hook_malloc as *const () as usize)
-            {
-                ffi::PyMem_SetAllocator(domain, addr_of!(h.original) as *mut _);
-                h.installed = false;
-            }
+        let h = CURRENT[i].swap(std::ptr::null_mut(), Ordering::Relaxed);
+        if h.is_null() {
+            continue;
+        }
+        // SAFETY: a leaked, never-freed hook context.
+        let h: &'static Hooked = unsafe { &*h };
+        h.live.store(false, Ordering::Relaxed);
+        let mut now = NO_ALLOCATOR;
+        // SAFETY: GIL held.
+        unsafe { ffi::PyMem_GetAllocator(domain, &mut now) };
+        let on_top = now.ctx == h as *const Hooked as *mut c_void
+            && now.malloc.map(|f| f as *const () as usize)
+                == Some(hook_malloc as *const () as usize);
+        if on_top {
+            let mut original = h.original;
+            // SAFETY: GIL held; the allocator our hook wrapped, still valid.
+            unsafe { ffi::PyMem_SetAllocator(domain, &mut original) };
         }
     }
-    // SAFETY: the reference taken in activate; dropping it may run Python (the profiler's
-    // deallocation), which is fine here: nothing is borrowed and ACTIVE is already clear.
+    // SAFETY: the reference taken in activate; `slf` still holds one, so this does not free it.
     unsafe { ffi::Py_DecRef(obj) };
 }

@@ -95,6 +95,16 @@ impl State {
         self.timeline_note(timeline::LEAVE, t);
     }
 
+    /// Records the following timeline events as the thread whose track is in place (with
+    /// `threads=True`, once a track has a thread).
+    pub fn timeline_thread_of_track(&mut self) {
+        if let Some(tl) = self.timeline.as_deref_mut() {
+            if self.threads && self.thread.tstate != 0 {
+                tl.set_thread(self.thread.id, self.thread_info.ident);
+            }
+        }
+    }
+
     #[inline(always)]
     fn timeline_note(&mut self, kind: u8, t: Option<i64>) {
         let Some(tl) = self.timeline.as_deref_mut() else {
@@ -488,6 +498,18 @@ impl Profiler {
                 }
             }
         }
+        // The buffer is had (or MemoryError raised) before anything changes.
+        let new_timeline = if !same_timeline && want_timeline {
+            let mut tl = Timeline::try_new(buffer_size, when_full).ok_or_else(|| {
+                PyMemoryError::new_err(format!(
+                    "cannot allocate a timeline of {buffer_size} events"
+                ))
+            })?;
+            timeline_thread_now(threads, &st.thread, &st.thread_info, &mut tl);
+            Some(Box::new(tl))
+        } else {
+            None
+        };
         st.set_subcalls(subcalls);
         st.builtins = builtins;
         st.timeunit = timeunit;
@@ -499,11 +521,7 @@ impl Profiler {
             st.memory = want_memory.then(Box::default);
         }
         if !same_timeline {
-            st.timeline = want_timeline.then(|| {
-                let mut tl = Box::new(Timeline::new(buffer_size, when_full));
-                timeline_thread_now(st.threads, &st.thread, &st.thread_info, &mut tl);
-                tl
-            });
+            st.timeline = new_timeline;
         }
         set_bias(st, bias);
         // SAFETY: the old timer is dropped after the cell is updated; a timer call in progress

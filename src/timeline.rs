@@ -76,8 +76,21 @@ impl Timeline {
     /// A buffer of `capacity` events (at least one), its memory touched now rather than while
     /// profiling.
     pub fn new(capacity: usize, when_full: WhenFull) -> Timeline {
+        Timeline::with_buffer(vec![Event::default(); capacity.max(1)], when_full)
+    }
+
+    /// [`Timeline::new`], or `None` if the memory for `capacity` events cannot be had.
+    pub fn try_new(capacity: usize, when_full: WhenFull) -> Option<Timeline> {
+        let capacity = capacity.max(1);
+        let mut buf = Vec::new();
+        buf.try_reserve_exact(capacity).ok()?;
+        buf.resize(capacity, Event::default());
+        Some(Timeline::with_buffer(buf, when_full))
+    }
+
+    fn with_buffer(buf: Vec<Event>, when_full: WhenFull) -> Timeline {
         Timeline {
-            buf: vec![Event::default(); capacity.max(1)],
+            buf,
             head: 0,
             len: 0,
             when_full,
@@ -216,7 +229,7 @@ pub fn spans(events: &[Event]) -> Vec<Span> {
 pub struct Names<'a> {
     /// Each key's display name, file and first line (a builtin: file "~", line 0).
     pub function: &'a dyn Fn(usize) -> (&'a str, &'a str, i64),
-    /// Each thread index's `threading` ident and name.
+    /// Each thread index's lane id (the interpreter's thread id) and name.
     pub threads: &'a [(u64, String)],
     /// Seconds per timer unit.
     pub seconds_per_unit: f64,
@@ -261,14 +274,14 @@ fn micros(out: &mut Vec<u8>, ns: i64) {
 }
 
 /// Writes the Chrome trace-event JSON (object form): a complete event ("ph": "X") per span,
-/// times in microseconds from the first kept event, and thread/process name metadata.
+/// times in microseconds from the earliest kept event, and thread/process name metadata.
 pub fn write_chrome<W: Write>(
     w: &mut W,
     events: &[Event],
     dropped: u64,
     names: &Names<'_>,
 ) -> io::Result<()> {
-    let origin = events.first().map_or(0, |e| e.t);
+    let origin = events.iter().map(|e| e.t).min().unwrap_or(0);
     let ns =
         |t: i64| ((t.wrapping_sub(origin)) as f64 * names.seconds_per_unit * 1e9).round() as i64;
     w.write_all(b"{\"traceEvents\":[\n")?;
@@ -307,7 +320,9 @@ pub fn write_chrome<W: Write>(
             }
         };
         let tid = names.threads.get(s.thread as usize).map_or(0, |t| t.0);
+        // A bias or a Python timer can make a clock go back: no slice lasts less than nothing.
         let (start, end) = (ns(s.start), ns(s.end));
+        let end = end.max(start);
         line.clear();
         line.extend_from_slice(b",\n{\"ph\":\"X\",\"pid\":");
         digits(&mut line, names.pid as u64);
@@ -329,14 +344,14 @@ pub fn write_chrome<W: Write>(
 }
 
 /// Writes speedscope's JSON file format: one evented profile per thread (open and close events
-/// with frame indices, nanoseconds from the first kept event), the frames shared.
+/// with frame indices, nanoseconds from the earliest kept event), the frames shared.
 pub fn write_speedscope<W: Write>(
     w: &mut W,
     events: &[Event],
     names: &Names<'_>,
     title: &str,
 ) -> io::Result<()> {
-    let origin = events.first().map_or(0, |e| e.t);
+    let origin = events.iter().map(|e| e.t).min().unwrap_or(0);
     let ns =
         |t: i64| ((t.wrapping_sub(origin)) as f64 * names.seconds_per_unit * 1e9).round() as i64;
     // Frame indices in order of first appearance.
@@ -369,7 +384,7 @@ pub fn write_speedscope<W: Write>(
         w.write_all(b"}")?;
     }
     w.write_all(b"]},\"profiles\":[")?;
-    let end = events.last().map_or(0, |e| ns(e.t));
+    let end = events.iter().map(|e| ns(e.t)).max().unwrap_or(0).max(0);
     let n_threads = events
         .iter()
         .map(|e| e.thread as usize + 1)
@@ -424,8 +439,12 @@ pub fn write_speedscope<W: Write>(
         // Each close names the frame it closes (speedscope checks), even where the leave event
         // named another function.
         let mut stack: Vec<usize> = unmatched.iter().rev().copied().collect();
+        // speedscope needs times that never go back within a profile (a bias, a Python timer
+        // or a per-thread clock can): each is at least the one before it.
+        let mut last = 0i64;
         for e in &mine {
-            let at = ns(e.t);
+            let at = ns(e.t).max(last);
+            last = at;
             if e.kind == ENTER {
                 stack.push(e.key);
                 ev(w, true, e.key, at)?;
@@ -434,7 +453,7 @@ pub fn write_speedscope<W: Write>(
             }
         }
         while let Some(key) = stack.pop() {
-            ev(w, false, key, end)?;
+            ev(w, false, key, end.max(last))?;
         }
         w.write_all(b"]}")?;
     }

@@ -209,9 +209,17 @@ impl Taken {
             let l = labels.get(&k).unwrap_or(&missing);
             (l.name.as_str(), l.file.as_str(), l.line)
         };
+        // Chrome's tid is the interpreter's thread id, which (unlike the ident) no later thread
+        // reuses: two threads never share a lane.
+        let lanes: Vec<(u64, String)> = self
+            .tl_threads
+            .iter()
+            .zip(threads)
+            .map(|(&(id, _), (_, name))| (id, name))
+            .collect();
         let names = Names {
             function: &function,
-            threads: &threads,
+            threads: &lanes,
             seconds_per_unit: factor,
             pid: std::process::id(),
         };

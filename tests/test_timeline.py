@@ -457,3 +457,47 @@ def test_async_aware_runs_are_slices_between_awaits():
     # and after its await).
     assert prof.stats[child_key][1] == 3
     assert runs >= 6
+
+
+def test_bytes_paths_are_accepted(tmp_path):
+    prof = profile(work, timeline=True)
+    path = os.fsencode(tmp_path / "c.json")
+    prof.timeline.to_chrome_trace(path)
+    check_chrome(json.loads(open(path, "rb").read()))
+
+
+def test_an_impossible_buffer_is_a_memory_error_and_changes_nothing():
+    prof = rprofile.Profile(timeline=True, buffer_size=10)
+    with pytest.raises(MemoryError):
+        prof.__init__(Tick(), timeline=True, buffer_size=10**15)
+    assert prof.clock == "wall" and prof.timeline.capacity == 10
+
+
+def test_calls_of_other_threads_open_at_disable_close_on_their_own_lanes():
+    started, release = threading.Event(), threading.Event()
+
+    def blocked():
+        started.set()
+        release.wait()
+
+    prof = rprofile.Profile(threads=True, timeline=True)
+    prof.enable()
+    t = threading.Thread(target=blocked)
+    t.start()
+    started.wait()
+    prof.disable()
+    release.set()
+    t.join()
+    events = list(prof.timeline.events())
+    replay(events)
+    assert any(e[3] == t.ident and e[2][2] == "blocked" and e[1] == "return" for e in events)
+
+
+def test_a_clock_going_back_still_makes_valid_files(tmp_path):
+    values = iter([10, 9, 8, 20, 5, 30, 31, 2, 40, 41, 42, 43, 44, 45, 46, 47] * 100)
+    prof = rprofile.Profile(lambda: next(values), timeunit=1e-6, timeline=True)
+    prof.runcall(work)
+    prof.timeline.to_speedscope(tmp_path / "s.json")
+    check_speedscope(json.loads((tmp_path / "s.json").read_text()))
+    prof.timeline.to_chrome_trace(tmp_path / "c.json")
+    check_chrome(json.loads((tmp_path / "c.json").read_text()))

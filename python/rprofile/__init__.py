@@ -161,7 +161,15 @@ class Profile(_Profiler):
         rows = self._memory_stats()
         if rows is None:
             return None
-        return {func: MemoryStat(*values) for func, *values in rows}
+        out = {}
+        for func, *values in rows:
+            prev = out.get(func)
+            if prev is not None:
+                # Distinct functions with one label (two lambdas on a line) share a row, as
+                # in the stats; their peaks are not simultaneous, so the larger is kept.
+                values = [a + b for a, b in zip(prev[:4], values[:4])] + [max(prev[4], values[4])]
+            out[func] = MemoryStat(*values)
+        return out
 
     @property
     def timeline(self):
