@@ -277,7 +277,7 @@ impl FuncList {
 }
 
 /// One stats dict with its order and callee lists.
-#[pyclass(module = "rprofile._rprofile", name = "StatsCore", unsendable)]
+#[pyclass(module = "rprofile._rprofile", name = "StatsCore")]
 #[derive(Default)]
 pub struct StatsCore {
     model: Model,

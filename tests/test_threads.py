@@ -273,3 +273,24 @@ def test_a_label_that_runs_python_while_threads_run():
     assert _rows(prof.stats, "main_work")[:2] == (1, 1)
     row = _rows(prof.stats, "other_leaf")
     assert _callers(row) == {"other": row[:2]}
+
+
+def test_a_stats_object_freed_on_another_thread_goes_quietly():
+    # Found by CI: a Stats collected on a worker thread raised "is unsendable, but is being
+    # dropped on another thread" (unraisable) and leaked its engine.
+    import rprofile
+
+    prof = rprofile.Profile()
+    prof.runcall(sorted, [3, 1, 2])
+    box = [rprofile.Stats(prof)]
+    box[0].sort_stats("cumulative")
+    caught = []
+    old = sys.unraisablehook
+    sys.unraisablehook = caught.append
+    try:
+        t = threading.Thread(target=box.clear)
+        t.start()
+        t.join()
+    finally:
+        sys.unraisablehook = old
+    assert box == [] and caught == []
