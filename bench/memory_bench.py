@@ -25,7 +25,9 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchsite  # noqa: E402
+
 MODES = ["none", "rprofile", "rprofile-memory", "tracemalloc", "memray"]
 
 
@@ -44,24 +46,6 @@ def workload():
     churn(60_000)
 
 
-def site_dir():
-    return os.path.join(HERE, ".build", "py%d.%d" % sys.version_info[:2], "site")
-
-
-def ensure(package):
-    folder = site_dir()
-    check = [sys.executable, "-c", "import sys; sys.path.insert(0, %r); import %s" % (
-        folder, package)]
-    if subprocess.run(check, capture_output=True).returncode == 0:
-        return True
-    res = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--target", folder,
-                          package], capture_output=True, text=True)
-    if res.returncode == 0 and subprocess.run(check, capture_output=True).returncode == 0:
-        return True
-    print("%s does not install here, leaving it out" % package, file=sys.stderr)
-    return False
-
-
 def child(mode):
     out = {}
     if mode == "none":
@@ -77,7 +61,7 @@ def child(mode):
         tracemalloc.stop()
         out["elapsed"] = time.perf_counter() - t0
     elif mode == "memray":
-        sys.path.insert(0, site_dir())
+        sys.path.insert(0, benchsite.site_dir())
         import memray
 
         with tempfile.TemporaryDirectory() as d:
@@ -107,7 +91,7 @@ def main():
     args = ap.parse_args()
     if args.child:
         return child(args.child)
-    modes = [m for m in MODES if m != "memray" or ensure("memray")]
+    modes = [m for m in MODES if m != "memray" or benchsite.ensure("memray")]
     runs = {m: [] for m in modes}
     for r in range(args.rounds):
         for m in modes[r % len(modes):] + modes[:r % len(modes)]:

@@ -38,6 +38,9 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchsite  # noqa: E402
+
 # ---------------------------------------------------------------- the workload (~0.3-0.4 s bare)
 
 FIB_N = 27
@@ -107,27 +110,10 @@ WORKLOADS = {"threaded": run_threaded, "single": run_single}
 MODES = ["none", "cProfile", "rprofile", "rprofile-threads", "yappi"]
 # Modes run on the single-thread variant: enough for the per-event comparison.
 SINGLE_MODES = ["none", "rprofile", "rprofile-threads"]
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def site_dir():
-    return os.path.join(HERE, ".build", "py%d.%d" % sys.version_info[:2], "site")
 
 
 def ensure_yappi():
-    """Installs yappi from PyPI into bench/.build/py3.X/site (once per interpreter), keeping the
-    dev environment as it is. Returns the folder, or None if yappi cannot be had here."""
-    folder = site_dir()
-    check = [sys.executable, "-c", "import sys; sys.path.insert(0, %r); import yappi" % folder]
-    if subprocess.run(check, capture_output=True).returncode == 0:
-        return folder
-    res = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--target", folder,
-                          "yappi"], capture_output=True, text=True)
-    if res.returncode == 0 and subprocess.run(check, capture_output=True).returncode == 0:
-        return folder
-    print("yappi does not install for Python %d.%d, leaving the mode out:\n%s" % (
-        sys.version_info[:2] + ((res.stderr or "").strip()[-2000:],)), file=sys.stderr)
-    return None
+    return benchsite.ensure("yappi")
 
 
 class Yappi:

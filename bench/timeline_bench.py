@@ -27,7 +27,9 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchsite  # noqa: E402
+
 SCALE = int(os.environ.get("RPROFILE_BENCH_SCALE", "1"))
 
 
@@ -55,24 +57,6 @@ def workload():
 
 MODES = ["none", "cProfile", "rprofile", "rprofile-timeline", "viztracer"]
 BUFFER = 2_000_000
-
-
-def site_dir():
-    return os.path.join(HERE, ".build", "py%d.%d" % sys.version_info[:2], "site")
-
-
-def ensure_viztracer():
-    folder = site_dir()
-    check = [sys.executable, "-c", "import sys; sys.path.insert(0, %r); import viztracer" % folder]
-    if subprocess.run(check, capture_output=True).returncode == 0:
-        return folder
-    res = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--target", folder,
-                          "viztracer"], capture_output=True, text=True)
-    if res.returncode == 0 and subprocess.run(check, capture_output=True).returncode == 0:
-        return folder
-    print("viztracer does not install here, leaving it out:\n%s" % (res.stderr or "")[-2000:],
-          file=sys.stderr)
-    return None
 
 
 def child(mode):
@@ -162,7 +146,7 @@ def main():
         return child(args.child)
     os.environ["RPROFILE_BENCH_WORKLOAD"] = args.workload
     modes = list(MODES)
-    site = ensure_viztracer()
+    site = benchsite.ensure("viztracer")
     if site is None:
         modes.remove("viztracer")
     else:

@@ -242,18 +242,13 @@ fn json_str<W: Write>(w: &mut W, s: &str) -> io::Result<()> {
 }
 
 /// Appends the decimal digits of `v`.
-fn digits(out: &mut Vec<u8>, mut v: u64) {
+fn digits(out: &mut Vec<u8>, v: u64) {
     let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&buf[i..]);
+    // Ids and microseconds here stay far below i64::MAX.
+    out.extend_from_slice(crate::stats::report::digits(
+        v.min(i64::MAX as u64) as i64,
+        &mut buf,
+    ));
 }
 
 /// Appends microseconds with nanosecond digits, as Chrome's trace format takes them (this runs

@@ -90,7 +90,7 @@ pub fn decimal(out: &mut Vec<u8>, n: i64) {
 }
 
 /// The decimal digits of `n` (with its sign), written at the end of `buf`.
-fn digits(n: i64, buf: &mut [u8; 20]) -> &[u8] {
+pub fn digits(n: i64, buf: &mut [u8; 20]) -> &[u8] {
     let mut m = n.unsigned_abs();
     let mut i = buf.len();
     loop {

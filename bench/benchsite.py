@@ -1,0 +1,31 @@
+"""Comparison tools the benchmarks install from PyPI (yappi, viztracer, memray) go into
+bench/.build/py3.X/site with `pip install --target`, once per interpreter, leaving the dev
+environment as it is."""
+
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def site_dir():
+    return os.path.join(HERE, ".build", "py%d.%d" % sys.version_info[:2], "site")
+
+
+def ensure(package, module=None):
+    """Returns the site folder once `module` (default: the package's name) imports from it,
+    installing the package first if needed; None (saying why on stderr) if it cannot be had."""
+    folder = site_dir()
+    check = [sys.executable, "-c", "import sys; sys.path.insert(0, %r); import %s" % (
+        folder, module or package)]
+    if subprocess.run(check, capture_output=True).returncode == 0:
+        return folder
+    res = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--target", folder,
+                          package], capture_output=True, text=True)
+    if res.returncode == 0 and subprocess.run(check, capture_output=True).returncode == 0:
+        return folder
+    print("%s does not install for Python %d.%d, leaving its mode out:\n%s" % (
+        (package,) + sys.version_info[:2] + ((res.stderr or "").strip()[-2000:],)),
+        file=sys.stderr)
+    return None
