@@ -7,7 +7,9 @@ An allocation-heavy workload (small tuples, strings, lists and dicts made and dr
 bare) is timed in a fresh process per measurement, modes interleaved round by round:
 
 - `none`; `rprofile` (no memory tracking) and `rprofile-memory`, both with builtins=False so
-  that the function calls cost the same in both;
+  that the function calls cost the same in both; `rprofile-timeline` and
+  `rprofile-memory-timeline` (timeline=True, a buffer that drops nothing), whose difference
+  beyond the first two is what putting allocations and frees on the timeline costs;
 - `tracemalloc` (`tracemalloc.start(1)`: one frame, the cheapest setting);
 - `memray` (`memray.Tracker(..., trace_python_allocators=True)`, so that it sees what pymalloc
   serves, as rprofile and tracemalloc do; installed from PyPI into bench/.build/py3.X/site).
@@ -28,7 +30,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchsite  # noqa: E402
 
-MODES = ["none", "rprofile", "rprofile-memory", "tracemalloc", "memray"]
+MODES = ["none", "rprofile", "rprofile-memory", "rprofile-timeline", "rprofile-memory-timeline",
+         "tracemalloc", "memray"]
+# Enough events that nothing is dropped (the buffer is allocated before the timed part).
+BUFFER = 4_000_000
 
 
 def churn(n):
@@ -72,7 +77,8 @@ def child(mode):
     else:
         import rprofile
 
-        prof = rprofile.Profile(builtins=False, memory=(mode == "rprofile-memory"))
+        prof = rprofile.Profile(builtins=False, memory="memory" in mode,
+                                timeline="timeline" in mode, buffer_size=BUFFER)
         t0 = time.perf_counter()
         prof.enable()
         workload()
@@ -81,6 +87,8 @@ def child(mode):
         stats = prof.memory_stats()
         if stats is not None:
             out["allocations"] = sum(m.allocations for m in stats.values())
+        if prof.timeline is not None:
+            out["dropped"] = prof.timeline.dropped
     print(json.dumps(out))
 
 
@@ -104,12 +112,18 @@ def main():
     print("Python %s, %d rounds, %d allocations charged per run, medians" % (
         sys.version.split()[0], args.rounds, allocs))
     for m in modes:
-        line = "%-16s %.3f s  %.2fx" % (m, med[m], med[m] / med["none"])
+        line = "%-25s %.3f s  %.2fx" % (m, med[m], med[m] / med["none"])
         if m != "none":
             line += "   %.1f ns per allocation over none" % ((med[m] - med["none"]) / allocs * 1e9)
         print(line)
     print("memory attribution alone (rprofile-memory - rprofile): %.1f ns per allocation" % (
         (med["rprofile-memory"] - med["rprofile"]) / allocs * 1e9))
+    extra = (med["rprofile-memory-timeline"] - med["rprofile-memory"]
+             - (med["rprofile-timeline"] - med["rprofile"]))
+    print("memory events on the timeline (memory-timeline - memory - (timeline - rprofile)): "
+          "%.1f ns per allocation" % (extra / allocs * 1e9))
+    if any(x.get("dropped") for m in modes for x in runs[m]):
+        print("(some runs dropped timeline events: BUFFER is too small)")
 
 
 if __name__ == "__main__":

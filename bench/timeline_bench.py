@@ -6,7 +6,8 @@ viztracer, run by hand, never a pass/fail test.
 Workload: recursion (fib) and/or a loop of builtin calls, 0.02 s bare, timed around the workload
 in a fresh process per measurement, modes interleaved round by round:
 
-- `none`, `cProfile`, `rprofile` (no timeline), `rprofile-timeline`;
+- `none`, `cProfile`, `rprofile` (no timeline), `rprofile-timeline`, `rprofile-timeline-rss`
+  (with `rss=True`: the RSS read by a background thread every 10 ms);
 - `viztracer` (installed from PyPI into bench/.build/py3.X/site on first use; C calls logged,
   as rprofile logs them).
 
@@ -55,7 +56,8 @@ def workload():
         builtin_loop(200_000 // SCALE)
 
 
-MODES = ["none", "cProfile", "rprofile", "rprofile-timeline", "viztracer"]
+MODES = ["none", "cProfile", "rprofile", "rprofile-timeline", "rprofile-timeline-rss",
+         "viztracer"]
 BUFFER = 2_000_000
 
 
@@ -96,7 +98,8 @@ def child(mode):
 
             prof = cProfile.Profile()
         else:
-            prof = rprofile.Profile(timeline=(mode == "rprofile-timeline"), buffer_size=BUFFER)
+            prof = rprofile.Profile(timeline=mode.startswith("rprofile-timeline"),
+                                    buffer_size=BUFFER, rss=mode.endswith("-rss"))
         t0 = time.perf_counter()
         prof.enable()
         workload()
@@ -165,14 +168,16 @@ def main():
     none = med("none", "elapsed")
     print("Python %s, workload %s, %d rounds, %d calls per run (builtins included), medians" % (
         sys.version.split()[0], args.workload, args.rounds, calls))
-    print("%-18s %9s %8s %14s" % ("mode", "seconds", "slowdown", "added ns/call"))
+    print("%-22s %9s %8s %14s" % ("mode", "seconds", "slowdown", "added ns/call"))
     for m in modes:
         e = med(m, "elapsed")
-        print("%-18s %9.3f %7.2fx %14s" % (
+        print("%-22s %9.3f %7.2fx %14s" % (
             m, e, e / none, "" if m == "none" else "%.1f" % ((e - none) / calls * 1e9)))
     rp, tl = med("rprofile", "elapsed"), med("rprofile-timeline", "elapsed")
     print("timeline recording alone (rprofile-timeline - rprofile): %.1f ns per call" % (
         (tl - rp) / calls * 1e9))
+    print("RSS sampling (rprofile-timeline-rss - rprofile-timeline): %.1f ns per call" % (
+        (med("rprofile-timeline-rss", "elapsed") - tl) / calls * 1e9))
     if "viztracer" in modes:
         vz = med("viztracer", "elapsed")
         print("rprofile-timeline added time / viztracer's: %.2f" % ((tl - none) / (vz - none)))

@@ -85,6 +85,14 @@ fn raw_ticks(source: Source) -> i64 {
     }
 }
 
+/// A reading of [`now`] and `CLOCK_MONOTONIC`'s seconds at the same moment: a time in ticks is
+/// `seconds + (t - ticks) * seconds_per_tick()` in that clock's seconds, which stay put as the
+/// rate estimate improves (ticks since boot times the rate would not).
+pub fn anchor_point() -> (i64, f64) {
+    let a = anchor();
+    (a.ticks, a.ns as f64 / 1e9)
+}
+
 /// Seconds per unit of [`now`]: 1e-9 for nanoseconds; for TSC ticks, the rate measured from the
 /// anchor to now (waiting until at least 2 ms have passed, so the estimate is good to ~1e-5).
 pub fn seconds_per_tick() -> f64 {

@@ -8,7 +8,8 @@
 //! - `entries`: `getstats()` entries and the stats dict;
 //! - `labels`: names of built-in functions; `clock`: the default timer;
 //! - `memory` (Python-free) and `memory_hook`: allocations charged per function;
-//! - `timeline` (Python-free) and `timeline_py`: the event timeline and its exports;
+//! - `timeline` (Python-free) and `timeline_py`: the event timeline and its exports; `rss`: the
+//!   RSS sampler that feeds it;
 //! - `stats` (Python-free) and `stats_py`: the Stats engine behind `rprofile.Stats`.
 
 pub mod aggregator;
@@ -23,6 +24,7 @@ mod marshal_py;
 pub mod memory;
 mod memory_hook;
 mod profiler;
+pub mod rss;
 pub mod stats;
 mod stats_py;
 mod threads;

@@ -44,10 +44,13 @@ impl Ledger {
         i
     }
 
-    /// A block of `size` bytes at `ptr` was allocated while `key` was on top.
-    pub fn alloc(&mut self, key: usize, ptr: usize, size: u64) {
+    /// A block of `size` bytes at `ptr` was allocated while `key` was on top. Gives the size
+    /// of a block this address still held (freed where tracking could not see it), now counted
+    /// as freed.
+    pub fn alloc(&mut self, key: usize, ptr: usize, size: u64) -> Option<u64> {
         let f = self.func(key);
-        if let Some((old_f, old_size)) = self.blocks.insert(ptr, (f, size)) {
+        let gone = self.blocks.insert(ptr, (f, size));
+        if let Some((old_f, old_size)) = gone {
             // The address was handed out again without a free we saw (freed where tracking could
             // not look, e.g. without the GIL): that block is gone.
             self.charge_free(old_f, old_size);
@@ -57,13 +60,20 @@ impl Ledger {
         m.allocated += size;
         m.net += size as i64;
         m.peak = m.peak.max(m.net);
+        gone.map(|g| g.1)
     }
 
-    /// The block at `ptr` was freed.
-    pub fn free(&mut self, ptr: usize) {
+    /// The block at `ptr` was freed: its size, if it was a tracked block.
+    pub fn free(&mut self, ptr: usize) -> Option<u64> {
         match self.blocks.remove(&ptr) {
-            Some((f, size)) => self.charge_free(f, size),
-            None => self.unknown_frees += 1,
+            Some((f, size)) => {
+                self.charge_free(f, size);
+                Some(size)
+            }
+            None => {
+                self.unknown_frees += 1;
+                None
+            }
         }
     }
 

@@ -14,6 +14,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 
 use crate::profiler::{Profiler, State};
+use crate::timeline;
 
 /// One domain's hook of one activation: the allocator it wraps (never changed after the hook
 /// is installed, so calls without the GIL may read it at any time) and whether it still charges.
@@ -98,12 +99,13 @@ fn charged_state(h: &Hooked) -> Option<(*mut State, *mut ffi::PyThreadState)> {
     Some((p.state_ptr(), ts))
 }
 
-/// The function to charge: the key of the call on top of the calling thread's stack, 0 when
-/// it has none.
+/// The function to charge: the key of the call on top of the calling thread's stack (0 when
+/// it has none), and, if that thread's track is not the one in place, its timeline lane
+/// (interpreter id, ident).
 ///
 /// # Safety
 /// GIL held; `st` valid; no reference into it is alive across this call (short reads).
-unsafe fn current_key(st: *mut State, ts: *mut ffi::PyThreadState) -> usize {
+unsafe fn current_key(st: *mut State, ts: *mut ffi::PyThreadState) -> (usize, Option<(u64, u64)>) {
     // SAFETY: short shared reads with the GIL held.
     let s = unsafe { &*st };
     let top_key = |agg: &crate::aggregator::Aggregator, stack: &crate::aggregator::Stack| {
@@ -121,10 +123,20 @@ unsafe fn current_key(st: *mut State, ts: *mut ffi::PyThreadState) -> usize {
                 .parked
                 .iter()
                 .find(|t| t.key.tstate == ts)
-                .map_or(0, |t| top_key(&t.agg, &t.stack));
+                .map_or((0, None), |t| {
+                    (top_key(&t.agg, &t.stack), Some((t.key.id, t.info.ident)))
+                });
         }
     }
-    top_key(&s.agg, &s.stack)
+    (top_key(&s.agg, &s.stack), None)
+}
+
+/// Puts a memory event on the timeline, if there is one.
+fn note(s: &mut State, kind: u8, key: usize, bytes: u64, lane: Option<(u64, u64)>) {
+    let t = s.memory_event_time();
+    if let Some(tl) = s.timeline.as_deref_mut() {
+        tl.record_memory(kind, t, key, bytes, lane);
+    }
 }
 
 /// # Safety
@@ -136,7 +148,12 @@ unsafe fn hooked<'a>(ctx: *mut c_void) -> &'a Hooked {
 }
 
 /// Charges a new block (if any) to the function on top.
-fn on_alloc(charged: Option<(*mut State, *mut ffi::PyThreadState)>, ptr: *mut c_void, size: usize) {
+fn on_alloc(
+    charged: Option<(*mut State, *mut ffi::PyThreadState)>,
+    ptr: *mut c_void,
+    size: usize,
+    kind: u8,
+) {
     let Some((st, ts)) = charged else {
         return;
     };
@@ -149,23 +166,41 @@ fn on_alloc(charged: Option<(*mut State, *mut ffi::PyThreadState)>, ptr: *mut c_
         if (*st).busy > 0 || (*st).in_timer > 0 {
             return;
         }
-        let key = current_key(st, ts);
-        if let Some(l) = (*st).memory.as_deref_mut() {
-            l.alloc(key, ptr as usize, size as u64);
+        let (key, lane) = current_key(st, ts);
+        let Some(l) = (*st).memory.as_deref_mut() else {
+            return;
+        };
+        let gone = l.alloc(key, ptr as usize, size as u64);
+        let s = &mut *st;
+        if s.timeline.is_some() {
+            if let Some(old) = gone {
+                note(s, timeline::FREE, key, old, lane);
+            }
+            note(s, kind, key, size as u64, lane);
         }
     }
 }
 
-fn on_free(charged: Option<(*mut State, *mut ffi::PyThreadState)>, ptr: *mut c_void) {
-    let Some((st, _)) = charged else {
+/// Takes a freed block (if tracked) off its allocator's account.
+fn on_free(charged: Option<(*mut State, *mut ffi::PyThreadState)>, ptr: *mut c_void, kind: u8) {
+    let Some((st, ts)) = charged else {
         return;
     };
     if ptr.is_null() {
         return;
     }
-    // SAFETY: GIL held; a short access.
-    if let Some(l) = unsafe { (*st).memory.as_deref_mut() } {
-        l.free(ptr as usize);
+    // SAFETY: GIL held; short accesses, no Python code runs here.
+    unsafe {
+        let Some(l) = (*st).memory.as_deref_mut() else {
+            return;
+        };
+        let Some(size) = l.free(ptr as usize) else {
+            return;
+        };
+        if (*st).timeline.is_some() {
+            let (key, lane) = current_key(st, ts);
+            note(&mut *st, kind, key, size, lane);
+        }
     }
 }
 
@@ -201,7 +236,7 @@ extern "C" fn hook_malloc(ctx: *mut c_void, size: usize) -> *mut c_void {
     };
     let c = charged(h);
     let p = call_nested(h, c.is_some(), || f(h.original.ctx, size));
-    on_alloc(c, p, size);
+    on_alloc(c, p, size, timeline::MALLOC);
     p
 }
 
@@ -213,7 +248,7 @@ extern "C" fn hook_calloc(ctx: *mut c_void, nelem: usize, elsize: usize) -> *mut
     };
     let c = charged(h);
     let p = call_nested(h, c.is_some(), || f(h.original.ctx, nelem, elsize));
-    on_alloc(c, p, nelem.saturating_mul(elsize));
+    on_alloc(c, p, nelem.saturating_mul(elsize), timeline::CALLOC);
     p
 }
 
@@ -228,8 +263,8 @@ extern "C" fn hook_realloc(ctx: *mut c_void, ptr: *mut c_void, size: usize) -> *
     if !p.is_null() {
         // The old block is gone (freed, or resized in place): charged as a free to its
         // allocator, the new one to the function resizing it (as tracemalloc moves it).
-        on_free(c, ptr);
-        on_alloc(c, p, size);
+        on_free(c, ptr, timeline::REALLOC_FREE);
+        on_alloc(c, p, size, timeline::REALLOC);
     }
     p
 }
@@ -239,7 +274,7 @@ extern "C" fn hook_free(ctx: *mut c_void, ptr: *mut c_void) {
     let h = unsafe { hooked(ctx) };
     let c = charged(h);
     // Forget the block before the allocator may hand its address out again.
-    on_free(c, ptr);
+    on_free(c, ptr, timeline::FREE);
     if let Some(f) = h.original.free {
         call_nested(h, c.is_some(), || f(h.original.ctx, ptr));
     }

@@ -79,6 +79,8 @@ pub struct State {
     pub timeline: Option<Box<Timeline>>,
     /// Bytes allocated and freed per function, when tracked (`Profile(memory=True)`).
     pub memory: Option<Box<crate::memory::Ledger>>,
+    /// The RSS sampler, when the timeline records it (`Profile(rss=True)`).
+    pub rss: Option<Box<crate::rss::Sampler>>,
 }
 
 impl State {
@@ -93,6 +95,18 @@ impl State {
     #[inline(always)]
     pub fn timeline_leave(&mut self, t: Option<i64>) {
         self.timeline_note(timeline::LEAVE, t);
+    }
+
+    /// The time of a memory event: the clock now (less the bias taken so far), or with a Python
+    /// timer, which cannot run inside an allocator, the latest event's.
+    pub fn memory_event_time(&self) -> i64 {
+        if self.plain_clock {
+            return clock::now();
+        }
+        if self.external_timer {
+            return self.timeline.as_deref().map_or(0, |tl| tl.last_t);
+        }
+        self.clock.now().wrapping_sub(self.bias_acc.round() as i64)
     }
 
     /// Records the following timeline events as the thread whose track is in place (with
@@ -269,6 +283,18 @@ impl Profiler {
 
     /// The factor `_lsprof.getstats` converts stored units with: the unit, except that a
     /// negative `timeunit` (whose timer is read as seconds) still scales the stats.
+    /// A time in timer units and its value in seconds, for showing times: the default clock's
+    /// anchor; (0, 0.0) for the other timers, whose units convert by the factor alone.
+    fn time_origin(&self) -> (i64, f64) {
+        // SAFETY: short read with the GIL held.
+        let st = unsafe { &*self.state_ptr() };
+        if !st.external_timer && st.clock == clock::Native::Wall {
+            clock::anchor_point()
+        } else {
+            (0, 0.0)
+        }
+    }
+
     fn factor(&self) -> f64 {
         // SAFETY: short read with the GIL held.
         let st = unsafe { &*self.state_ptr() };
@@ -342,7 +368,7 @@ impl Profiler {
     #[new]
     #[pyo3(
         signature = (*_args, **_kwargs),
-        text_signature = "(timer=None, timeunit=0.0, subcalls=True, builtins=True, *, bias=0.0, threads=False, async_aware=False, timeline=False, buffer_size=1000000, when_full='keep_newest', memory=False)"
+        text_signature = "(timer=None, timeunit=0.0, subcalls=True, builtins=True, *, bias=0.0, threads=False, async_aware=False, timeline=False, buffer_size=1000000, when_full='keep_newest', memory=False, rss=False, rss_interval=0.01, rss_trigger=None)"
     )]
     fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         let state = State {
@@ -373,6 +399,7 @@ impl Profiler {
             creators: Default::default(),
             timeline: None,
             memory: None,
+            rss: None,
         };
         Ok(Profiler {
             state: UnsafeCell::new(state),
@@ -401,6 +428,9 @@ impl Profiler {
                 "buffer_size",
                 "when_full",
                 "memory",
+                "rss",
+                "rss_interval",
+                "rss_trigger",
             ],
             4,
             args,
@@ -454,6 +484,32 @@ impl Profiler {
             Some(v) => v.is_truthy()?,
             None => false,
         };
+        let want_rss = match &a[11] {
+            Some(v) => v.is_truthy()?,
+            None => false,
+        };
+        let rss_interval = match &a[12] {
+            Some(v) => {
+                let secs = args::real(v)?;
+                std::time::Duration::try_from_secs_f64(secs)
+                    .ok()
+                    .filter(|d| !d.is_zero())
+                    .ok_or_else(|| {
+                        PyValueError::new_err(format!(
+                            "rss_interval must be a positive number of seconds, not {secs}"
+                        ))
+                    })?
+            }
+            None => DEFAULT_RSS_INTERVAL,
+        };
+        let rss_trigger = match a[13].as_ref().filter(|v| !v.is_none()) {
+            Some(v) => {
+                let n: i64 = v.extract()?;
+                u64::try_from(n)
+                    .map_err(|_| PyValueError::new_err("rss_trigger must be at least 0"))?
+            }
+            None => crate::rss::page_size(),
+        };
         if async_aware && !cfg!(Py_3_11) {
             return Err(PyValueError::new_err(
                 "async_aware profiling needs Python 3.11 or later (a coroutine's await cannot \
@@ -477,6 +533,20 @@ impl Profiler {
             Some(t) => Some(t.clone().unbind()),
             None => None,
         };
+        if want_rss {
+            if !want_timeline {
+                return Err(PyValueError::new_err(
+                    "rss=True needs timeline=True (the samples are put on the timeline)",
+                ));
+            }
+            if timer.is_some() || native != clock::Native::Wall {
+                return Err(PyValueError::new_err(
+                    "rss=True needs the default (wall) timer: the samples are stamped with it",
+                ));
+            }
+            // No RSS to read is an OSError now rather than at enable().
+            crate::rss::Reader::open()?;
+        }
         // SAFETY: GIL held; exclusive access for plain field writes (no Python runs here).
         let st = unsafe { &mut *self.state_ptr() };
         // What cannot change under a running profiler is checked before anything changes.
@@ -484,12 +554,18 @@ impl Profiler {
             Some(tl) => want_timeline && tl.capacity() == buffer_size && tl.when_full == when_full,
             None => !want_timeline,
         };
+        let same_rss = same_timeline
+            && match st.rss.as_deref() {
+                Some(r) => want_rss && r.interval == rss_interval && r.trigger == rss_trigger,
+                None => !want_rss,
+            };
         if st.enabled {
             for (changed, what) in [
                 (st.threads != threads, "threads"),
                 (st.async_aware != async_aware, "async_aware"),
                 (!same_timeline, "the timeline"),
                 (st.memory.is_some() != want_memory, "memory"),
+                (!same_rss, "rss"),
             ] {
                 if changed {
                     return Err(PyRuntimeError::new_err(format!(
@@ -522,6 +598,17 @@ impl Profiler {
         }
         if !same_timeline {
             st.timeline = new_timeline;
+        }
+        if !same_rss {
+            // The old sampler's thread (not running: the profiler is not enabled) goes with it.
+            st.rss = want_rss.then(|| {
+                Box::new(crate::rss::Sampler::new(
+                    rss_interval,
+                    rss_trigger,
+                    buffer_size,
+                    when_full,
+                ))
+            });
         }
         set_bias(st, bias);
         // SAFETY: the old timer is dropped after the cell is updated; a timer call in progress
@@ -560,7 +647,17 @@ impl Profiler {
         if memory {
             crate::memory_hook::check_available(slf)?;
         }
-        hook::install(slf)?;
+        // SAFETY: short exclusive access; the sampler's thread never touches the state.
+        if let Some(r) = unsafe { (*p.state_ptr()).rss.as_deref_mut() } {
+            r.start()?;
+        }
+        if let Err(e) = hook::install(slf) {
+            // SAFETY: as above.
+            if let Some(r) = unsafe { (*p.state_ptr()).rss.as_deref_mut() } {
+                r.stop();
+            }
+            return Err(e);
+        }
         if memory {
             crate::memory_hook::activate(slf)?;
         }
@@ -590,6 +687,9 @@ impl Profiler {
             let unhooked = hook::uninstall(slf);
             // SAFETY: short write, then the flush (which manages its own borrows).
             unsafe {
+                if let Some(r) = (*p.state_ptr()).rss.as_deref_mut() {
+                    r.stop();
+                }
                 (*p.state_ptr()).enabled = false;
                 events::flush_unmatched(slf.py(), p);
             }
@@ -618,6 +718,9 @@ impl Profiler {
             if let Some(tl) = st.timeline.as_deref_mut() {
                 tl.clear();
                 timeline_thread_now(st.threads, &st.thread, &st.thread_info, tl);
+            }
+            if let Some(r) = st.rss.as_deref() {
+                r.clear();
             }
             (
                 std::mem::take(&mut st.user_objs),
@@ -657,7 +760,9 @@ impl Profiler {
     fn _timeline_columns<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
         // SAFETY: as above; the labels are read after the copy, with no borrow alive.
         let taken = crate::timeline_py::take(py, unsafe { &*self.state_ptr() });
-        taken.map(|t| t.columns(py, self.factor())).transpose()
+        taken
+            .map(|t| t.columns(py, self.factor(), self.time_origin()))
+            .transpose()
     }
 
     /// Writes the timeline as a Chrome trace (`"chrome"`) or speedscope (`"speedscope"`) file.
@@ -777,6 +882,8 @@ impl Profiler {
 
 /// Events a timeline holds unless `buffer_size` says otherwise.
 const DEFAULT_BUFFER_SIZE: usize = 1_000_000;
+/// How often `rss=True` reads the RSS.
+const DEFAULT_RSS_INTERVAL: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// Makes the timeline record the following events as the calling thread's (with `threads=True`,
 /// the thread whose track is in place, once one is).

@@ -12,6 +12,20 @@ use std::io::{self, Write};
 pub const ENTER: u8 = 0;
 /// A function returns, unwinds or yields (or a coroutine awaits).
 pub const LEAVE: u8 = 1;
+/// Memory events (`memory=True`): a block allocated by malloc, calloc or realloc, a block
+/// freed, and the old block of a realloc that moved or resized it. Their key is the function
+/// running when it happened.
+pub const MALLOC: u8 = 2;
+pub const CALLOC: u8 = 3;
+pub const REALLOC: u8 = 4;
+pub const FREE: u8 = 5;
+pub const REALLOC_FREE: u8 = 6;
+
+/// Whether an event of `kind` is a memory event (not a call or return).
+#[inline]
+pub fn is_memory(kind: u8) -> bool {
+    kind >= MALLOC
+}
 
 /// One recorded event: 24 bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -20,11 +34,31 @@ pub struct Event {
     pub t: i64,
     /// The function's key (code object or builtin address), as in the aggregator.
     pub key: usize,
-    /// Open calls below this one on its thread's stack.
+    /// A call or return: open calls below this one on its thread's stack. A memory event: the
+    /// low 32 bits of its size in bytes (the high bits are in `hi`).
     pub depth: u32,
     /// Index into [`Timeline::threads`].
     pub thread: u16,
     pub kind: u8,
+    /// A memory event: bits 32-39 of its size (blocks up to 1 TiB; larger ones saturate).
+    pub hi: u8,
+}
+
+impl Event {
+    /// A memory event's size in bytes.
+    pub fn bytes(&self) -> u64 {
+        (self.hi as u64) << 32 | self.depth as u64
+    }
+
+    /// How a memory event changes the live bytes: + for a block allocated, - for one freed,
+    /// 0 for a call or return.
+    pub fn delta(&self) -> i64 {
+        match self.kind {
+            MALLOC | CALLOC | REALLOC => self.bytes() as i64,
+            FREE | REALLOC_FREE => -(self.bytes() as i64),
+            _ => 0,
+        }
+    }
 }
 
 /// What to do with an event when the buffer is full.
@@ -70,6 +104,9 @@ pub struct Timeline {
     current: u16,
     /// The time of the latest event recorded (for a leave that has no time of its own).
     pub last_t: i64,
+    /// The live bytes that memory events no longer kept (overwritten by the ring) added up to:
+    /// what the tracked memory was at the first kept event.
+    pub memory_base: i64,
 }
 
 impl Timeline {
@@ -98,6 +135,7 @@ impl Timeline {
             threads: Vec::new(),
             current: 0,
             last_t: 0,
+            memory_base: 0,
         }
     }
 
@@ -129,6 +167,48 @@ impl Timeline {
     #[inline(always)]
     pub fn record(&mut self, kind: u8, t: i64, key: usize, depth: usize) {
         self.last_t = t;
+        self.push(Event {
+            t,
+            key,
+            depth: depth.min(u32::MAX as usize) as u32,
+            thread: self.current,
+            kind,
+            hi: 0,
+        });
+    }
+
+    /// Records a memory event of `kind` and `bytes` at `t`, run by `key`; on the lane of the
+    /// thread `lane` (interpreter id, ident) if given (the allocating thread, which need not be
+    /// the one whose events came last), else on the current one.
+    pub fn record_memory(
+        &mut self,
+        kind: u8,
+        t: i64,
+        key: usize,
+        bytes: u64,
+        lane: Option<(u64, u64)>,
+    ) {
+        let current = self.current;
+        if let Some((id, ident)) = lane {
+            if self.threads.get(current as usize).map(|t| t.0) != Some(id) {
+                self.set_thread(id, ident);
+            }
+        }
+        self.last_t = t;
+        let bytes = bytes.min((1 << 40) - 1);
+        self.push(Event {
+            t,
+            key,
+            depth: bytes as u32,
+            thread: self.current,
+            kind,
+            hi: (bytes >> 32) as u8,
+        });
+        self.current = current;
+    }
+
+    #[inline(always)]
+    fn push(&mut self, event: Event) {
         let cap = self.buf.len();
         let slot = if self.len < cap {
             let i = self.head + self.len;
@@ -145,15 +225,11 @@ impl Timeline {
             }
             let i = self.head;
             self.head = if i + 1 == cap { 0 } else { i + 1 };
+            // The overwritten event's memory change now belongs to what came before the kept ones.
+            self.memory_base += self.buf[i].delta();
             i
         };
-        self.buf[slot] = Event {
-            t,
-            key,
-            depth: depth.min(u32::MAX as usize) as u32,
-            thread: self.current,
-            kind,
-        };
+        self.buf[slot] = event;
     }
 
     /// The kept events, oldest first.
@@ -169,6 +245,7 @@ impl Timeline {
         self.dropped = 0;
         self.threads.clear();
         self.current = 0;
+        self.memory_base = 0;
     }
 }
 
@@ -200,6 +277,9 @@ pub fn spans(events: &[Event]) -> Vec<Span> {
         let stack = &mut stacks[th];
         if e.kind == ENTER {
             stack.push((e.key, e.t, e.depth));
+            continue;
+        }
+        if e.kind != LEAVE {
             continue;
         }
         let (key, start, depth) = stack.pop().unwrap_or((e.key, t_first, e.depth));
@@ -274,9 +354,15 @@ pub fn write_chrome<W: Write>(
     w: &mut W,
     events: &[Event],
     dropped: u64,
+    counters: &Counters<'_>,
     names: &Names<'_>,
 ) -> io::Result<()> {
-    let origin = events.iter().map(|e| e.t).min().unwrap_or(0);
+    let origin = events
+        .iter()
+        .map(|e| e.t)
+        .chain(counters.rss.iter().map(|s| s.0))
+        .min()
+        .unwrap_or(0);
     let ns =
         |t: i64| ((t.wrapping_sub(origin)) as f64 * names.seconds_per_unit * 1e9).round() as i64;
     w.write_all(b"{\"traceEvents\":[\n")?;
@@ -330,11 +416,81 @@ pub fn write_chrome<W: Write>(
         line.extend_from_slice(tail);
         w.write_all(&line)?;
     }
+    write_counters(w, events, counters, names.pid, &ns)?;
     write!(
         w,
         "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{{\"dropped_events\":{}}}}}\n",
         dropped
     )?;
+    Ok(())
+}
+
+/// What a Chrome trace shows besides the calls.
+pub struct Counters<'a> {
+    /// The tracked live bytes at the first kept event ([`Timeline::memory_base`]).
+    pub memory_base: i64,
+    /// RSS samples: (time in timer units, bytes).
+    pub rss: &'a [(i64, u64)],
+}
+
+fn counter_line(out: &mut Vec<u8>, pid: u32, ns: i64, name: &str, arg: &str, value: i64) {
+    out.extend_from_slice(b",\n{\"ph\":\"C\",\"pid\":");
+    digits(out, pid as u64);
+    out.extend_from_slice(b",\"tid\":0,\"ts\":");
+    micros(out, ns);
+    out.extend_from_slice(b",\"name\":\"");
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b"\",\"args\":{\"");
+    out.extend_from_slice(arg.as_bytes());
+    out.extend_from_slice(b"\":");
+    if value < 0 {
+        out.push(b'-');
+    }
+    digits(out, value.unsigned_abs());
+    out.extend_from_slice(b"}}");
+}
+
+/// The memory counter (tracked live bytes after the memory events, the last value of each
+/// microsecond, which is as fine as the trace's times go) and the RSS counter.
+fn write_counters<W: Write>(
+    w: &mut W,
+    events: &[Event],
+    counters: &Counters<'_>,
+    pid: u32,
+    ns: &dyn Fn(i64) -> i64,
+) -> io::Result<()> {
+    let mut line = Vec::with_capacity(128);
+    let mut live = counters.memory_base;
+    let mut pending: Option<(i64, i64)> = None;
+    for e in events.iter().filter(|e| is_memory(e.kind)) {
+        live += e.delta();
+        let at = ns(e.t);
+        if let Some((t, v)) = pending {
+            if t.div_euclid(1000) != at.div_euclid(1000) {
+                line.clear();
+                counter_line(&mut line, pid, t, "memory", "tracked bytes", v);
+                w.write_all(&line)?;
+            }
+        }
+        pending = Some((at, live));
+    }
+    if let Some((t, v)) = pending {
+        line.clear();
+        counter_line(&mut line, pid, t, "memory", "tracked bytes", v);
+        w.write_all(&line)?;
+    }
+    for &(t, bytes) in counters.rss {
+        line.clear();
+        counter_line(
+            &mut line,
+            pid,
+            ns(t),
+            "rss",
+            "bytes",
+            bytes.min(i64::MAX as u64) as i64,
+        );
+        w.write_all(&line)?;
+    }
     Ok(())
 }
 
@@ -352,7 +508,7 @@ pub fn write_speedscope<W: Write>(
     // Frame indices in order of first appearance.
     let mut frames: Vec<usize> = Vec::new();
     let mut index: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
-    for e in events {
+    for e in events.iter().filter(|e| !is_memory(e.kind)) {
         index.entry(e.key).or_insert_with(|| {
             frames.push(e.key);
             frames.len() - 1
@@ -387,7 +543,10 @@ pub fn write_speedscope<W: Write>(
         .unwrap_or(0);
     let mut first_profile = true;
     for th in 0..n_threads {
-        let mine: Vec<&Event> = events.iter().filter(|e| e.thread as usize == th).collect();
+        let mine: Vec<&Event> = events
+            .iter()
+            .filter(|e| e.thread as usize == th && !is_memory(e.kind))
+            .collect();
         if mine.is_empty() {
             continue;
         }
@@ -541,7 +700,11 @@ mod tests {
         let names = names_for(&f, &th);
         let mut out = Vec::new();
         let ev: Vec<Event> = tl.iter().copied().collect();
-        write_chrome(&mut out, &ev, tl.dropped, &names).unwrap();
+        let none = Counters {
+            memory_base: 0,
+            rss: &[],
+        };
+        write_chrome(&mut out, &ev, tl.dropped, &none, &names).unwrap();
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         let evs = v["traceEvents"].as_array().unwrap();
         let slices: Vec<_> = evs.iter().filter(|e| e["ph"] == "X").collect();
@@ -561,5 +724,79 @@ mod tests {
         assert_eq!(p["events"].as_array().unwrap().len(), 6);
         assert_eq!(v["shared"]["frames"].as_array().unwrap().len(), 3);
         assert_eq!(p["endValue"], 5);
+    }
+
+    #[test]
+    fn memory_events_keep_their_size_and_the_ring_carries_their_bytes() {
+        let mut tl = Timeline::new(3, WhenFull::KeepNewest);
+        tl.set_thread(1, 1);
+        tl.record(ENTER, 1, 10, 0);
+        tl.record_memory(MALLOC, 2, 10, 5 << 32 | 7, None);
+        tl.record_memory(FREE, 3, 10, 100, Some((2, 2)));
+        let ev: Vec<Event> = tl.iter().copied().collect();
+        assert_eq!(ev[1].bytes(), 5u64 << 32 | 7);
+        assert_eq!(ev[1].delta(), (5i64 << 32 | 7));
+        assert_eq!(ev[2].delta(), -100);
+        // The free went on thread 2's lane; the calls that follow stay on thread 1's.
+        assert_eq!((ev[1].thread, ev[2].thread), (0, 1));
+        tl.record(LEAVE, 4, 10, 0);
+        assert_eq!(tl.iter().last().map(|e| e.thread), Some(0));
+        assert_eq!(tl.memory_base, 0); // the enter went
+        tl.record(ENTER, 5, 11, 0);
+        assert_eq!(tl.memory_base, (5i64 << 32 | 7));
+        tl.record(ENTER, 6, 12, 1);
+        assert_eq!(tl.memory_base, (5i64 << 32 | 7) - 100);
+        // Sizes past 1 TiB saturate rather than wrap.
+        tl.record_memory(CALLOC, 7, 12, u64::MAX, None);
+        assert_eq!(tl.iter().last().map(|e| e.bytes()), Some((1 << 40) - 1));
+        tl.clear();
+        assert_eq!(tl.memory_base, 0);
+    }
+
+    #[test]
+    fn memory_events_are_counters_not_slices() {
+        let mut tl = Timeline::new(100, WhenFull::KeepNewest);
+        tl.set_thread(1, 1);
+        tl.record(ENTER, 0, 10, 0);
+        tl.record_memory(MALLOC, 1000, 10, 64, None);
+        tl.record_memory(MALLOC, 1500, 10, 64, None); // same microsecond: one counter value
+        tl.record_memory(FREE, 3000, 10, 64, None);
+        tl.record(LEAVE, 4000, 10, 0);
+        let ev: Vec<Event> = tl.iter().copied().collect();
+        assert_eq!(spans(&ev).len(), 1);
+        let f = |_: usize| ("f", "a.py", 1);
+        let th = [(1u64, "MainThread".to_string())];
+        let names = names_for(&f, &th);
+        let rss = [(500i64, 4096u64), (3500, 8192)];
+        let counters = Counters {
+            memory_base: 10,
+            rss: &rss,
+        };
+        let mut out = Vec::new();
+        write_chrome(&mut out, &ev, 0, &counters, &names).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let evs = v["traceEvents"].as_array().unwrap();
+        let mem: Vec<(f64, i64)> = evs
+            .iter()
+            .filter(|e| e["ph"] == "C" && e["name"] == "memory")
+            .map(|e| {
+                (
+                    e["ts"].as_f64().unwrap(),
+                    e["args"]["tracked bytes"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(mem, vec![(1.5, 138), (3.0, 74)]);
+        let rss: Vec<i64> = evs
+            .iter()
+            .filter(|e| e["ph"] == "C" && e["name"] == "rss")
+            .map(|e| e["args"]["bytes"].as_i64().unwrap())
+            .collect();
+        assert_eq!(rss, vec![4096, 8192]);
+        let mut out = Vec::new();
+        write_speedscope(&mut out, &ev, &names, "t").unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["profiles"][0]["events"].as_array().unwrap().len(), 2);
+        assert_eq!(v["shared"]["frames"].as_array().unwrap().len(), 1);
     }
 }

@@ -57,6 +57,8 @@ pub struct Taken {
     when_full: timeline::WhenFull,
     objs: HashMap<usize, Py<PyAny>>,
     known_names: HashMap<u64, String>,
+    memory_base: i64,
+    rss: Vec<(i64, u64)>,
 }
 
 /// Copies the timeline and the objects naming its keys, or `None` without a timeline.
@@ -82,6 +84,7 @@ pub fn take(py: Python<'_>, st: &State) -> Option<Taken> {
             known_names.insert(info.ident, name.clone());
         }
     }
+    let rss = st.rss.as_deref().map_or_else(Vec::new, |r| r.samples().0);
     Some(Taken {
         events,
         tl_threads: tl.threads.clone(),
@@ -90,7 +93,58 @@ pub fn take(py: Python<'_>, st: &State) -> Option<Taken> {
         when_full: tl.when_full,
         objs: wanted,
         known_names,
+        memory_base: tl.memory_base,
+        rss,
     })
+}
+
+/// The timeline's columns, each a native-endian array in bytes.
+struct Columns {
+    time: Vec<u8>,
+    kind: Vec<u8>,
+    depth: Vec<u8>,
+    thread: Vec<u8>,
+    func: Vec<u8>,
+    caller: Vec<u8>,
+    value1: Vec<u8>,
+    value2: Vec<u8>,
+}
+
+impl Columns {
+    fn with_capacity(n: usize) -> Columns {
+        Columns {
+            time: Vec::with_capacity(n * 8),
+            kind: Vec::with_capacity(n),
+            depth: Vec::with_capacity(n * 4),
+            thread: Vec::with_capacity(n * 2),
+            func: Vec::with_capacity(n * 4),
+            caller: Vec::with_capacity(n * 4),
+            value1: Vec::with_capacity(n * 8),
+            value2: Vec::with_capacity(n * 8),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn push(
+        &mut self,
+        time: f64,
+        kind: u8,
+        depth: u32,
+        thread: u16,
+        func: u32,
+        caller: i32,
+        value1: f64,
+        value2: f64,
+    ) {
+        self.time.extend_from_slice(&time.to_ne_bytes());
+        self.kind.push(kind);
+        self.depth.extend_from_slice(&depth.to_ne_bytes());
+        self.thread.extend_from_slice(&thread.to_ne_bytes());
+        self.func.extend_from_slice(&func.to_ne_bytes());
+        self.caller.extend_from_slice(&caller.to_ne_bytes());
+        self.value1.extend_from_slice(&value1.to_ne_bytes());
+        self.value2.extend_from_slice(&value2.to_ne_bytes());
+    }
 }
 
 impl Taken {
@@ -127,39 +181,67 @@ impl Taken {
     }
 
     /// The events as columns (native-endian arrays in bytes) for `rprofile.timeline`:
-    /// `(time f64 seconds, event u8, depth u32, thread u16, func u32, caller i32, functions,
-    /// threads)`. `event` is 0 call, 1 return, 2 c_call, 3 c_return; `caller` is the function
-    /// of the enclosing call on the same thread (-1: none, or not in the buffer);
-    /// `functions` are pstats keys `(file, line, name)`, `threads` `(ident, name)`.
-    pub fn columns<'py>(&self, py: Python<'py>, factor: f64) -> PyResult<Bound<'py, PyTuple>> {
+    /// `(time f64 seconds, event u8, depth u32, thread u16, func u32, caller i32, value1 f64,
+    /// value2 f64, functions, threads)`, RSS samples merged in by time. `event` is an index into
+    /// `rprofile.timeline.EVENT_NAMES` (call, return, c_call, c_return, malloc, calloc,
+    /// realloc, free, realloc_free, rss); `func` the function running (`u32::MAX`: none, as
+    /// for RSS samples); `caller` the function of the enclosing call on the same thread (-1:
+    /// none, or not in the buffer); `value1` a memory event's bytes (negative when freed) or
+    /// the RSS, `value2` the tracked live bytes after a memory event (NaN where they do not
+    /// apply); `functions` are pstats keys `(file, line, name)`, `threads` `(ident, name)`.
+    /// Times are `origin.1 + (t - origin.0) * factor` seconds.
+    pub fn columns<'py>(
+        &self,
+        py: Python<'py>,
+        factor: f64,
+        origin: (i64, f64),
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let seconds = |t: i64| origin.1 + t.wrapping_sub(origin.0) as f64 * factor;
+        const RSS: u8 = 9;
         let labels = self.labels(py);
         let mut index: HashMap<usize, u32> = HashMap::new();
         let mut functions: Vec<(String, i64, String)> = Vec::new();
-        let n = self.events.len();
-        let (mut time, mut kind, mut depth, mut thread, mut func, mut caller) = (
-            Vec::with_capacity(n * 8),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n * 4),
-            Vec::with_capacity(n * 2),
-            Vec::with_capacity(n * 4),
-            Vec::with_capacity(n * 4),
-        );
+        let mut c = Columns::with_capacity(self.events.len() + self.rss.len());
         let mut stacks: Vec<Vec<u32>> = Vec::new();
+        let mut live = self.memory_base;
+        let mut rss = self.rss.iter().peekable();
+        let mut rss_until = |c: &mut Columns, until: Option<i64>| {
+            while let Some(&(t, bytes)) = rss.next_if(|s| until.is_none_or(|u| s.0 <= u)) {
+                let v1 = bytes as f64;
+                c.push(seconds(t), RSS, 0, u16::MAX, u32::MAX, -1, v1, f64::NAN);
+            }
+        };
         for e in &self.events {
-            let f = *index.entry(e.key).or_insert_with(|| {
-                let l = labels.get(&e.key);
-                functions.push(l.map_or_else(
-                    || (String::new(), 0, String::new()),
-                    |l| (l.file.clone(), l.line, l.name.clone()),
-                ));
-                (functions.len() - 1) as u32
-            });
-            let builtin = functions[f as usize].0 == "~";
+            rss_until(&mut c, Some(e.t));
+            let memory = timeline::is_memory(e.kind);
+            let f = if memory && e.key == 0 {
+                u32::MAX // an allocation outside every profiled call
+            } else {
+                *index.entry(e.key).or_insert_with(|| {
+                    let l = labels.get(&e.key);
+                    functions.push(l.map_or_else(
+                        || (String::new(), 0, String::new()),
+                        |l| (l.file.clone(), l.line, l.name.clone()),
+                    ));
+                    (functions.len() - 1) as u32
+                })
+            };
             let th = e.thread as usize;
             if stacks.len() <= th {
                 stacks.resize_with(th + 1, Vec::new);
             }
             let stack = &mut stacks[th];
+            let t = seconds(e.t);
+            if memory {
+                live += e.delta();
+                // The function running and its caller, as this lane's stack has them.
+                let depth = stack.len().saturating_sub(1) as u32;
+                let parent = stack.len().checked_sub(2).map_or(-1, |i| stack[i] as i32);
+                let (v1, v2) = (e.delta() as f64, live as f64);
+                c.push(t, e.kind + 2, depth, e.thread, f, parent, v1, v2);
+                continue;
+            }
+            let builtin = functions[f as usize].0 == "~";
             let parent = if e.kind == timeline::ENTER {
                 let p = stack.last().map_or(-1, |&p| p as i32);
                 stack.push(f);
@@ -168,21 +250,20 @@ impl Taken {
                 stack.pop();
                 stack.last().map_or(-1, |&p| p as i32)
             };
-            time.extend_from_slice(&(e.t as f64 * factor).to_ne_bytes());
-            kind.push(e.kind + if builtin { 2 } else { 0 });
-            depth.extend_from_slice(&e.depth.to_ne_bytes());
-            thread.extend_from_slice(&e.thread.to_ne_bytes());
-            func.extend_from_slice(&f.to_ne_bytes());
-            caller.extend_from_slice(&parent.to_ne_bytes());
+            let code = e.kind + if builtin { 2 } else { 0 };
+            c.push(t, code, e.depth, e.thread, f, parent, f64::NAN, f64::NAN);
         }
+        rss_until(&mut c, None);
         let threads = self.threads(py);
         (
-            PyBytes::new(py, &time),
-            PyBytes::new(py, &kind),
-            PyBytes::new(py, &depth),
-            PyBytes::new(py, &thread),
-            PyBytes::new(py, &func),
-            PyBytes::new(py, &caller),
+            PyBytes::new(py, &c.time),
+            PyBytes::new(py, &c.kind),
+            PyBytes::new(py, &c.depth),
+            PyBytes::new(py, &c.thread),
+            PyBytes::new(py, &c.func),
+            PyBytes::new(py, &c.caller),
+            PyBytes::new(py, &c.value1),
+            PyBytes::new(py, &c.value2),
             functions,
             threads,
         )
@@ -226,7 +307,13 @@ impl Taken {
         let f = std::fs::File::create(&path)?;
         let mut w = BufWriter::with_capacity(1 << 20, f);
         match format {
-            "chrome" => timeline::write_chrome(&mut w, &self.events, self.dropped, &names)?,
+            "chrome" => {
+                let counters = timeline::Counters {
+                    memory_base: self.memory_base,
+                    rss: &self.rss,
+                };
+                timeline::write_chrome(&mut w, &self.events, self.dropped, &counters, &names)?
+            }
             _ => timeline::write_speedscope(&mut w, &self.events, &names, title)?,
         }
         w.flush()?;

@@ -50,7 +50,10 @@ def replay(events):
     stacks = defaultdict(list)
     durations = defaultdict(float)
     calls = Counter()
-    for t, event, func, thread, depth in events:
+    for t, event, func, thread, depth, value in events:
+        if event not in ("call", "return", "c_call", "c_return"):
+            continue
+        assert value is None
         stack = stacks[thread]
         if event in ("call", "c_call"):
             assert depth == len(stack), (event, func, depth, len(stack))

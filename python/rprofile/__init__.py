@@ -93,7 +93,14 @@ class Profile(_Profiler):
 
     With ``memory=True`` every allocation and free of the three allocator
     domains is charged to a function while the profiler is enabled; see
-    ``memory_stats()``.
+    ``memory_stats()``. With ``timeline=True`` too, each allocation and free
+    of a tracked block is also an event on the timeline.
+
+    With ``rss=True`` (and ``timeline=True``, default timer) a background
+    thread reads the process's resident set size every ``rss_interval``
+    seconds (default 0.01) while the profiler is enabled and puts it on the
+    timeline when it moved by at least ``rss_trigger`` bytes (default: a
+    page) since the last sample kept.
     """
 
     # The per-event work is in the native base class; what follows is the same thin layer that

@@ -48,6 +48,9 @@ def _parser():
     parser.add_option("--memory", dest="memory", action="store_true", default=False,
                       help="Charge every allocation to the function that made it and print "
                            "the functions by net bytes allocated")
+    parser.add_option("--rss", dest="rss", action="store_true", default=False,
+                      help="With --timeline: sample the process's resident memory every 10 ms "
+                           "into the trace")
     parser.add_option("--buffer-size", dest="buffer_size", type="int", default=1_000_000,
                       help="Events the timeline keeps (the newest; default 1000000)")
     return parser
@@ -102,6 +105,8 @@ def main():
             setattr(options, name, os.path.abspath(getattr(options, name)))
     if not args:
         parser.error("no module name given" if options.module else "no script given")
+    if options.rss and options.timeline is None:
+        parser.error("--rss needs --timeline (the samples are counters in the trace)")
 
     if options.module:
         code, globs = _module_target(parser, args[0])
@@ -112,8 +117,8 @@ def main():
         timeline = options.timeline is not None or options.speedscope is not None
         prof = Profile(options.clock, threads=options.threads, async_aware=options.async_aware,
                        timeline=timeline, buffer_size=options.buffer_size,
-                       memory=options.memory)
-    except ValueError as exc:
+                       memory=options.memory, rss=options.rss)
+    except (ValueError, OSError) as exc:
         parser.error(str(exc))
     exit_request = lookup_error = None
     try:

@@ -10,8 +10,11 @@ import sys
 
 __all__ = ["Timeline", "EVENT_NAMES"]
 
-# The `event` column's codes, in the names of sys.setprofile's events.
-EVENT_NAMES = ("call", "return", "c_call", "c_return")
+# The `event` column's codes: sys.setprofile's names for calls and returns, cpyquickhelper's
+# EventProfiler's for memory events, and "rss" for an RSS sample.
+EVENT_NAMES = ("call", "return", "c_call", "c_return",
+               "malloc", "calloc", "realloc", "free", "realloc_free", "rss")
+_NO_FUNCTION = 0xFFFFFFFF
 
 
 class Timeline:
@@ -56,7 +59,7 @@ class Timeline:
         cols = self._profiler._timeline_columns()
         if cols is None:
             raise RuntimeError("the profiler records no timeline (Profile(timeline=True))")
-        time, event, depth, thread, func, caller, functions, threads = cols
+        time, event, depth, thread, func, caller, value1, value2, functions, threads = cols
         return {
             "time": memoryview(time).cast("d"),
             "event": memoryview(event).cast("B"),
@@ -64,31 +67,43 @@ class Timeline:
             "thread": memoryview(thread).cast("H"),
             "func": memoryview(func).cast("I"),
             "caller": memoryview(caller).cast("i"),
+            "value1": memoryview(value1).cast("d"),
+            "value2": memoryview(value2).cast("d"),
             "functions": functions,
             "threads": threads,
         }
 
     def events(self):
         """Yields each kept event, oldest first, as a plain tuple
-        ``(time, event, function, thread_ident, depth)``: time in seconds of the profiler's
-        timer, event one of ``"call"``, ``"return"``, ``"c_call"``, ``"c_return"``, function
-        the pstats key ``(file, line, name)``."""
+        ``(time, event, function, thread_ident, depth, value)``: time in seconds of the
+        profiler's timer; event one of ``EVENT_NAMES``; function the pstats key
+        ``(file, line, name)`` of the function called, returning, or running when memory was
+        allocated or freed (None for an RSS sample, or memory outside every profiled call);
+        value None for a call or return, the bytes of a memory event (negative when freed),
+        the RSS in bytes of an ``"rss"`` sample."""
         c = self._columns()
         functions, threads = c["functions"], c["threads"]
         idents = [t[0] for t in threads]
         time, event, depth, thread, func = c["time"], c["event"], c["depth"], c["thread"], \
             c["func"]
+        value1 = c["value1"]
         for i in range(len(time)):
             th = thread[i]
-            yield (time[i], EVENT_NAMES[event[i]], functions[func[i]],
-                   idents[th] if th < len(idents) else 0, depth[i])
+            code = event[i]
+            f = func[i]
+            yield (time[i], EVENT_NAMES[code],
+                   None if f == _NO_FUNCTION else functions[f],
+                   idents[th] if th < len(idents) else 0, depth[i],
+                   None if code < 4 else int(value1[i]))
 
     def to_dataframe(self):
         """The events as a pandas DataFrame, one row per event, with the columns of
         cpyquickhelper's EventProfiler (``time, event, name, mod, lineno, from_name, from_mod,
-        from_line``) and ``thread``, ``thread_name``, ``depth``, ``value1``, ``value2`` (memory
-        values; NaN for call events). Text columns are categoricals. Built from arrays, not a
-        Python object per row."""
+        from_line``) and ``thread``, ``thread_name``, ``depth``, ``value1``, ``value2``. For a
+        memory event ``value1`` is its bytes (negative when freed) and ``value2`` the tracked
+        live bytes after it; for an ``"rss"`` sample ``value1`` is the RSS in bytes; NaN where
+        they do not apply. Text columns are categoricals. Built from arrays, not a Python object
+        per row."""
         import numpy as np
         import pandas as pd
 
@@ -97,6 +112,7 @@ class Timeline:
         n = len(c["time"])
         none = len(functions)  # the index standing for "no caller"
         func = np.frombuffer(c["func"], dtype=np.uint32, count=n).astype(np.intp)
+        func[func == _NO_FUNCTION] = none
         caller = np.frombuffer(c["caller"], dtype=np.int32, count=n).astype(np.intp)
         caller[caller < 0] = none
         thread = np.frombuffer(c["thread"], dtype=np.uint16, count=n).astype(np.intp)
@@ -128,13 +144,14 @@ class Timeline:
             "thread": idents[thread],
             "thread_name": categorical([t[1] for t in threads] + [""], thread),
             "depth": np.frombuffer(c["depth"], dtype=np.uint32, count=n),
-            "value1": np.full(n, np.nan),
-            "value2": np.full(n, np.nan),
+            "value1": np.frombuffer(c["value1"], dtype=np.float64, count=n),
+            "value2": np.frombuffer(c["value2"], dtype=np.float64, count=n),
         }, copy=False)
 
     def to_chrome_trace(self, path):
         """Writes the timeline as Chrome trace-event JSON (one complete event per call, thread
-        names as metadata), for Perfetto (ui.perfetto.dev) and chrome://tracing."""
+        names as metadata, and with ``memory=True`` / ``rss=True`` the counters ``memory``
+        (tracked live bytes) and ``rss``), for Perfetto (ui.perfetto.dev) and chrome://tracing."""
         _threading_names()
         self._profiler._timeline_write("chrome", os.fsdecode(path), _title())
 

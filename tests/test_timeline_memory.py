@@ -1,0 +1,302 @@
+"""Memory on the timeline: allocations and frees as events (timeline=True, memory=True), and the
+RSS sampler (rss=True); both against the memory stats of the same run and in the exports."""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter, defaultdict
+
+import pytest
+
+import rprofile
+from support import Tick
+
+MEMORY = {"malloc", "calloc", "realloc", "free", "realloc_free"}
+ALLOC = {"malloc", "calloc", "realloc"}
+
+keep = []
+
+
+def make(n):
+    for i in range(n):
+        keep.append([i] * 50)
+
+
+def churn(n):
+    for _ in range(n):
+        x = bytearray(3000)
+        del x
+
+
+def grow(n):
+    s = []
+    for i in range(n):
+        s.append(str(i))
+    keep.append(s)
+
+
+def program():
+    make(300)
+    churn(300)
+    grow(2000)
+    keep.clear()
+
+
+def run(func=program, **kw):
+    kw.setdefault("timeline", True)
+    kw.setdefault("memory", True)
+    prof = rprofile.Profile(**kw)
+    prof.runcall(func)
+    return prof
+
+
+def total_net(prof):
+    return sum(m.net for m in prof.memory_stats().values())
+
+
+def test_memory_events_add_up_to_the_memory_stats():
+    prof = run()
+    assert prof.timeline.dropped == 0
+    events = list(prof.timeline.events())
+    mem = [e for e in events if e[1] in MEMORY]
+    assert len(mem) > 1000
+    stats = prof.memory_stats()
+    # An allocation is an event of the function charged with it.
+    allocs = Counter(e[2] for e in mem if e[1] in ALLOC)
+    allocated = defaultdict(int)
+    for e in mem:
+        if e[1] in ALLOC:
+            allocated[e[2]] += e[5]
+    for key, m in stats.items():
+        k = None if key == ("~", 0, "<no profiled call>") else key
+        assert allocs[k] == m.allocations, key
+        assert allocated[k] == m.allocated, key
+    assert sum(allocs.values()) == sum(m.allocations for m in stats.values())
+    # Frees are the tracked blocks' sizes: all the events add up to the net bytes.
+    assert all(e[5] < 0 for e in mem if e[1] not in ALLOC)
+    assert all(e[5] > 0 for e in mem if e[1] in ALLOC)
+    assert sum(e[5] for e in mem) == total_net(prof)
+    df = prof.timeline.to_dataframe()
+    rows = df[df.event.isin(sorted(MEMORY))]
+    assert len(rows) == len(mem)
+    assert rows.value1.sum() == total_net(prof)
+    assert rows.value2.iloc[-1] == total_net(prof)
+    assert df[~df.event.isin(sorted(MEMORY))].value1.isna().all()
+
+
+def test_memory_events_happen_inside_the_call_on_top():
+    prof = run(builtins=False)
+    stacks = defaultdict(list)
+    seen = 0
+    for t, event, func, thread, depth, value in prof.timeline.events():
+        stack = stacks[thread]
+        if event == "call":
+            stack.append(func)
+        elif event == "return":
+            stack.pop()
+        elif event in MEMORY:
+            seen += 1
+            assert func == (stack[-1] if stack else None)
+            assert depth == max(len(stack) - 1, 0)
+    assert seen > 1000
+    df = prof.timeline.to_dataframe()
+    churned = df[(df.event == "malloc") & (df.name == "churn")]
+    assert (churned.from_name == "program").all() and len(churned) >= 300
+
+
+@pytest.mark.parametrize("when_full", ["keep_newest", "keep_oldest"])
+def test_a_full_buffer_keeps_the_live_bytes_right(when_full):
+    n = len(run().timeline)
+    prof = run(buffer_size=n // 3, when_full=when_full)
+    assert prof.timeline.dropped > 0
+    df = prof.timeline.to_dataframe()
+    mem = df[df.event.isin(sorted(MEMORY))]
+    if when_full == "keep_newest":
+        # What the dropped events added is carried: the last total is the run's net.
+        assert mem.value2.iloc[-1] == total_net(prof)
+    else:
+        # Nothing before the kept events was dropped: the total starts from the first event.
+        assert mem.value2.iloc[0] == mem.value1.iloc[0]
+        assert mem.value2.iloc[-1] != total_net(prof)
+    # Each total is the one before plus the event's bytes.
+    v1, v2 = list(mem.value1), list(mem.value2)
+    assert all(v2[i] == v2[i - 1] + v1[i] for i in range(1, len(v2)))
+
+
+def test_chrome_trace_has_the_memory_counter(tmp_path):
+    prof = run()
+    path = tmp_path / "t.json"
+    prof.timeline.to_chrome_trace(path)
+    events = json.loads(path.read_text())["traceEvents"]
+    counters = [e for e in events if e["ph"] == "C"]
+    assert counters and all(e["name"] == "memory" for e in counters)
+    for e in counters:
+        assert {"pid", "tid", "ts", "name", "args"} <= set(e)
+        assert isinstance(e["args"]["tracked bytes"], int)
+    ts = [e["ts"] for e in counters]
+    assert ts == sorted(ts)
+    assert counters[-1]["args"]["tracked bytes"] == total_net(prof)
+    # The calls are as without memory: one slice per call.
+    slices = [e for e in events if e["ph"] == "X"]
+    calls = sum(1 for e in prof.timeline.events() if e[1] in ("call", "c_call"))
+    assert len(slices) == calls
+
+
+def test_speedscope_ignores_memory_events(tmp_path):
+    prof = run()
+    path = tmp_path / "s.json"
+    prof.timeline.to_speedscope(path)
+    doc = json.loads(path.read_text())
+    called = {e[2] for e in prof.timeline.events() if e[1] in ("call", "c_call")}
+    assert len(doc["shared"]["frames"]) == len(called)
+    events = doc["profiles"][0]["events"]
+    assert len(events) == 2 * sum(1 for e in prof.timeline.events()
+                                  if e[1] in ("call", "c_call"))
+
+
+def test_no_memory_events_without_memory_or_without_timeline():
+    prof = run(memory=False)
+    assert not {e[1] for e in prof.timeline.events()} & MEMORY
+    prof = run(timeline=False)
+    assert prof.timeline is None and prof.memory_stats()
+
+
+def test_a_python_timer_stamps_memory_events_with_the_latest_event_time():
+    prof = run(timer=Tick())
+    last = None
+    seen = 0
+    for t, event, *_ in prof.timeline.events():
+        if event in MEMORY:
+            # (Before the first call event there is no time to take but the start's.)
+            assert t == last or (last is None and t == 0)
+            seen += last is not None
+        else:
+            assert last is None or t > last
+            last = t
+    assert seen > 1000
+
+
+def test_threads_put_their_memory_events_on_their_own_lanes():
+    def worker():
+        churn(200)
+
+    def main():
+        t = threading.Thread(target=worker)
+        t.start()
+        make(200)
+        t.join()
+        return t.ident
+
+    prof = rprofile.Profile(timeline=True, memory=True, threads=True)
+    ident = prof.runcall(main)
+    by_func = defaultdict(set)
+    for e in prof.timeline.events():
+        if e[1] in MEMORY and e[2] is not None:
+            by_func[e[2][2]].add(e[3])
+    assert by_func["churn"] == {ident}
+    assert by_func["make"] == {threading.get_ident()}
+
+
+# -- rss=True ---------------------------------------------------------------------------------
+
+def rss_threads():
+    """Threads of this process named as the sampler's (Linux: /proc/self/task/*/comm)."""
+    names = []
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open("/proc/self/task/%s/comm" % tid) as f:
+                names.append(f.read().strip())
+        except OSError:
+            pass
+    return names.count("rprofile-rss")
+
+
+def touch_memory(mib):
+    block = bytearray(mib << 20)
+    for i in range(0, len(block), 4096):
+        block[i] = 1
+    time.sleep(0.05)
+    del block
+    time.sleep(0.03)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="RSS is read from /proc")
+def test_rss_samples_follow_the_resident_memory(tmp_path):
+    before = rss_threads()
+    prof = rprofile.Profile(timeline=True, rss=True, rss_interval=0.002)
+    prof.enable()
+    assert rss_threads() == before + 1
+    touch_memory(64)
+    prof.disable()
+    assert rss_threads() == before
+    samples = [e for e in prof.timeline.events() if e[1] == "rss"]
+    assert len(samples) >= 5
+    assert all(e[2] is None and e[5] > 0 for e in samples)
+    times = [e[0] for e in samples]
+    assert times == sorted(times)
+    values = [e[5] for e in samples]
+    assert max(values) - values[0] >= 50 << 20
+    assert max(values) - values[-1] >= 50 << 20
+    calls = [e[0] for e in prof.timeline.events() if e[1] != "rss"]
+    assert times[0] <= calls[0]  # sampled at enable(), before the first event
+    path = tmp_path / "t.json"
+    prof.timeline.to_chrome_trace(path)
+    counters = [e for e in json.loads(path.read_text())["traceEvents"]
+                if e["ph"] == "C" and e["name"] == "rss"]
+    assert [c["args"]["bytes"] for c in counters] == values
+    assert all(c["ts"] >= 0 for c in counters)
+    df = prof.timeline.to_dataframe()
+    assert list(df[df.event == "rss"].value1) == values
+    prof.clear()
+    assert not [e for e in prof.timeline.events() if e[1] == "rss"]
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="RSS is read from /proc")
+def test_rss_trigger_keeps_only_moves_as_large():
+    prof = rprofile.Profile(timeline=True, rss=True, rss_interval=0.002, rss_trigger=1 << 40)
+    with prof:
+        touch_memory(16)
+    samples = [e for e in prof.timeline.events() if e[1] == "rss"]
+    assert len(samples) == 2  # at enable and at disable
+
+
+def test_rss_arguments_are_checked():
+    with pytest.raises(ValueError, match="timeline"):
+        rprofile.Profile(rss=True)
+    for timer in (Tick(), "cpu", "thread_cpu"):
+        with pytest.raises(ValueError, match="timer"):
+            rprofile.Profile(timer, timeline=True, rss=True)
+    for bad in (0, -1, float("nan"), float("inf"), 1e300):
+        with pytest.raises(ValueError, match="rss_interval"):
+            rprofile.Profile(timeline=True, rss=True, rss_interval=bad)
+    with pytest.raises(ValueError, match="rss_trigger"):
+        rprofile.Profile(timeline=True, rss=True, rss_trigger=-1)
+    with pytest.raises(TypeError):
+        rprofile.Profile(timeline=True, rss=True, rss_interval="fast")
+    prof = rprofile.Profile(timeline=True, rss=True)
+    with prof:
+        with pytest.raises(RuntimeError, match="rss"):
+            prof.__init__(timeline=True)
+        with pytest.raises(RuntimeError, match="rss"):
+            prof.__init__(timeline=True, rss=True, rss_interval=1.0)
+    assert rss_threads() == 0
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="RSS is read from /proc")
+def test_cli_rss(tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text("x = bytearray(32 << 20)\nfor i in range(0, len(x), 4096): x[i] = 1\n"
+                      "import time; time.sleep(0.05)\n")
+    trace = tmp_path / "t.json"
+    out = subprocess.run([sys.executable, "-m", "rprofile", "--timeline", str(trace), "--rss",
+                          "--memory", str(script)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    names = Counter(e["name"] for e in json.loads(trace.read_text())["traceEvents"]
+                    if e["ph"] == "C")
+    assert names["rss"] >= 2 and names["memory"] >= 1
+    out = subprocess.run([sys.executable, "-m", "rprofile", "--rss", str(script)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "--rss needs --timeline" in out.stderr
