@@ -224,7 +224,6 @@ pub unsafe fn is_coroutine(py: Python<'_>, p: &Profiler, code: *mut ffi::PyObjec
 ///
 /// # Safety
 /// As for [`enter_call`]; `frame` is the suspending frame's address.
-#[cfg_attr(not(Py_3_11), allow(dead_code))]
 pub unsafe fn suspend_call(py: Python<'_>, p: &Profiler, key: usize, frame: usize) {
     let st = p.state_ptr();
     // SAFETY: short exclusive access with the GIL held.
@@ -257,7 +256,6 @@ pub unsafe fn suspend_call(py: Python<'_>, p: &Profiler, key: usize, frame: usiz
 ///
 /// # Safety
 /// As for [`enter_call`].
-#[cfg_attr(not(Py_3_11), allow(dead_code))]
 pub unsafe fn resume_call(
     py: Python<'_>,
     p: &Profiler,

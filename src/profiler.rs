@@ -510,10 +510,13 @@ impl Profiler {
             }
             None => crate::rss::page_size(),
         };
-        if async_aware && !cfg!(Py_3_11) {
+        // 3.10 tells an await from a return by a field of the frame struct: its layout is
+        // checked on this interpreter first.
+        #[cfg(not(Py_3_11))]
+        if async_aware && !hook::check_frame_layout(args.py())? {
             return Err(PyValueError::new_err(
-                "async_aware profiling needs Python 3.11 or later (a coroutine's await cannot \
-                 be told from its return before)",
+                "async_aware profiling is not available on this Python build (its frame objects \
+                 are not laid out as 3.10's header says)",
             ));
         }
         // cProfile would call an explicit `timer=None`; we read it as "the default clock". A

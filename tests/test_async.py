@@ -10,9 +10,6 @@ import pytest
 
 import rprofile
 
-pytestmark = pytest.mark.skipif(sys.version_info < (3, 11),
-                                reason="async_aware needs 3.11+ (3.10's hook cannot tell an "
-                                       "await from a return)")
 # A task is charged to the coroutine that made it where the profiler sees Python calls
 # (sys.monitoring's CALL event, 3.12+); on 3.11 it is listed under the event loop's step.
 TASK_CREATORS = sys.version_info >= (3, 12)

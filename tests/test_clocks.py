@@ -110,8 +110,3 @@ def test_command_line_clock(tmp_path):
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "invalid choice" in bad.stderr
 
-
-@pytest.mark.skipif(sys.version_info >= (3, 11), reason="3.11+ has async_aware")
-def test_async_aware_refused_on_310():
-    with pytest.raises(ValueError, match="3.11"):
-        rprofile.Profile(async_aware=True)

@@ -438,7 +438,6 @@ def test_threads_false_keeps_one_balanced_lane_with_other_threads_running():
     assert {e[3] for e in events} == {threading.get_ident()}
 
 
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="async_aware needs 3.11+")
 def test_async_aware_runs_are_slices_between_awaits():
     import asyncio
 

@@ -79,7 +79,7 @@ class Profile(_Profiler):
     (threads running at ``enable()`` and threads started later), all added
     together into one profile; ``thread_stats()`` gives them apart.
 
-    With ``async_aware=True`` (Python 3.11+) a coroutine's run from its first
+    With ``async_aware=True`` a coroutine's run from its first
     start to its final return is one call: its cumtime is that whole span,
     awaits included, its tottime leaves out the time it was suspended, and the
     coroutines it awaits are its callees. Generators are counted as cProfile

@@ -35,7 +35,7 @@ def _parser():
                            "per-thread summary")
     parser.add_option("--async", dest="async_aware", action="store_true", default=False,
                       help="Count a coroutine as one call from start to return, its awaits "
-                           "inside its cumulative time (Python 3.11+)")
+                           "inside its cumulative time")
     parser.add_option("--clock", dest="clock", default=None,
                       choices=["wall", "cpu", "thread_cpu"],
                       help="Clock to time with: wall (default), cpu (process CPU time) or "

@@ -156,21 +156,80 @@ unsafe fn async_event(
     }
 }
 
-/// Before 3.11 a coroutine's await cannot be told from its return here; `__init__` refuses
-/// `async_aware` on 3.10, so this is never reached.
+/// The head of 3.10's frame object (`struct _frame` in `cpython/frameobject.h`), up to the field
+/// that says whether the frame was left suspended (a yield or an await) or finished. The
+/// interpreter sets it before the return event. [`check_frame_layout`] verifies the offsets on
+/// the running interpreter before `async_aware` is accepted.
+#[cfg(not(Py_3_11))]
+#[repr(C)]
+struct Frame310 {
+    ob_base: ffi::PyVarObject,
+    f_back: *mut ffi::PyObject,
+    f_code: *mut ffi::PyObject,
+    f_builtins: *mut ffi::PyObject,
+    f_globals: *mut ffi::PyObject,
+    f_locals: *mut ffi::PyObject,
+    f_valuestack: *mut *mut ffi::PyObject,
+    f_trace: *mut ffi::PyObject,
+    f_stackdepth: c_int,
+    f_trace_lines: std::os::raw::c_char,
+    f_trace_opcodes: std::os::raw::c_char,
+    f_gen: *mut ffi::PyObject,
+    f_lasti: c_int,
+    f_lineno: c_int,
+    f_iblock: c_int,
+    f_state: i8,
+}
+
+/// 3.10's `FRAME_SUSPENDED`.
+#[cfg(not(Py_3_11))]
+const FRAME_SUSPENDED: i8 = -1;
+
+/// Whether frames have the layout [`Frame310`] reads: a suspended generator's frame must show
+/// its code, its generator and the suspended state where that struct has them.
+#[cfg(not(Py_3_11))]
+pub fn check_frame_layout(py: Python<'_>) -> PyResult<bool> {
+    let gen = py.eval(c"(lambda: (yield))()", None, None)?;
+    gen.call_method0("__next__")?;
+    let frame = gen.getattr("gi_frame")?;
+    let code = gen.getattr("gi_code")?;
+    let f = frame.as_ptr() as *const Frame310;
+    // SAFETY: `frame` is a live frame object (gi_frame of a suspended generator); the reads
+    // stay within the fields every 3.10 build has before f_state.
+    let ok = unsafe {
+        (*f).f_code == code.as_ptr()
+            && (*f).f_gen == gen.as_ptr()
+            && (*f).f_state == FRAME_SUSPENDED
+    };
+    gen.call_method0("close")?;
+    Ok(ok)
+}
+
+/// A coroutine's call or return event with `async_aware` (3.10): a call is its start or a resume,
+/// a return is an await when the interpreter left the frame suspended, else its end.
+///
+/// # Safety
+/// GIL held; `frame` and `code` are the event's live frame and its code object; the frame layout
+/// was checked ([`check_frame_layout`], by `__init__` before accepting `async_aware`).
 #[cfg(not(Py_3_11))]
 unsafe fn async_event(
     py: Python<'_>,
     p: &Profiler,
-    _frame: *mut ffi::PyFrameObject,
+    frame: *mut ffi::PyFrameObject,
     code: *mut ffi::PyObject,
     what: c_int,
     label: impl FnOnce() -> PyResult<Py<PyAny>>,
 ) {
-    // SAFETY: as for the 3.11 version.
+    if what == ffi::PyTrace_CALL {
+        // SAFETY: as for this function.
+        return unsafe { events::resume_call(py, p, code as usize, frame as usize, label) };
+    }
+    // SAFETY: a live frame with the checked layout.
+    let suspended = unsafe { (*(frame as *const Frame310)).f_state } == FRAME_SUSPENDED;
+    // SAFETY: as for this function.
     unsafe {
-        if what == ffi::PyTrace_CALL {
-            events::enter_call(py, p, code as usize, label);
+        if suspended {
+            events::suspend_call(py, p, code as usize, frame as usize);
         } else {
             events::leave_call(py, p, code as usize);
         }

@@ -3,6 +3,8 @@
 
 #[cfg(not(Py_3_12))]
 mod legacy;
+#[cfg(not(Py_3_11))]
+pub use legacy::check_frame_layout;
 #[cfg(not(Py_3_12))]
 pub use legacy::{install, uninstall, HookState};
 
