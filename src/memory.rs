@@ -44,10 +44,10 @@ impl Ledger {
         i
     }
 
-    /// A block of `size` bytes at `ptr` was allocated while `key` was on top. Gives the size
-    /// of a block this address still held (freed where tracking could not see it), now counted
-    /// as freed.
-    pub fn alloc(&mut self, key: usize, ptr: usize, size: u64) -> Option<u64> {
+    /// A block of `size` bytes at `ptr` was allocated while `key` was on top. Gives the
+    /// allocating function's key and the size of a block this address still held (freed where
+    /// tracking could not see it), now counted as freed.
+    pub fn alloc(&mut self, key: usize, ptr: usize, size: u64) -> Option<(usize, u64)> {
         let f = self.func(key);
         let gone = self.blocks.insert(ptr, (f, size));
         if let Some((old_f, old_size)) = gone {
@@ -60,7 +60,7 @@ impl Ledger {
         m.allocated += size;
         m.net += size as i64;
         m.peak = m.peak.max(m.net);
-        gone.map(|g| g.1)
+        gone.map(|(old_f, old_size)| (self.funcs[old_f as usize].0, old_size))
     }
 
     /// The block at `ptr` was freed: its size, if it was a tracked block.

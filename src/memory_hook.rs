@@ -119,13 +119,15 @@ unsafe fn current_key(st: *mut State, ts: *mut ffi::PyThreadState) -> (usize, Op
         let ts = ts as usize;
         if s.thread.tstate != ts {
             // Another thread's track is in place (the GIL changed hands since the last event).
-            return s
-                .parked
-                .iter()
-                .find(|t| t.key.tstate == ts)
-                .map_or((0, None), |t| {
-                    (top_key(&t.agg, &t.stack), Some((t.key.id, t.info.ident)))
-                });
+            return match s.parked.iter().find(|t| t.key.tstate == ts) {
+                Some(t) => (top_key(&t.agg, &t.stack), Some((t.key.id, t.info.ident))),
+                // A thread with no track yet (no event of it seen): its own lane all the same.
+                // SAFETY: `ts` is the calling thread's live state; neither call allocates.
+                None => unsafe {
+                    let id = ffi::PyThreadState_GetID(ts as *mut ffi::PyThreadState) as u64;
+                    (0, Some((id, ffi::PyThread_get_thread_ident() as u64)))
+                },
+            };
         }
     }
     (top_key(&s.agg, &s.stack), None)
@@ -173,8 +175,8 @@ fn on_alloc(
         let gone = l.alloc(key, ptr as usize, size as u64);
         let s = &mut *st;
         if s.timeline.is_some() {
-            if let Some(old) = gone {
-                note(s, timeline::FREE, key, old, lane);
+            if let Some((owner, old)) = gone {
+                note(s, timeline::FREE, owner, old, lane);
             }
             note(s, kind, key, size as u64, lane);
         }

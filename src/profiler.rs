@@ -281,8 +281,6 @@ impl Profiler {
         Ok(())
     }
 
-    /// The factor `_lsprof.getstats` converts stored units with: the unit, except that a
-    /// negative `timeunit` (whose timer is read as seconds) still scales the stats.
     /// A time in timer units and its value in seconds, for showing times: the default clock's
     /// anchor; (0, 0.0) for the other timers, whose units convert by the factor alone.
     fn time_origin(&self) -> (i64, f64) {
@@ -295,6 +293,8 @@ impl Profiler {
         }
     }
 
+    /// The factor `_lsprof.getstats` converts stored units with: the unit, except that a
+    /// negative `timeunit` (whose timer is read as seconds) still scales the stats.
     fn factor(&self) -> f64 {
         // SAFETY: short read with the GIL held.
         let st = unsafe { &*self.state_ptr() };
@@ -542,9 +542,10 @@ impl Profiler {
                     "rss=True needs timeline=True (the samples are put on the timeline)",
                 ));
             }
-            if timer.is_some() || native != clock::Native::Wall {
+            if timer.is_some() || native != clock::Native::Wall || bias != 0.0 {
                 return Err(PyValueError::new_err(
-                    "rss=True needs the default (wall) timer: the samples are stamped with it",
+                    "rss=True needs the default (wall) timer without a bias: the samples are \
+                     stamped with it",
                 ));
             }
             // No RSS to read is an OSError now rather than at enable().
@@ -657,7 +658,7 @@ impl Profiler {
         if let Err(e) = hook::install(slf) {
             // SAFETY: as above.
             if let Some(r) = unsafe { (*p.state_ptr()).rss.as_deref_mut() } {
-                r.stop();
+                r.cancel();
             }
             return Err(e);
         }
@@ -722,7 +723,7 @@ impl Profiler {
                 tl.clear();
                 timeline_thread_now(st.threads, &st.thread, &st.thread_info, tl);
             }
-            if let Some(r) = st.rss.as_deref() {
+            if let Some(r) = st.rss.as_deref_mut() {
                 r.clear();
             }
             (
@@ -858,7 +859,13 @@ impl Profiler {
             return Err(PyTypeError::new_err("can't delete bias"));
         };
         // SAFETY: short exclusive access.
-        set_bias(unsafe { &mut *self.state_ptr() }, value);
+        let st = unsafe { &mut *self.state_ptr() };
+        if value != 0.0 && st.rss.is_some() {
+            // The RSS samples are stamped with the plain clock: a bias would shift the events
+            // against them.
+            return Err(PyValueError::new_err("rss=True profiles take no bias"));
+        }
+        set_bias(st, value);
         Ok(())
     }
 

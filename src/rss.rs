@@ -110,6 +110,12 @@ impl Samples {
         self.dropped = 0;
         self.last = None;
     }
+
+    /// Forgets the samples after the first `keep` (a start that did not happen).
+    fn truncate(&mut self, keep: usize) {
+        self.kept.truncate(keep);
+        self.last = self.kept.back().map(|s| s.1);
+    }
 }
 
 struct Shared {
@@ -129,6 +135,10 @@ pub struct Sampler {
     pub trigger: u64,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
+    /// The process the thread was started in (a forked child has no such thread).
+    pid: u32,
+    /// Samples kept before the latest start.
+    kept_before_start: usize,
 }
 
 impl Sampler {
@@ -136,24 +146,59 @@ impl Sampler {
         Sampler {
             interval,
             trigger,
-            shared: Arc::new(Shared {
-                samples: Mutex::new(Samples::new(capacity, when_full)),
-                stop: Mutex::new(false),
-                wake: Condvar::new(),
-            }),
+            shared: Sampler::new_shared(Samples::new(capacity, when_full)),
             thread: None,
+            pid: std::process::id(),
+            kept_before_start: 0,
         }
+    }
+
+    fn new_shared(samples: Samples) -> Arc<Shared> {
+        Arc::new(Shared {
+            samples: Mutex::new(samples),
+            stop: Mutex::new(false),
+            wake: Condvar::new(),
+        })
+    }
+
+    /// In a child forked while the thread ran: that thread does not exist here and the locks
+    /// may have been held by it; the samples are kept if they can be read, on new locks.
+    fn after_fork(&mut self) {
+        if self.pid == std::process::id() {
+            return;
+        }
+        self.pid = std::process::id();
+        if let Some(handle) = self.thread.take() {
+            // Joining or detaching a thread of the parent is not possible here.
+            std::mem::forget(handle);
+        }
+        let samples = match self.shared.samples.try_lock() {
+            Ok(s) => Samples {
+                kept: s.kept.clone(),
+                capacity: s.capacity,
+                when_full: s.when_full,
+                dropped: s.dropped,
+                last: s.last,
+            },
+            Err(_) => Samples::new(1, WhenFull::KeepNewest),
+        };
+        self.shared = Sampler::new_shared(samples);
     }
 
     /// Starts sampling (a sample now, then one per interval). An error if the RSS cannot be
     /// read or no thread can be started.
     pub fn start(&mut self) -> io::Result<()> {
+        self.after_fork();
         if self.thread.is_some() {
             return Ok(());
         }
         let mut reader = Reader::open()?;
         let first = reader.read()?;
-        lock(&self.shared.samples).offer(clock::now(), first, self.trigger, true);
+        {
+            let mut samples = lock(&self.shared.samples);
+            self.kept_before_start = samples.kept.len();
+            samples.offer(clock::now(), first, self.trigger, true);
+        }
         *lock(&self.shared.stop) = false;
         let shared = Arc::clone(&self.shared);
         let (interval, trigger) = (self.interval, self.trigger);
@@ -166,12 +211,31 @@ impl Sampler {
 
     /// Stops the thread (waiting at most for one read) and keeps a last sample.
     pub fn stop(&mut self) {
+        if self.halt() {
+            self.final_sample();
+        }
+    }
+
+    /// Stops the thread and forgets the samples of this start (the enable that started it
+    /// failed).
+    pub fn cancel(&mut self) {
+        self.halt();
+        lock(&self.shared.samples).truncate(self.kept_before_start);
+    }
+
+    /// Stops the thread: whether one ran.
+    fn halt(&mut self) -> bool {
+        self.after_fork();
         let Some(handle) = self.thread.take() else {
-            return;
+            return false;
         };
         *lock(&self.shared.stop) = true;
         self.shared.wake.notify_all();
         let _ = handle.join();
+        true
+    }
+
+    fn final_sample(&self) {
         if let Ok(mut r) = Reader::open() {
             if let Ok(bytes) = r.read() {
                 lock(&self.shared.samples).offer(clock::now(), bytes, self.trigger, true);
@@ -181,11 +245,20 @@ impl Sampler {
 
     /// A copy of the kept samples and how many were dropped.
     pub fn samples(&self) -> (Vec<(i64, u64)>, u64) {
-        let s = lock(&self.shared.samples);
-        (s.kept.iter().copied().collect(), s.dropped)
+        let copy = |s: &Samples| (s.kept.iter().copied().collect(), s.dropped);
+        if self.pid != std::process::id() {
+            // A forked child: the lock may be held by a thread that is not here.
+            return self
+                .shared
+                .samples
+                .try_lock()
+                .map_or((Vec::new(), 0), |s| copy(&s));
+        }
+        copy(&lock(&self.shared.samples))
     }
 
-    pub fn clear(&self) {
+    pub fn clear(&mut self) {
+        self.after_fork();
         lock(&self.shared.samples).clear();
     }
 }

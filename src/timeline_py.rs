@@ -59,6 +59,7 @@ pub struct Taken {
     known_names: HashMap<u64, String>,
     memory_base: i64,
     rss: Vec<(i64, u64)>,
+    rss_dropped: u64,
 }
 
 /// Copies the timeline and the objects naming its keys, or `None` without a timeline.
@@ -84,7 +85,10 @@ pub fn take(py: Python<'_>, st: &State) -> Option<Taken> {
             known_names.insert(info.ident, name.clone());
         }
     }
-    let rss = st.rss.as_deref().map_or_else(Vec::new, |r| r.samples().0);
+    let (rss, rss_dropped) = st
+        .rss
+        .as_deref()
+        .map_or_else(|| (Vec::new(), 0), |r| r.samples());
     Some(Taken {
         events,
         tl_threads: tl.threads.clone(),
@@ -95,6 +99,7 @@ pub fn take(py: Python<'_>, st: &State) -> Option<Taken> {
         known_names,
         memory_base: tl.memory_base,
         rss,
+        rss_dropped,
     })
 }
 
@@ -171,11 +176,13 @@ impl Taken {
             .collect()
     }
 
+    /// `(events kept, capacity, events dropped, when_full)`; RSS samples count as events
+    /// (they are rows of `events()`), held in a buffer of their own of the same capacity.
     pub fn info(&self) -> (usize, usize, u64, &'static str) {
         (
-            self.events.len(),
+            self.events.len() + self.rss.len(),
             self.capacity,
-            self.dropped,
+            self.dropped + self.rss_dropped,
             self.when_full.name(),
         )
     }

@@ -200,6 +200,35 @@ def test_threads_put_their_memory_events_on_their_own_lanes():
     assert by_func["make"] == {threading.get_ident()}
 
 
+def test_a_thread_with_no_profiled_call_yet_has_its_own_lane():
+    started, go, stop = threading.Event(), threading.Event(), threading.Event()
+    box = []
+
+    def spin():
+        started.set()
+        go.wait()
+        # No profiled call in this thread after enable(): it never gets a track of its own.
+        while not stop.is_set():
+            box.append(bytearray(100))
+            del box[:]
+
+    t = threading.Thread(target=spin)
+    t.start()
+    started.wait()
+    prof = rprofile.Profile(timeline=True, memory=True, threads=True, builtins=False)
+    prof.enable()
+    go.set()
+    time.sleep(0.05)
+    stop.set()
+    t.join()
+    prof.disable()
+    lanes = Counter(e[3] for e in prof.timeline.events() if e[1] in MEMORY)
+    assert lanes[t.ident] > 100
+    main = [e for e in prof.timeline.events()
+            if e[1] in MEMORY and e[3] == threading.get_ident() and e[2] is not None]
+    assert all(e[2][2] != "spin" for e in main)
+
+
 # -- rss=True ---------------------------------------------------------------------------------
 
 def rss_threads():
@@ -212,6 +241,17 @@ def rss_threads():
         except OSError:
             pass
     return names.count("rprofile-rss")
+
+
+def wait_for_rss_threads(n, timeout=10.0):
+    """Whether the count of sampler threads reaches `n` (a new thread names itself, and an
+    ended one leaves /proc, a moment later)."""
+    deadline = time.monotonic() + timeout
+    while rss_threads() != n:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.001)
+    return True
 
 
 def touch_memory(mib):
@@ -228,12 +268,15 @@ def test_rss_samples_follow_the_resident_memory(tmp_path):
     before = rss_threads()
     prof = rprofile.Profile(timeline=True, rss=True, rss_interval=0.002)
     prof.enable()
-    assert rss_threads() == before + 1
-    touch_memory(64)
-    prof.disable()
-    assert rss_threads() == before
+    try:
+        assert wait_for_rss_threads(before + 1)
+        touch_memory(64)
+    finally:
+        prof.disable()
+    assert wait_for_rss_threads(before)
     samples = [e for e in prof.timeline.events() if e[1] == "rss"]
     assert len(samples) >= 5
+    assert len(prof.timeline) == len(list(prof.timeline.events()))
     assert all(e[2] is None and e[5] > 0 for e in samples)
     times = [e[0] for e in samples]
     assert times == sorted(times)
@@ -269,6 +312,13 @@ def test_rss_arguments_are_checked():
     for timer in (Tick(), "cpu", "thread_cpu"):
         with pytest.raises(ValueError, match="timer"):
             rprofile.Profile(timer, timeline=True, rss=True)
+    with pytest.raises(ValueError, match="bias"):
+        rprofile.Profile(timeline=True, rss=True, bias=1e-6)
+    prof = rprofile.Profile(timeline=True, rss=True)
+    with pytest.raises(ValueError, match="bias"):
+        prof.bias = 1e-6
+    prof.bias = 0.0
+    assert prof.bias == 0.0
     for bad in (0, -1, float("nan"), float("inf"), 1e300):
         with pytest.raises(ValueError, match="rss_interval"):
             rprofile.Profile(timeline=True, rss=True, rss_interval=bad)
@@ -282,7 +332,51 @@ def test_rss_arguments_are_checked():
             prof.__init__(timeline=True)
         with pytest.raises(RuntimeError, match="rss"):
             prof.__init__(timeline=True, rss=True, rss_interval=1.0)
-    assert rss_threads() == 0
+    assert wait_for_rss_threads(0)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="RSS is read from /proc")
+def test_an_enable_that_fails_keeps_no_samples_and_no_thread():
+    other = rprofile.Profile()
+    other.enable()
+    try:
+        prof = rprofile.Profile(timeline=True, rss=True)
+        try:
+            prof.enable()
+        except ValueError:
+            pass  # 3.12+: another tool holds sys.monitoring's profiler slot
+        else:
+            prof.disable()
+            pytest.skip("before 3.12 a second profiler replaces the first's hook")
+    finally:
+        other.disable()
+    assert wait_for_rss_threads(0)
+    assert len(prof.timeline) == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="RSS is read from /proc")
+def test_a_child_forked_while_sampling_disables_cleanly():
+    code = """if 1:
+        import os, rprofile
+        p = rprofile.Profile(timeline=True, rss=True, rss_interval=0.001)
+        p.enable()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                p.disable()
+                n = sum(1 for e in p.timeline.events() if e[1] == "rss")
+                os._exit(0 if n >= 1 else 3)
+            except BaseException:
+                os._exit(4)
+        _, status = os.waitpid(pid, 0)
+        p.disable()
+        print(os.waitstatus_to_exitcode(status))
+    """
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "0", out.stderr
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="RSS is read from /proc")

@@ -20,7 +20,8 @@ _NO_FUNCTION = 0xFFFFFFFF
 class Timeline:
     """The recorded events of one profiler.
 
-    ``len(timeline)`` events are kept (at most ``capacity``); ``dropped`` more were left out
+    ``len(timeline)`` events are kept (at most ``capacity`` calls, returns and memory events,
+    and with ``rss=True`` at most as many RSS samples besides); ``dropped`` more were left out
     because the buffer was full (``when_full`` says which: ``"keep_newest"`` overwrote the
     oldest, ``"keep_oldest"`` ignored the later ones).
     """
