@@ -294,3 +294,51 @@ def test_a_stats_object_freed_on_another_thread_goes_quietly():
     finally:
         sys.unraisablehook = old
     assert box == [] and caught == []
+
+
+def c_work(n):
+    return rec(n)
+
+
+def thread_work(n):
+    return rec(n)
+
+
+def test_threads_started_outside_threading_are_profiled():
+    """Threads that threading.setprofile does not reach: one from _thread, one a native thread
+    entering Python through ctypes (PyGILState_Ensure makes its thread state). On 3.10/3.11
+    they get the hook at their first frame, on 3.12+ sys.monitoring covers every thread."""
+    import _thread
+    import ctypes
+    import ctypes.util
+
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    if not hasattr(libc, "pthread_create"):
+        pytest.skip("no pthread_create to start a native thread with")
+    callback_type = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
+
+    @callback_type
+    def native_start(_arg):
+        c_work(5)
+        return None
+
+    done = threading.Event()
+    prof = rprofile.Profile(threads=True)
+    prof.enable()
+    try:
+        _thread.start_new_thread(lambda: (thread_work(4), done.set()), ())
+        tid = ctypes.c_ulong()
+        assert libc.pthread_create(ctypes.byref(tid), None, native_start, None) == 0
+        assert libc.pthread_join(tid, None) == 0
+        assert done.wait(30)
+    finally:
+        prof.disable()
+    prof.create_stats()
+    assert _rows(prof.stats, "c_work")[:2] == (1, 1)
+    assert _rows(prof.stats, "thread_work")[:2] == (1, 1)
+    # Their recursion is counted on their own stacks: rec(5) and rec(4), 11 calls, 2 primitive.
+    rec_row = _rows(prof.stats, "rec")
+    assert rec_row[:2] == (2, 11)
+    callers = _callers(rec_row)
+    assert callers["c_work"] == (1, 1) and callers["thread_work"] == (1, 1)
+    assert len(prof.thread_stats()) >= 3  # main, the _thread thread, the native thread

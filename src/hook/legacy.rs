@@ -29,6 +29,151 @@ extern "C" {
     ) -> c_int;
 }
 
+/// A frame evaluation function (PEP 523); the frame is 3.10's frame object or 3.11's
+/// interpreter frame, passed through untouched.
+type EvalFrame = unsafe extern "C" fn(
+    *mut ffi::PyThreadState,
+    *mut std::ffi::c_void,
+    c_int,
+) -> *mut ffi::PyObject;
+
+extern "C" {
+    fn _PyInterpreterState_GetEvalFrameFunc(interp: *mut ffi::PyInterpreterState) -> EvalFrame;
+    fn _PyInterpreterState_SetEvalFrameFunc(interp: *mut ffi::PyInterpreterState, f: EvalFrame);
+    fn _PyEval_EvalFrameDefault(
+        ts: *mut ffi::PyThreadState,
+        frame: *mut std::ffi::c_void,
+        throwflag: c_int,
+    ) -> *mut ffi::PyObject;
+}
+
+/// New threads (`threads=True`): threads that `threading` does not start (`_thread`, or a C
+/// extension's own threads entering Python) get no profile hook from `threading.setprofile`.
+/// Every Python frame of the interpreter is evaluated through [`eval_frame`] while a profiler
+/// watches: a thread's first frame evaluation after `enable()` installs the profiler's hook on
+/// it, before that frame's call event. It then forwards to the evaluation function it replaced.
+mod watch {
+    use super::*;
+    use std::cell::Cell;
+    use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+
+    /// The profiler new threads are given (a strong reference while set), or null.
+    pub static PROFILER: AtomicPtr<ffi::PyObject> = AtomicPtr::new(std::ptr::null_mut());
+    /// The evaluation function [`eval_frame`] forwards to (null until first installed).
+    static NEXT: AtomicPtr<std::ffi::c_void> = AtomicPtr::new(std::ptr::null_mut());
+    /// Whether [`eval_frame`] is in the interpreter's chain (on top, or under a function another
+    /// tool installed later, which forwards to it): it is never put in twice, which would make
+    /// the chain a loop.
+    static IN_CHAIN: AtomicBool = AtomicBool::new(false);
+    /// Bumped at each watch, so each thread is visited once per `enable()`.
+    static ROUND: AtomicU64 = AtomicU64::new(0);
+    /// The interpreter's id of the thread of the latest frame evaluated: frames mostly come
+    /// from the thread that ran the one before, which then needs no thread-local lookup. (Ids
+    /// are never reused, unlike thread state addresses; 0 is no thread's.)
+    static LAST: AtomicU64 = AtomicU64::new(0);
+
+    thread_local! {
+        static VISITED: Cell<u64> = const { Cell::new(0) };
+    }
+
+    pub unsafe extern "C" fn eval_frame(
+        ts: *mut ffi::PyThreadState,
+        frame: *mut std::ffi::c_void,
+        throwflag: c_int,
+    ) -> *mut ffi::PyObject {
+        // SAFETY: `ts` is the evaluating thread's live state.
+        let id = unsafe { ffi::PyThreadState_GetID(ts) } as u64;
+        if LAST.load(Ordering::Relaxed) != id {
+            // SAFETY: as below.
+            unsafe { visit(ts, id) };
+        }
+        let next = NEXT.load(Ordering::Relaxed);
+        // SAFETY: NEXT is set (to the function replaced, never null) before this function is
+        // installed, and only ever to evaluation functions of this interpreter.
+        let next: EvalFrame = unsafe { std::mem::transmute(next) };
+        // SAFETY: the interpreter's own arguments, passed on unchanged.
+        unsafe { next(ts, frame, throwflag) }
+    }
+
+    /// Gives the thread of `ts` the watched profiler's hook if it has not had it since the
+    /// latest `enable()`.
+    ///
+    /// # Safety
+    /// GIL held by the thread of `ts`, its live state.
+    #[cold]
+    unsafe fn visit(ts: *mut ffi::PyThreadState, id: u64) {
+        LAST.store(id, Ordering::Relaxed);
+        let round = ROUND.load(Ordering::Relaxed);
+        if VISITED.get() != round {
+            VISITED.set(round);
+            let obj = PROFILER.load(Ordering::Relaxed);
+            if !obj.is_null() {
+                // SAFETY: the GIL is held (a frame is being evaluated); `obj` is the watched
+                // profiler, kept alive by PROFILER's reference; the thread state takes its own.
+                // An audit hook may refuse ("sys.setprofile"): that is reported, not raised
+                // into the frame about to run.
+                unsafe {
+                    if _PyEval_SetProfile(ts, Some(profile_hook), obj) < 0 {
+                        ffi::PyErr_WriteUnraisable(obj);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Gives threads that evaluate a frame from now on `slf`'s hook.
+    pub fn start(slf: &Bound<'_, Profiler>) {
+        // SAFETY: GIL held.
+        let interp = unsafe { ffi::PyInterpreterState_Get() };
+        // SAFETY: GIL held; reading and setting the interpreter's evaluation function.
+        unsafe {
+            let current = _PyInterpreterState_GetEvalFrameFunc(interp);
+            // Back to the default: whoever put it back took ours out of the chain too.
+            let reset = current as usize == _PyEval_EvalFrameDefault as EvalFrame as usize;
+            if !IN_CHAIN.swap(true, Ordering::Relaxed) || reset {
+                NEXT.store(current as *mut std::ffi::c_void, Ordering::Relaxed);
+                _PyInterpreterState_SetEvalFrameFunc(interp, eval_frame);
+            }
+        }
+        ROUND.fetch_add(1, Ordering::Relaxed);
+        LAST.store(0, Ordering::Relaxed);
+        let old = PROFILER.swap(slf.clone().into_ptr(), Ordering::Relaxed);
+        if !old.is_null() {
+            // SAFETY: the reference PROFILER held.
+            unsafe { ffi::Py_DECREF(old) };
+        }
+    }
+
+    /// Stops giving new threads `slf`'s hook; puts the replaced evaluation function back if
+    /// nothing replaced ours since.
+    pub fn stop(slf: &Bound<'_, Profiler>) {
+        if PROFILER
+            .compare_exchange(
+                slf.as_ptr(),
+                std::ptr::null_mut(),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            )
+            .is_err()
+        {
+            return;
+        }
+        // SAFETY: GIL held; PROFILER's reference is released, the interpreter's function put
+        // back only if it is still ours (else ours stays in the chain, forwarding).
+        unsafe {
+            ffi::Py_DECREF(slf.as_ptr());
+            let interp = ffi::PyInterpreterState_Get();
+            if _PyInterpreterState_GetEvalFrameFunc(interp) as usize
+                == eval_frame as EvalFrame as usize
+            {
+                let next: EvalFrame = std::mem::transmute(NEXT.load(Ordering::Relaxed));
+                _PyInterpreterState_SetEvalFrameFunc(interp, next);
+                IN_CHAIN.store(false, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
 /// Sets (or with `None`, removes) the profile hook of every thread of the interpreter.
 fn set_all_threads(func: Option<ffi::Py_tracefunc>, arg: *mut ffi::PyObject) -> PyResult<()> {
     // SAFETY: GIL held (callers hold a `Bound`); the thread list cannot change while we hold
@@ -57,6 +202,7 @@ pub fn install(slf: &Bound<'_, Profiler>) -> PyResult<()> {
         slf.py()
             .import("threading")?
             .call_method1("setprofile", (starter,))?;
+        watch::start(slf);
         return Ok(());
     }
     // SAFETY: GIL held; the thread state takes a strong reference to `slf`, which keeps the
@@ -68,6 +214,7 @@ pub fn install(slf: &Bound<'_, Profiler>) -> PyResult<()> {
 pub fn uninstall(slf: &Bound<'_, Profiler>) -> PyResult<()> {
     // SAFETY: short read of a flag.
     if unsafe { (*slf.get().state_ptr()).threads } {
+        watch::stop(slf);
         let threading = slf.py().import("threading")?;
         if threading
             .call_method0("getprofile")?
