@@ -251,6 +251,36 @@ pub unsafe fn suspend_call(py: Python<'_>, p: &Profiler, key: usize, frame: usiz
     }
 }
 
+/// A coroutine's frame starts for the first time: a call still set aside for its address is a
+/// coroutine's that had the same frame and finished where the profiler did not see it (a thread
+/// without the hook). That call is closed as it stood when it was suspended, its last moment
+/// seen.
+///
+/// # Safety
+/// As for [`enter_call`].
+#[cfg_attr(Py_3_11, allow(dead_code))]
+pub unsafe fn close_stale(p: &Profiler, frame: usize) {
+    let st = p.state_ptr();
+    // SAFETY: short exclusive access; nothing here calls Python.
+    unsafe {
+        threads::select(st);
+        let s = &mut *st;
+        let Some((thread, saved)) = s.suspended.remove(&frame) else {
+            return;
+        };
+        if thread != s.thread {
+            return; // another thread's track holds it: forgotten
+        }
+        // Back on top and ended at the same instant: the call counts, with the time it ran;
+        // the call now on top is charged nothing. (Its timeline slice ended at the suspension.)
+        let at = saved.at;
+        s.agg.resume(&mut s.stack, saved, at);
+        if let Some(top) = s.stack.top_entry() {
+            s.agg.stop(&mut s.stack, top, at);
+        }
+    }
+}
+
 /// A coroutine's frame resumes: its set-aside call goes back on the stack. A frame with no
 /// suspended call (a first start, or one suspended on another thread) enters as usual.
 ///

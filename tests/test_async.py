@@ -156,3 +156,36 @@ def test_attribute_and_command_line(tmp_path):
     subprocess.run([sys.executable, "-m", "rprofile", "--async", "-o", str(out), str(script)],
                    check=True, timeout=60)
     assert _row(rprofile.Stats(str(out)).stats, "f")[:2] == (5, 5)
+
+
+def test_a_coroutine_finished_unseen_does_not_leave_its_call_open():
+    """A coroutine suspended under the profiler and closed on a thread it does not see
+    (threads=False): a later coroutine that gets the same frame is a call of its own."""
+    import threading
+
+    class Pause:
+        def __await__(self):
+            yield
+
+    async def co():
+        await Pause()
+        return 1
+
+    prof = rprofile.Profile(async_aware=True)
+    prof.enable()
+    first = co()
+    first.send(None)  # suspended here
+    closer = threading.Thread(target=first.close)
+    closer.start()
+    closer.join()
+    del first
+    time.sleep(0.2)
+    second = co()
+    second.send(None)
+    with pytest.raises(StopIteration):
+        second.send(None)
+    prof.disable()
+    prof.create_stats()
+    row = _row(prof.stats, "co")
+    assert row[:2] == (2, 2)
+    assert row[3] < 0.1  # the sleep was in neither call

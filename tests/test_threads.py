@@ -342,3 +342,97 @@ def test_threads_started_outside_threading_are_profiled():
     callers = _callers(rec_row)
     assert callers["c_work"] == (1, 1) and callers["thread_work"] == (1, 1)
     assert len(prof.thread_stats()) >= 3  # main, the _thread thread, the native thread
+
+
+NATIVE_CALLER = r"""
+#include <pthread.h>
+
+typedef void (*callback)(int);
+
+static void *call_three_times(void *arg)
+{
+    callback f = (callback)arg;
+    f(3);
+    f(3);
+    f(3);
+    return 0;
+}
+
+int run_in_native_thread(callback f)
+{
+    pthread_t thread;
+    if (pthread_create(&thread, 0, call_three_times, (void *)f) != 0)
+        return -1;
+    return pthread_join(thread, 0);
+}
+"""
+
+
+def test_a_native_thread_entering_python_again_is_profiled_each_time(tmp_path):
+    """Each entry of a native thread into Python (PyGILState_Ensure ... Release) makes a new
+    thread state on the same OS thread: every one of them is profiled."""
+    import ctypes
+    import shutil
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler to build the native caller")
+    src = tmp_path / "caller.c"
+    src.write_text(NATIVE_CALLER)
+    lib = tmp_path / "caller.so"
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(lib), str(src), "-lpthread"], check=True,
+                   timeout=120)
+    caller = ctypes.CDLL(str(lib))
+    callback_type = ctypes.CFUNCTYPE(None, ctypes.c_int)
+
+    @callback_type
+    def entered(n):
+        c_work(n)
+
+    prof = rprofile.Profile(threads=True)
+    prof.enable()
+    try:
+        assert caller.run_in_native_thread(entered) == 0
+    finally:
+        prof.disable()
+    prof.create_stats()
+    assert _rows(prof.stats, "c_work")[:2] == (3, 3)
+    assert _rows(prof.stats, "rec")[:2] == (3, 12)
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="3.12+ hooks threads by sys.monitoring")
+def test_a_refused_hook_leaves_a_thrown_exception_alone():
+    # An audit hook refusing sys.setprofile when a new thread's first frame is a throw into a
+    # generator: the thread still sees the thrown exception, and the refusal is reported.
+    code = textwrap.dedent("""
+        import sys, _thread, threading, rprofile
+        refuse = False
+        def audit(event, args):
+            if refuse and event == "sys.setprofile":
+                raise RuntimeError("refused")
+        sys.addaudithook(audit)
+        caught = threading.Event()
+        def gen():
+            try:
+                yield 1
+            except KeyError:
+                caught.set()
+                yield "caught"
+        g = gen()
+        next(g)
+        p = rprofile.Profile(threads=True)
+        p.enable()
+        refuse = True
+        # The thread's first frame is the generator's, evaluated with KeyError pending.
+        _thread.start_new_thread(g.throw, (KeyError("k"),))
+        ok = caught.wait(30)
+        refuse = False
+        p.disable()
+        print(ok)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True", (out.stdout, out.stderr)
+    assert "RuntimeError: refused" in out.stderr
+    assert "SystemError" not in out.stderr

@@ -73,7 +73,9 @@ mod watch {
     static LAST: AtomicU64 = AtomicU64::new(0);
 
     thread_local! {
-        static VISITED: Cell<u64> = const { Cell::new(0) };
+        /// (round, thread id) last visited on this OS thread: a native thread that enters
+        /// Python again gets a new thread state (and id) each time.
+        static VISITED: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
     }
 
     pub unsafe extern "C" fn eval_frame(
@@ -104,20 +106,37 @@ mod watch {
     unsafe fn visit(ts: *mut ffi::PyThreadState, id: u64) {
         LAST.store(id, Ordering::Relaxed);
         let round = ROUND.load(Ordering::Relaxed);
-        if VISITED.get() != round {
-            VISITED.set(round);
-            let obj = PROFILER.load(Ordering::Relaxed);
-            if !obj.is_null() {
-                // SAFETY: the GIL is held (a frame is being evaluated); `obj` is the watched
-                // profiler, kept alive by PROFILER's reference; the thread state takes its own.
-                // An audit hook may refuse ("sys.setprofile"): that is reported, not raised
-                // into the frame about to run.
-                unsafe {
-                    if _PyEval_SetProfile(ts, Some(profile_hook), obj) < 0 {
-                        ffi::PyErr_WriteUnraisable(obj);
-                    }
+        if VISITED.get() == (round, id) {
+            return;
+        }
+        VISITED.set((round, id));
+        let obj = PROFILER.load(Ordering::Relaxed);
+        if obj.is_null() {
+            return;
+        }
+        // SAFETY: the GIL is held (a frame is being evaluated) and `obj` is alive (PROFILER's
+        // reference); our own reference keeps it so while the audit hooks that
+        // _PyEval_SetProfile runs (Python code) let other threads run. A frame being thrown
+        // into has its exception pending: kept aside meanwhile. A refusal is reported, not
+        // raised into the frame about to run.
+        unsafe {
+            ffi::Py_INCREF(obj);
+            let (mut t, mut v, mut tb) = (
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            );
+            ffi::PyErr_Fetch(&mut t, &mut v, &mut tb);
+            if _PyEval_SetProfile(ts, Some(profile_hook), obj) < 0 {
+                ffi::PyErr_WriteUnraisable(obj);
+            } else if PROFILER.load(Ordering::Relaxed) != obj {
+                // Disabled (or another profiler enabled) meanwhile: not this profiler's hook.
+                if _PyEval_SetProfile(ts, None, std::ptr::null_mut()) < 0 {
+                    ffi::PyErr_WriteUnraisable(obj);
                 }
             }
+            ffi::PyErr_Restore(t, v, tb);
+            ffi::Py_DECREF(obj);
         }
     }
 
@@ -176,18 +195,38 @@ mod watch {
 
 /// Sets (or with `None`, removes) the profile hook of every thread of the interpreter.
 fn set_all_threads(func: Option<ffi::Py_tracefunc>, arg: *mut ffi::PyObject) -> PyResult<()> {
-    // SAFETY: GIL held (callers hold a `Bound`); the thread list cannot change while we hold
-    // it, and each call only swaps the hook fields of a live thread state.
-    unsafe {
+    // Each change runs the "sys.setprofile" audit hooks, Python code that may let threads run
+    // and end: threads are found again by id for each change, never kept by address across one.
+    // SAFETY: GIL held (callers hold a `Bound`); the list is walked with no Python code running.
+    let thread_with = |id: Option<u64>| unsafe {
         let mut ts = ffi::PyInterpreterState_ThreadHead(ffi::PyInterpreterState_Get());
+        let mut ids = Vec::new();
         while !ts.is_null() {
-            if _PyEval_SetProfile(ts, func, arg) < 0 {
-                return Err(PyErr::fetch(Python::assume_attached()));
+            let this = ffi::PyThreadState_GetID(ts) as u64;
+            if Some(this) == id {
+                return (ts, ids);
             }
+            ids.push(this);
             ts = ffi::PyThreadState_Next(ts);
         }
+        (std::ptr::null_mut(), ids)
+    };
+    let (_, ids) = thread_with(None);
+    let mut first_error = None;
+    for id in ids {
+        let (ts, _) = thread_with(Some(id));
+        if ts.is_null() {
+            continue; // ended meanwhile
+        }
+        // SAFETY: a live thread state of this interpreter, found just now with the GIL held.
+        if unsafe { _PyEval_SetProfile(ts, func, arg) } < 0 {
+            // A refusal (an audit hook) for one thread does not keep the others as they were.
+            // SAFETY: GIL held.
+            let err = PyErr::take(unsafe { Python::assume_attached() });
+            first_error = first_error.or(err);
+        }
     }
-    Ok(())
+    first_error.map_or(Ok(()), Err)
 }
 
 pub fn install(slf: &Bound<'_, Profiler>) -> PyResult<()> {
@@ -264,6 +303,33 @@ impl ThreadStarter {
     }
 }
 
+/// Whether a coroutine's frame is at its first start (3.11): its call event comes at the code's
+/// first RESUME instruction, later resumes at the RESUME after an await. Runs Python (reads
+/// `co_code`) only on the rare path that needs it.
+///
+/// # Safety
+/// GIL held; `frame` and `code` are live.
+#[cfg(Py_3_11)]
+unsafe fn first_start_311(
+    py: Python<'_>,
+    frame: *mut ffi::PyFrameObject,
+    code: *mut ffi::PyObject,
+) -> bool {
+    const RESUME: u8 = 151; // 3.11's opcode number
+                            // SAFETY: a live frame.
+    let lasti = unsafe { ffi::PyFrame_GetLasti(frame) };
+    // SAFETY: a live code object, borrowed for this call.
+    let code = unsafe { Bound::from_borrowed_ptr(py, code) };
+    let Ok(bytes) = code
+        .getattr(pyo3::intern!(py, "co_code"))
+        .and_then(|b| b.extract::<Vec<u8>>())
+    else {
+        return false;
+    };
+    let first = bytes.chunks_exact(2).position(|unit| unit[0] == RESUME);
+    first.is_some_and(|i| (i * 2) as i64 == lasti as i64)
+}
+
 /// A coroutine's call or return event with `async_aware` (3.11): a call is its start or a resume,
 /// a return is an await when the coroutine is left suspended (`cr_suspended`), else its end.
 ///
@@ -279,6 +345,15 @@ unsafe fn async_event(
     label: impl FnOnce() -> PyResult<Py<PyAny>>,
 ) {
     if what == ffi::PyTrace_CALL {
+        // SAFETY: short read with the GIL held.
+        let set_aside = unsafe { (*p.state_ptr()).suspended.contains_key(&(frame as usize)) };
+        // SAFETY: `frame` and `code` are live (this function's contract).
+        if set_aside && unsafe { first_start_311(py, frame, code) } {
+            // A call set aside for this frame's address, yet the frame starts: left by a
+            // coroutine that finished unseen (on an unhooked thread).
+            // SAFETY: GIL held; no borrow of the state alive.
+            unsafe { events::close_stale(p, frame as usize) };
+        }
         // SAFETY: as for this function.
         return unsafe { events::resume_call(py, p, code as usize, frame as usize, label) };
     }
@@ -368,6 +443,13 @@ unsafe fn async_event(
     label: impl FnOnce() -> PyResult<Py<PyAny>>,
 ) {
     if what == ffi::PyTrace_CALL {
+        // SAFETY: a live frame with the checked layout.
+        if unsafe { (*(frame as *const Frame310)).f_lasti } == -1 {
+            // Not started yet: a first start, whatever a coroutine that had this frame's
+            // address and finished unseen (on an unhooked thread) left behind.
+            // SAFETY: GIL held; no borrow of the state alive.
+            unsafe { events::close_stale(p, frame as usize) };
+        }
         // SAFETY: as for this function.
         return unsafe { events::resume_call(py, p, code as usize, frame as usize, label) };
     }
