@@ -5,13 +5,16 @@
  *                            outside valgrind) around the measured span
  *   _floor.set_hook()        -- PyEval_SetProfile with a do-nothing C function (all versions)
  *   _floor.unset_hook()
- *   _floor.set_monitoring()  -- 3.12+: sys.monitoring tool 2 with do-nothing METH_FASTCALL
- *   _floor.unset_monitoring()   callbacks for the nine events cProfile registers
- *   _floor.set_clock_hook(), _floor.set_clock_monitoring()
- *                            -- the same, but each event reads the clock rprofile reads by
- *                               default here (the TSC on x86-64, CLOCK_MONOTONIC elsewhere) and
- *                               keeps the reading: the least any profiler that times every
- *                               event can cost. Undone by unset_hook/unset_monitoring.
+ *   _floor.set_monitoring(clock=False, vectorcall=False)
+ *   _floor.unset_monitoring()
+ *                            -- 3.12+: sys.monitoring tool 2 with do-nothing callbacks for the
+ *                               nine events cProfile registers: METH_FASTCALL builtins, or with
+ *                               `vectorcall` objects CPython calls with no trampoline
+ *   _floor.set_clock_hook(), set_monitoring(clock=True)
+ *                            -- the same, but reading the clock rprofile reads by default here
+ *                               (the TSC on x86-64, CLOCK_MONOTONIC elsewhere) on the events a
+ *                               profiler must time, and keeping the reading: the least any
+ *                               profiler that times calls can cost.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -98,6 +101,8 @@ unset_hook(PyObject *mod, PyObject *unused)
 }
 
 #if PY_VERSION_HEX >= 0x030C0000
+/* Callbacks as METH_FASTCALL builtins: what CPython's trampoline (recursion check, keyword
+ * check) adds on every event is part of this floor. */
 static PyObject *
 noop_callback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -106,17 +111,76 @@ noop_callback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 
 static PyMethodDef noop_def = {"noop", (PyCFunction)(void (*)(void))noop_callback, METH_FASTCALL, NULL};
 
+/* A profiler must time every PY_* event, but a CALL, C_RETURN or C_RAISE only when the callable
+ * is not a Python function (those calls are timed by their own PY_START and PY_RETURN): the
+ * clock floor reads the clock exactly there. */
 static PyObject *
-clock_callback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+clock_py_callback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     read_clock();
     Py_RETURN_NONE;
 }
 
-static PyMethodDef clock_def = {"clock", (PyCFunction)(void (*)(void))clock_callback, METH_FASTCALL, NULL};
+static PyObject *
+clock_c_callback(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs >= 3 && Py_TYPE(args[2]) != &PyFunction_Type) read_clock();
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef clock_py_def = {"clock_py", (PyCFunction)(void (*)(void))clock_py_callback, METH_FASTCALL, NULL};
+static PyMethodDef clock_c_def = {"clock_c", (PyCFunction)(void (*)(void))clock_c_callback, METH_FASTCALL, NULL};
+
+/* The same callbacks as objects of a type with its own vectorcall slot: CPython calls the
+ * function directly, with no builtin-function trampoline in between. */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+} VcCallback;
+
+static PyObject *
+vc_noop(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+vc_clock_py(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    read_clock();
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+vc_clock_c(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (PyVectorcall_NARGS(nargsf) >= 3 && Py_TYPE(args[2]) != &PyFunction_Type) read_clock();
+    Py_RETURN_NONE;
+}
+
+static PyTypeObject VcCallbackType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "_floor.callback",
+    .tp_basicsize = sizeof(VcCallback),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(VcCallback, vectorcall),
+};
+
+static PyObject *
+vc_new(vectorcallfunc f)
+{
+    if (PyType_Ready(&VcCallbackType) < 0) return NULL;
+    VcCallback *cb = PyObject_New(VcCallback, &VcCallbackType);
+    if (!cb) return NULL;
+    cb->vectorcall = f;
+    return (PyObject *)cb;
+}
 
 static const char *events[] = {"PY_START", "PY_RESUME", "PY_THROW", "PY_RETURN", "PY_YIELD",
                                "PY_UNWIND", "CALL", "C_RETURN", "C_RAISE", NULL};
+/* Index of the first event about a callable (CALL, C_RETURN, C_RAISE). */
+#define FIRST_C_EVENT 6
 
 static PyObject *
 monitoring_call(const char *method, const char *fmt, ...)
@@ -152,39 +216,42 @@ event_bit(const char *name)
     return bit;
 }
 
+/* Registers `py_cb` for the PY_* events and `c_cb` for the others (references stolen). */
 static PyObject *
-register_all(PyMethodDef *def)
+register_all(PyObject *py_cb, PyObject *c_cb)
 {
-    PyObject *r = monitoring_call("use_tool_id", "(is)", 2, "floor");
-    if (!r) return NULL;
+    PyObject *r = NULL;
+    if (!py_cb || !c_cb) goto done;
+    r = monitoring_call("use_tool_id", "(is)", 2, "floor");
+    if (!r) goto done;
     Py_DECREF(r);
-    PyObject *cb = PyCFunction_New(def, NULL);
-    if (!cb) return NULL;
     long all = 0;
     for (int i = 0; events[i]; i++) {
         long bit = event_bit(events[i]);
-        r = monitoring_call("register_callback", "(ilO)", 2, bit, cb);
-        if (!r) { Py_DECREF(cb); return NULL; }
+        r = monitoring_call("register_callback", "(ilO)", 2, bit, i < FIRST_C_EVENT ? py_cb : c_cb);
+        if (!r) goto done;
         Py_DECREF(r);
         all |= bit;
     }
-    Py_DECREF(cb);
     r = monitoring_call("set_events", "(il)", 2, all);
+done:
+    Py_XDECREF(py_cb);
+    Py_XDECREF(c_cb);
     if (!r) return NULL;
     Py_DECREF(r);
     Py_RETURN_NONE;
 }
 
+/* set_monitoring(clock=False, vectorcall=False) */
 static PyObject *
-set_monitoring(PyObject *mod, PyObject *unused)
+set_monitoring(PyObject *mod, PyObject *args)
 {
-    return register_all(&noop_def);
-}
-
-static PyObject *
-set_clock_monitoring(PyObject *mod, PyObject *unused)
-{
-    return register_all(&clock_def);
+    int clock = 0, vectorcall = 0;
+    if (!PyArg_ParseTuple(args, "|pp", &clock, &vectorcall)) return NULL;
+    if (vectorcall)
+        return register_all(vc_new(clock ? vc_clock_py : vc_noop), vc_new(clock ? vc_clock_c : vc_noop));
+    return register_all(PyCFunction_New(clock ? &clock_py_def : &noop_def, NULL),
+                        PyCFunction_New(clock ? &clock_c_def : &noop_def, NULL));
 }
 
 static PyObject *
@@ -212,8 +279,7 @@ static PyMethodDef methods[] = {
     {"unset_hook", unset_hook, METH_NOARGS, NULL},
     {"set_clock_hook", set_clock_hook, METH_NOARGS, NULL},
 #if PY_VERSION_HEX >= 0x030C0000
-    {"set_monitoring", set_monitoring, METH_NOARGS, NULL},
-    {"set_clock_monitoring", set_clock_monitoring, METH_NOARGS, NULL},
+    {"set_monitoring", set_monitoring, METH_VARARGS, NULL},
     {"unset_monitoring", unset_monitoring, METH_NOARGS, NULL},
 #endif
     {NULL, NULL, 0, NULL},

@@ -1,12 +1,12 @@
 """Instruction counts of profiling overhead under valgrind's callgrind: repeatable where wall time
 is noisy. Run by hand, never a pass/fail test (slow: a few minutes per interpreter).
 
-    python bench/instructions.py [--workloads fib,oo,...] [--scale 20]
+    python bench/instructions.py [--workloads fib,oo,...] [--scale 20] [--modes rprofile,floor]
 
-Runs the workloads of overhead.py, 1/scale as long, once per mode (none, cProfile, rprofile,
-floor) under `valgrind --tool=callgrind`, counting only the measured span (callgrind client
-requests from bench/floor.c around it), and prints per workload the instructions each mode adds
-over `none` and rprofile's and the floor's added instructions as ratios of cProfile's.
+Runs the workloads of overhead.py, 1/scale as long, once per mode (none, cProfile, and the
+modes asked for) under `valgrind --tool=callgrind`, counting only the measured span (callgrind
+client requests from bench/floor.c around it), and prints per workload the instructions each
+mode adds over `none`, with each one's as a ratio of cProfile's.
 """
 
 import argparse
@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import overhead  # noqa: E402
 
-MODES = ["none", "cProfile", "rprofile", "floor"]
+MODES = ["rprofile", "floor", "floor+clock"]
 
 
 def count(mode, workload, scale, floor_dir):
@@ -47,25 +47,25 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workloads", default=",".join(overhead.WORKLOADS))
     ap.add_argument("--scale", type=int, default=20)
+    ap.add_argument("--modes", default=",".join(MODES),
+                    help="modes of overhead.py to count besides none and cProfile")
     args = ap.parse_args()
     if not shutil.which("valgrind"):
         raise SystemExit("valgrind is not installed (apt-get install valgrind)")
     workloads = args.workloads.split(",")
     overhead.ensure_packages(workloads)
     floor_dir = overhead.build_floor()
-    print("Python %s, workloads at 1/%d, instructions added over `none` (millions)" % (
-        sys.version.split()[0], args.scale))
-    print("%-11s %10s %10s %10s %10s   %s   %s" % (
-        "workload", "none", "cProfile", "rprofile", "floor", "rprofile/cProfile",
-        "floor/cProfile"))
+    modes = ["none", "cProfile"] + [m for m in args.modes.split(",") if m not in ("none", "cProfile")]
+    print("Python %s, workloads at 1/%d, instructions added over `none` (millions), and as a"
+          " ratio of cProfile's" % (sys.version.split()[0], args.scale))
+    print("%-11s %9s %9s" % ("workload", "none", "cProfile")
+          + "".join(" %16s" % m for m in modes[2:]))
     for w in workloads:
-        c = {m: count(m, w, args.scale, floor_dir) for m in MODES}
-        added = {m: c[m] - c["none"] for m in MODES}
-        print("%-11s %10.1f %10.1f %10.1f %10.1f   %17.2f   %14.2f" % (
-            w, c["none"] / 1e6, added["cProfile"] / 1e6, added["rprofile"] / 1e6,
-            added["floor"] / 1e6, added["rprofile"] / added["cProfile"],
-            added["floor"] / added["cProfile"]))
-
+        c = {m: count(m, w, args.scale, floor_dir) for m in modes}
+        added = {m: c[m] - c["none"] for m in modes}
+        print("%-11s %9.1f %9.1f" % (w, c["none"] / 1e6, added["cProfile"] / 1e6)
+              + "".join(" %9.1f (%4.2f)" % (added[m] / 1e6, added[m] / added["cProfile"])
+                        for m in modes[2:]))
 
 if __name__ == "__main__":
     main()

@@ -8,9 +8,12 @@ by round (the order rotates) so that drift of a noisy machine hits all modes ali
 workload: the median time of each mode with min and max, the slowdown over `none`, and
 rprofile's added time as a ratio of cProfile's ((rprofile - none) / (cProfile - none)), and the
 same ratio for `floor`: a do-nothing C hook for the same events (bench/floor.c, compiled here
-for the interpreter being measured), the cost a profiler cannot go below, and `floor+clock`: the
-same hook reading the clock rprofile reads by default once per event, the least a profiler that
-times every call can cost.
+for the interpreter being measured; on 3.12+ callbacks CPython calls by vectorcall, as
+rprofile's), the cost a profiler cannot go below, and `floor+clock`: the same hook reading the
+clock rprofile reads by default on the events a profiler must time (every PY_* event, and
+CALL/C_RETURN/C_RAISE of anything but a Python function), the least a profiler that times every
+call can cost. `floor-builtin` (3.12+) is `floor` with builtin functions (METH_FASTCALL) as the
+callbacks, as cProfile registers: the difference is CPython's trampoline for builtins.
 """
 
 import argparse
@@ -159,20 +162,22 @@ def build_floor():
 
 class Floor:
     """The do-nothing hook with a profiler's enable/disable: sys.monitoring callbacks for the
-    nine events on 3.12+, the C profile hook before. With `clock`, each event also reads the
-    clock rprofile reads by default."""
+    nine events on 3.12+ (vectorcall objects, or builtin functions without `vectorcall`), the C
+    profile hook before. With `clock`, the events a profiler must time also read the clock
+    rprofile reads by default."""
 
-    def __init__(self, folder, clock=False):
+    def __init__(self, folder, clock=False, vectorcall=True):
         sys.path.insert(0, folder)
         import _floor
 
         self.mod = _floor
         self.monitoring = sys.version_info >= (3, 12)
         self.clock = clock
+        self.vectorcall = vectorcall
 
     def enable(self):
         if self.monitoring:
-            (self.mod.set_clock_monitoring if self.clock else self.mod.set_monitoring)()
+            self.mod.set_monitoring(self.clock, self.vectorcall)
         else:
             (self.mod.set_clock_hook if self.clock else self.mod.set_hook)()
 
@@ -195,6 +200,8 @@ def make_profiler(mode):
         return Floor(os.environ["RPROFILE_BENCH_FLOOR"])
     if mode == "floor+clock":
         return Floor(os.environ["RPROFILE_BENCH_FLOOR"], clock=True)
+    if mode == "floor-builtin":
+        return Floor(os.environ["RPROFILE_BENCH_FLOOR"], vectorcall=False)
     raise SystemExit("unknown mode %r" % mode)
 
 
@@ -242,7 +249,7 @@ def main():
     workloads = args.workloads.split(",")
     modes = args.modes.split(",")
     ensure_packages(workloads)
-    if {"floor", "floor+clock"} & set(modes):
+    if any(m.startswith("floor") for m in modes):
         os.environ["RPROFILE_BENCH_FLOOR"] = build_floor()
     times = {(w, m): [] for w in workloads for m in modes}
     for r in range(args.rounds):

@@ -32,10 +32,6 @@ pub struct Entry {
     pub reccallcount: i64,
     /// Open activations; `i64` and wrapping so mismatched events cannot overflow-panic.
     pub recursion_level: i64,
-    /// The callee this entry called last and the edge for it: a loop calling one function
-    /// finds its edge without a hash lookup.
-    pub last_callee: EntryId,
-    pub last_sub: u32,
 }
 
 /// Totals for one (caller, callee) pair, with its own recursion level as `_lsprof` keeps it.
@@ -73,6 +69,22 @@ pub struct Suspended {
 /// No edge (no caller, or subcalls off when the call was entered).
 pub const NO_SUB: u32 = u32::MAX;
 
+/// Charges a completed call (inclusive time `tt`, inline time `it`) to an entry or an edge, as
+/// `_lsprof` does: inclusive time only at the outermost activation of a recursion.
+macro_rules! close {
+    ($t:expr, $tt:expr, $it:expr) => {{
+        let t = $t;
+        t.recursion_level = t.recursion_level.wrapping_sub(1);
+        if t.recursion_level == 0 {
+            t.tt = t.tt.wrapping_add($tt);
+        } else {
+            t.reccallcount += 1;
+        }
+        t.it = t.it.wrapping_add($it);
+        t.callcount += 1;
+    }};
+}
+
 /// Slots of the direct-mapped key -> entry cache in front of the hash table.
 const CACHE_SLOTS: usize = 1024;
 
@@ -95,6 +107,9 @@ pub struct Aggregator {
     /// Recently seen keys and their entries; most events are answered here. A key is never
     /// reused while its entry exists (the entry holds the code object), and `clear` empties it.
     cache: Vec<(usize, EntryId)>,
+    /// Recently used edges as (caller, callee, edge id): a caller alternating between a few
+    /// callees finds each edge without a hash lookup. `clear` empties it.
+    edge_cache: Vec<(EntryId, EntryId, u32)>,
     /// Whether caller/callee pairs are recorded (cProfile's `subcalls`).
     pub subcalls: bool,
 }
@@ -116,6 +131,17 @@ fn edge_hash(caller: EntryId, callee: EntryId) -> u64 {
     FxBuildHasher.hash_one((caller, callee))
 }
 
+/// Slots of the direct-mapped (caller, callee) -> edge cache, and an empty slot (no entry has
+/// the id `EntryId::MAX`).
+const EDGE_SLOTS: usize = 512;
+const NO_EDGE: (EntryId, EntryId, u32) = (EntryId::MAX, EntryId::MAX, 0);
+
+#[inline(always)]
+fn edge_slot(caller: EntryId, callee: EntryId) -> usize {
+    let pair = ((caller as u64) << 32) | callee as u64;
+    (pair.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - EDGE_SLOTS.trailing_zeros())) as usize
+}
+
 #[inline]
 fn slot(key: usize) -> usize {
     // Fibonacci hashing: the top bits of the product spread aligned addresses over the slots.
@@ -128,6 +154,7 @@ impl Aggregator {
         Aggregator {
             subcalls,
             cache: vec![(0, 0); CACHE_SLOTS],
+            edge_cache: vec![NO_EDGE; EDGE_SLOTS],
             ..Default::default()
         }
     }
@@ -161,7 +188,6 @@ impl Aggregator {
         reserve_one(&mut self.entries);
         self.entries.push(Entry {
             key,
-            last_callee: EntryId::MAX,
             ..Default::default()
         });
         let entries = &self.entries;
@@ -171,11 +197,21 @@ impl Aggregator {
         id
     }
 
+    /// The edge from `caller` to `callee` if the edge cache has it.
+    #[inline(always)]
+    fn cached_sub(&self, caller: EntryId, callee: EntryId) -> Option<u32> {
+        match self.edge_cache.get(edge_slot(caller, callee)) {
+            Some(&(c, e, i)) if c == caller && e == callee && (i as usize) < self.subs.len() => {
+                Some(i)
+            }
+            _ => None,
+        }
+    }
+
     #[inline]
     fn sub_entry(&mut self, caller: EntryId, callee: EntryId, create: bool) -> Option<u32> {
-        let c = &self.entries[caller as usize];
-        if c.last_callee == callee {
-            return Some(c.last_sub);
+        if let Some(i) = self.cached_sub(caller, callee) {
+            return Some(i);
         }
         self.sub_entry_slow(caller, callee, create)
     }
@@ -210,9 +246,9 @@ impl Aggregator {
             }
             None => return None,
         };
-        let c = &mut self.entries[caller as usize];
-        c.last_callee = callee;
-        c.last_sub = i;
+        if let Some(slot) = self.edge_cache.get_mut(edge_slot(caller, callee)) {
+            *slot = (caller, callee, i);
+        }
         Some(i)
     }
 
@@ -253,6 +289,97 @@ impl Aggregator {
         });
     }
 
+    /// [`Aggregator::enter`] for the common case only, changing nothing and returning false
+    /// otherwise: `key` is in the lookup cache, the caller on top (if any) called this entry
+    /// last, and the stack has room. Those tests come first and the updates need no call, so
+    /// the profiler's hot path can be a leaf function (no registers saved, no stack frame).
+    /// (`key` in the cache means its entry exists; the edge in the cache, that it does too.)
+    /// The new call's `t0` is 0: the caller stores the clock reading after this.
+    #[inline(always)]
+    pub fn enter_cached(&mut self, stack: &mut Stack, key: usize) -> bool {
+        let Some(&(k, id)) = self.cache.get(slot(key)) else {
+            return false;
+        };
+        if k != key || key == 0 || id as usize >= self.entries.len() {
+            return false;
+        }
+        let len = stack.frames.len();
+        if len == stack.frames.capacity() {
+            return false;
+        }
+        let mut sub = NO_SUB;
+        if self.subcalls {
+            if let Some(top) = stack.frames.last() {
+                match self.cached_sub(top.entry, id) {
+                    Some(i) => sub = i,
+                    None => return false,
+                }
+            }
+        }
+        // The tests are done: from here on nothing can fail.
+        let e = &mut self.entries[id as usize];
+        e.recursion_level = e.recursion_level.wrapping_add(1);
+        if sub != NO_SUB {
+            let s = &mut self.subs[sub as usize];
+            s.recursion_level = s.recursion_level.wrapping_add(1);
+        }
+        let ctx = Context {
+            t0: 0,
+            subt: 0,
+            entry: id,
+            sub,
+        };
+        // SAFETY: `len < capacity` (tested above): the slot is allocated, and writing it then
+        // counting it is what `push` does without its growth path.
+        unsafe {
+            stack.frames.as_mut_ptr().add(len).write(ctx);
+            stack.frames.set_len(len + 1);
+        }
+        true
+    }
+
+    /// Whether the leave of `key` at the top of `stack` can take [`Aggregator::stop_top`]: the
+    /// call on top is of `key`'s entry and its edge (if any) was opened with it.
+    #[inline(always)]
+    pub fn can_stop_top(&self, stack: &Stack, key: usize) -> bool {
+        let n = stack.frames.len();
+        let Some(top) = stack.frames.last() else {
+            return false;
+        };
+        let own = self
+            .entries
+            .get(top.entry as usize)
+            .is_some_and(|e| e.key == key);
+        let edge_ok = if top.sub == NO_SUB {
+            !self.subcalls || n == 1
+        } else {
+            (top.sub as usize) < self.subs.len()
+        };
+        own && edge_ok
+    }
+
+    /// [`Aggregator::stop`] of the call on top, after [`Aggregator::can_stop_top`] said yes:
+    /// the same accounting, with no lookup and no call.
+    #[inline(always)]
+    pub fn stop_top(&mut self, stack: &mut Stack, now: i64) {
+        let Some(ctx) = stack.frames.pop() else {
+            return;
+        };
+        let tt = now.wrapping_sub(ctx.t0);
+        let it = tt.wrapping_sub(ctx.subt);
+        if let Some(parent) = stack.frames.last_mut() {
+            parent.subt = parent.subt.wrapping_add(tt);
+        }
+        if let Some(e) = self.entries.get_mut(ctx.entry as usize) {
+            close!(e, tt, it);
+        }
+        if self.subcalls && ctx.sub != NO_SUB && !stack.frames.is_empty() {
+            if let Some(s) = self.subs.get_mut(ctx.sub as usize) {
+                close!(s, tt, it);
+            }
+        }
+    }
+
     /// Closes the top call of `stack` at time `now`, charging it to `entry`. As in `_lsprof`,
     /// `entry` is the one named by the leave event, which need not be the one the context was
     /// opened for (events of several threads share one stack on 3.12+).
@@ -268,14 +395,7 @@ impl Aggregator {
             p.entry
         });
         let e = &mut self.entries[entry as usize];
-        e.recursion_level = e.recursion_level.wrapping_sub(1);
-        if e.recursion_level == 0 {
-            e.tt = e.tt.wrapping_add(tt);
-        } else {
-            e.reccallcount += 1;
-        }
-        e.it = e.it.wrapping_add(it);
-        e.callcount += 1;
+        close!(e, tt, it);
         if self.subcalls {
             if let Some(caller) = parent {
                 // The edge opened with this call, unless the leave names another function.
@@ -286,14 +406,7 @@ impl Aggregator {
                 };
                 if let Some(i) = found {
                     let s = &mut self.subs[i as usize];
-                    s.recursion_level = s.recursion_level.wrapping_sub(1);
-                    if s.recursion_level == 0 {
-                        s.tt = s.tt.wrapping_add(tt);
-                    } else {
-                        s.reccallcount += 1;
-                    }
-                    s.it = s.it.wrapping_add(it);
-                    s.callcount += 1;
+                    close!(s, tt, it);
                 }
             }
         }
@@ -341,6 +454,7 @@ impl Aggregator {
         self.index.clear();
         self.sub_index.clear();
         self.cache.iter_mut().for_each(|c| *c = (0, 0));
+        self.edge_cache.iter_mut().for_each(|c| *c = NO_EDGE);
     }
 
     /// A copy of the totals, for building results while events may still arrive: the results
@@ -487,6 +601,10 @@ mod tests {
         agg: Aggregator,
         stack: Stack,
         clock: i64,
+        /// Events try the cached paths first, as the profiler's hot path does.
+        fast: bool,
+        /// Events the cached paths took.
+        fast_taken: usize,
     }
 
     impl Driver {
@@ -495,6 +613,14 @@ mod tests {
                 agg: Aggregator::new(subcalls),
                 stack: Stack::default(),
                 clock: 0,
+                fast: false,
+                fast_taken: 0,
+            }
+        }
+        fn new_fast(subcalls: bool) -> Self {
+            Driver {
+                fast: true,
+                ..Driver::new(subcalls)
             }
         }
         fn tick(&mut self) -> i64 {
@@ -502,6 +628,12 @@ mod tests {
             self.clock
         }
         fn call(&mut self, key: usize) {
+            if self.fast && self.agg.enter_cached(&mut self.stack, key) {
+                let t = self.tick();
+                self.stack.set_top_t0(t);
+                self.fast_taken += 1;
+                return;
+            }
             let id = self.agg.get(key).unwrap_or_else(|| self.agg.insert(key));
             self.agg.enter(&mut self.stack, id);
             let d = self.stack.depth() - 1;
@@ -509,6 +641,12 @@ mod tests {
             self.stack.set_t0(d, t);
         }
         fn ret(&mut self, key: usize) {
+            if self.fast && self.agg.can_stop_top(&self.stack, key) {
+                let t = self.tick();
+                self.agg.stop_top(&mut self.stack, t);
+                self.fast_taken += 1;
+                return;
+            }
             if self.stack.is_empty() {
                 return;
             }
@@ -799,5 +937,50 @@ mod tests {
             .collect();
         assert_eq!(callees.len(), 2);
         assert!(calls[d.agg.get(2).unwrap() as usize].is_empty());
+    }
+
+    #[test]
+    fn cached_paths_are_taken_for_recursion_and_alternating_callees() {
+        fn round(d: &mut Driver) {
+            d.call(1);
+            for k in [2, 3, 4, 2, 3, 4] {
+                d.call(k);
+                d.call(k);
+                d.ret(k);
+                d.ret(k);
+            }
+            d.ret(1);
+        }
+        let mut d = Driver::new_fast(true);
+        round(&mut d);
+        let before = d.fast_taken;
+        round(&mut d);
+        round(&mut d);
+        // Once every function and edge has been seen, every event takes the cached path.
+        assert_eq!(d.fast_taken - before, 2 * 26);
+    }
+
+    proptest::proptest! {
+        /// The cached enter and leave paths do exactly what the general ones do, whatever the
+        /// events: returns of functions not on top, of unknown functions, on an empty stack,
+        /// with and without subcalls, and keys colliding in the caches.
+        #[test]
+        fn cached_paths_match_the_general_ones(
+            subcalls: bool,
+            events in proptest::collection::vec((proptest::bool::ANY, 0usize..12), 0..400),
+        ) {
+            let mut general = Driver::new(subcalls);
+            let mut fast = Driver::new_fast(subcalls);
+            for &(is_call, k) in &events {
+                // Keys 1024 * CACHE_SLOTS apart share a key-cache slot.
+                let key = 1 + (k % 6) + (k / 6) * 1024 * CACHE_SLOTS;
+                for d in [&mut general, &mut fast] {
+                    if is_call { d.call(key) } else { d.ret(key) }
+                }
+            }
+            proptest::prop_assert_eq!(&general.agg.entries, &fast.agg.entries);
+            proptest::prop_assert_eq!(&general.agg.subs, &fast.agg.subs);
+            proptest::prop_assert_eq!(general.stack.depth(), fast.stack.depth());
+        }
     }
 }

@@ -65,14 +65,36 @@ unsafe fn now_slow(py: Python<'_>, p: &Profiler) -> i64 {
 ///
 /// # Safety
 /// GIL held; `p` is alive; no reference into its state is held by the caller.
-#[inline]
+#[inline(always)]
 pub unsafe fn enter_call(
     py: Python<'_>,
     p: &Profiler,
     key: usize,
     make_label: impl FnOnce() -> PyResult<Py<PyAny>>,
 ) {
+    let st = p.state_ptr();
+    // The common case needs no call, so the callbacks compile to leaf functions.
+    // SAFETY: exclusive access to the state (GIL held, no borrow alive: function contract);
+    // nothing here calls Python.
+    unsafe {
+        let s = &mut *st;
+        if s.fast && s.agg.enter_cached(&mut s.stack, key) {
+            s.stack.set_top_t0(clock::now());
+            return;
+        }
+    }
     // SAFETY: as for this function.
+    unsafe { enter_call_slow(py, p, key, make_label) }
+}
+
+#[inline(never)]
+unsafe fn enter_call_slow(
+    py: Python<'_>,
+    p: &Profiler,
+    key: usize,
+    make_label: impl FnOnce() -> PyResult<Py<PyAny>>,
+) {
+    // SAFETY: as for `enter_call`.
     unsafe { enter_call_from(py, p, key, None, make_label) }
 }
 
@@ -143,6 +165,23 @@ pub unsafe fn enter_call_from(
 /// As for [`enter_call`].
 #[inline(always)]
 pub unsafe fn leave_call(py: Python<'_>, p: &Profiler, key: usize) {
+    let st = p.state_ptr();
+    // The common case (see `enter_call`).
+    // SAFETY: exclusive access for the bookkeeping; nothing here calls Python.
+    unsafe {
+        let s = &mut *st;
+        if s.fast && s.agg.can_stop_top(&s.stack, key) {
+            let t = clock::now();
+            s.agg.stop_top(&mut s.stack, t);
+            return;
+        }
+    }
+    // SAFETY: as for this function.
+    unsafe { leave_call_slow(py, p, key) }
+}
+
+#[inline(never)]
+unsafe fn leave_call_slow(py: Python<'_>, p: &Profiler, key: usize) {
     let st = p.state_ptr();
     // SAFETY: exclusive access for the bookkeeping (after selecting this thread's track);
     // nothing here calls Python.

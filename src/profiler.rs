@@ -37,6 +37,9 @@ pub struct State {
     pub plain_clock: bool,
     /// The plain clock and no timeline: the events' shortest path, one test.
     pub bare: bool,
+    /// `bare` and one stack for all threads: enter and leave may take the aggregator's
+    /// cached paths with no thread switch to make.
+    pub fast: bool,
     /// Seconds per timer unit for an integer timer; 0.0 for seconds.
     pub timeunit: f64,
     /// Calibration bias in seconds (profile.Profile's `bias`).
@@ -381,6 +384,7 @@ impl Profiler {
             clock: clock::Native::Wall,
             plain_clock: true,
             bare: true,
+            fast: true,
             timeunit: 0.0,
             bias: 0.0,
             bias_units: 0.0,
@@ -939,4 +943,5 @@ fn set_bias(st: &mut State, bias: f64) {
     st.bias_units = if bias == 0.0 { 0.0 } else { bias / unit(st) };
     st.plain_clock = !st.external_timer && st.bias_units == 0.0 && st.clock == clock::Native::Wall;
     st.bare = st.plain_clock && st.timeline.is_none();
+    st.fast = st.bare && !st.threads;
 }

@@ -1029,6 +1029,64 @@ def test_profiler_tool_id_taken_by_someone_else():
     assert mine["tool"] == "someone else"
 
 
+CALLBACKS_FROM_PYTHON = r'''
+M = sys.monitoring
+E = M.events
+out = {}
+
+
+def work():
+    return 1
+
+
+p = mod.Profile()
+p.enable()
+callbacks = {}
+for name in ("PY_START", "PY_RETURN", "CALL", "C_RETURN"):
+    ev = getattr(E, name)
+    cb = M.register_callback(M.PROFILER_ID, ev, None)
+    M.register_callback(M.PROFILER_ID, ev, cb)
+    callbacks[name] = cb
+
+
+def outcome(f, *a, **k):
+    try:
+        f(*a, **k)
+        return "ok"
+    except Exception as e:
+        return type(e).__name__
+
+
+for name, cb in callbacks.items():
+    out[name] = [outcome(cb), outcome(cb, work.__code__, 0, x=1)]
+out["new"] = outcome(type(callbacks["PY_START"]))
+# Well-formed calls from Python are events like any other.
+out["start"] = outcome(callbacks["PY_START"], work.__code__, 0)
+out["return"] = outcome(callbacks["PY_RETURN"], work.__code__, 0, None)
+out["call"] = outcome(callbacks["CALL"], work.__code__, 0, len, M.MISSING)
+out["creturn"] = outcome(callbacks["C_RETURN"], work.__code__, 0, len, M.MISSING)
+work()
+p.disable()
+out["work"] = calls_of(table(p, times=False), "work")
+emit(out)
+'''
+
+
+@pytest.mark.skipif(not PY312, reason="sys.monitoring is 3.12+")
+def test_monitoring_callbacks_called_from_python():
+    # Spec: the registered callbacks are reachable through sys.monitoring; a call with too few
+    # or keyword arguments is a TypeError, the callback type cannot be instantiated, and
+    # well-formed calls count as events (one pair by hand and one real call of work: 2 calls).
+    # Not compared with cProfile: 3.12.1's _lsprof crashes on a callback called with no
+    # arguments.
+    mine = run_child(CALLBACKS_FROM_PYTHON)
+    for name in ("PY_START", "PY_RETURN", "CALL", "C_RETURN"):
+        assert mine[name] == ["TypeError", "TypeError"], name
+    assert mine["new"] == "TypeError"
+    assert [mine[k] for k in ("start", "return", "call", "creturn")] == ["ok"] * 4
+    assert mine["work"] == 2
+
+
 # ---------------------------------------------------------------------------------------------
 # Generators: close() and throw() under profiling.
 

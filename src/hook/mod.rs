@@ -9,6 +9,8 @@ pub use legacy::check_frame_layout;
 pub use legacy::{install, uninstall, HookState};
 
 #[cfg(Py_3_12)]
+mod callback;
+#[cfg(Py_3_12)]
 mod monitoring;
 #[cfg(Py_3_12)]
 pub use monitoring::{install, uninstall, HookState};

@@ -1,10 +1,9 @@
 //! Python 3.12+ front end: `sys.monitoring` under `PROFILER_ID`, with the nine events and the
 //! event-to-action table that `_lsprof` registers, so the numbers match cProfile's.
 //!
-//! The callbacks are C functions (METH_FASTCALL) bound to the profiler object: the interpreter
-//! calls them by vectorcall with no argument tuple, and no Python code runs per event.
+//! The callbacks are objects holding the profiler (`callback.rs`): the interpreter calls their
+//! entry points by vectorcall with no argument tuple, and no Python code runs per event.
 
-use std::ffi::c_char;
 use std::ptr::addr_of_mut;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -12,6 +11,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 
+use super::callback;
 use crate::events;
 use crate::labels::builtin_label;
 use crate::profiler::Profiler;
@@ -43,52 +43,26 @@ fn monitoring(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
     py.import("sys")?.getattr("monitoring")
 }
 
-type Fast = unsafe extern "C" fn(
-    *mut ffi::PyObject,
-    *mut *mut ffi::PyObject,
-    ffi::Py_ssize_t,
-) -> *mut ffi::PyObject;
-
-const fn def(name: &'static std::ffi::CStr, f: Fast) -> ffi::PyMethodDef {
-    ffi::PyMethodDef {
-        ml_name: name.as_ptr() as *const c_char,
-        ml_meth: ffi::PyMethodDefPointer { PyCFunctionFast: f },
-        ml_flags: ffi::METH_FASTCALL,
-        ml_doc: std::ptr::null(),
-    }
-}
-
-// CPython keeps pointers to these for the life of the bound callbacks; they are never written.
-static mut PYSTART_DEF: ffi::PyMethodDef = def(c"_pystart_callback", pystart_callback);
-static mut PYRETURN_DEF: ffi::PyMethodDef = def(c"_pyreturn_callback", pyreturn_callback);
-static mut CCALL_DEF: ffi::PyMethodDef = def(c"_ccall_callback", ccall_callback);
-static mut CRETURN_DEF: ffi::PyMethodDef = def(c"_creturn_callback", creturn_callback);
-static mut PYRESUME_DEF: ffi::PyMethodDef = def(c"_pyresume_callback", pyresume_callback);
-static mut PYYIELD_DEF: ffi::PyMethodDef = def(c"_pyyield_callback", pyyield_callback);
+type Entry = ffi::vectorcallfunc;
 
 /// The events `_lsprof` registers and the callback each gets. Async-aware profiling tells a
 /// coroutine's resume from its start and its await from its return.
-fn event_table(async_aware: bool) -> [(&'static str, *mut ffi::PyMethodDef); 9] {
-    let (resume, suspend) = if async_aware {
-        (addr_of_mut!(PYRESUME_DEF), addr_of_mut!(PYYIELD_DEF))
+fn event_table(async_aware: bool) -> [(&'static str, Entry); 9] {
+    let (start, resume, suspend): (Entry, Entry, Entry) = if async_aware {
+        (pyresume_callback, pyresume_callback, pyyield_callback)
     } else {
-        (addr_of_mut!(PYSTART_DEF), addr_of_mut!(PYRETURN_DEF))
-    };
-    let start = if async_aware {
-        addr_of_mut!(PYRESUME_DEF)
-    } else {
-        addr_of_mut!(PYSTART_DEF)
+        (pystart_callback, pystart_callback, pyreturn_callback)
     };
     [
         ("PY_START", start),
         ("PY_RESUME", resume),
         ("PY_THROW", resume),
-        ("PY_RETURN", addr_of_mut!(PYRETURN_DEF)),
+        ("PY_RETURN", pyreturn_callback),
         ("PY_YIELD", suspend),
-        ("PY_UNWIND", addr_of_mut!(PYRETURN_DEF)),
-        ("CALL", addr_of_mut!(CCALL_DEF)),
-        ("C_RETURN", addr_of_mut!(CRETURN_DEF)),
-        ("C_RAISE", addr_of_mut!(CRETURN_DEF)),
+        ("PY_UNWIND", pyreturn_callback),
+        ("CALL", ccall_callback),
+        ("C_RETURN", creturn_callback),
+        ("C_RAISE", creturn_callback),
     ]
 }
 
@@ -114,22 +88,15 @@ pub fn install(slf: &Bound<'_, Profiler>) -> PyResult<()> {
 }
 
 fn register(slf: &Bound<'_, Profiler>, mon: &Bound<'_, PyAny>) -> PyResult<()> {
-    let py = slf.py();
     let events = mon.getattr("events")?;
     // SAFETY: short read of a flag.
     let table = event_table(unsafe { (*slf.get().state_ptr()).async_aware });
     let mut all = 0i64;
-    for (name, def) in table {
+    for (name, entry) in table {
         let ev: i64 = events.getattr(name)?.extract()?;
-        // SAFETY: GIL held; `def` is a 'static PyMethodDef of a METH_FASTCALL function; the new
-        // function holds a strong reference to the profiler, so the profiler outlives its
+        // The callback holds a strong reference to the profiler, so the profiler outlives its
         // registration.
-        let func = unsafe { ffi::PyCFunction_NewEx(def, slf.as_ptr(), std::ptr::null_mut()) };
-        if func.is_null() {
-            return Err(PyErr::fetch(py));
-        }
-        // SAFETY: a new, non-NULL reference.
-        let func = unsafe { Bound::from_owned_ptr(py, func) };
+        let func = callback::new(slf.as_any(), entry)?;
         mon.call_method1("register_callback", (TOOL_ID, ev, func))?;
         all |= ev;
     }
@@ -164,59 +131,77 @@ pub fn uninstall(slf: &Bound<'_, Profiler>) -> PyResult<()> {
     first_error.map_or(Ok(()), Err)
 }
 
-/// The profiler a callback is bound to, or an error for a call with too few arguments (the
-/// callbacks are reachable from Python through `sys.monitoring.register_callback`).
-#[inline]
+/// The profiler a callback is bound to and the number of arguments, or what the callback
+/// returns at once: NULL with an error set for a call with too few or keyword arguments (the
+/// callbacks are reachable from Python through `sys.monitoring.register_callback`), None for a
+/// callback the garbage collector cleared.
+///
+/// # Safety
+/// `cb` is one of this module's callbacks, called with the GIL held.
+#[inline(always)]
 unsafe fn setup<'a>(
-    slf: &'a *mut ffi::PyObject,
-    nargs: ffi::Py_ssize_t,
+    cb: *mut ffi::PyObject,
+    nargsf: usize,
+    kwnames: *mut ffi::PyObject,
     needed: ffi::Py_ssize_t,
-) -> Option<(Python<'a>, &'a Profiler)> {
+) -> Result<(Python<'a>, &'a Profiler), *mut ffi::PyObject> {
+    // SAFETY: as for this function.
+    let (slf, nargs) = unsafe { callback::unpack(cb, nargsf, kwnames) }?;
     // SAFETY: CPython calls the callbacks with the GIL held.
     let py = unsafe { Python::assume_attached() };
     if nargs < needed {
-        PyTypeError::new_err(format!(
-            "monitoring callback takes at least {needed} arguments"
-        ))
-        .restore(py);
-        return None;
+        return Err(too_few_arguments(py, needed));
     }
-    // SAFETY: `slf` is the profiler the function was bound to (see `install`), kept alive by it.
+    // SAFETY: `slf` is the profiler the callback was bound to (see `register`), kept alive by it.
     let p = unsafe { Bound::ref_from_ptr(py, slf).cast_unchecked::<Profiler>() }.get();
-    Some((py, p))
+    Ok((py, p))
 }
 
-/// The profiler and the code object (first argument) of a `PY_*` event, or `None` with an error
-/// set for a call with no argument.
+#[cold]
+#[inline(never)]
+fn too_few_arguments(py: Python<'_>, needed: ffi::Py_ssize_t) -> *mut ffi::PyObject {
+    PyTypeError::new_err(format!(
+        "monitoring callback takes at least {needed} arguments"
+    ))
+    .restore(py);
+    std::ptr::null_mut()
+}
+
+/// The profiler and the code object (first argument) of a `PY_*` event, or what to return.
 ///
 /// # Safety
-/// As for [`setup`]; `args` holds `nargs` live arguments.
-#[inline]
+/// As for [`setup`]; `args` holds the call's live arguments.
+#[inline(always)]
 unsafe fn code_event<'a>(
-    slf: &'a *mut ffi::PyObject,
-    args: *mut *mut ffi::PyObject,
-    nargs: ffi::Py_ssize_t,
-) -> Option<(Python<'a>, &'a Profiler, *mut ffi::PyObject)> {
+    cb: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargsf: usize,
+    kwnames: *mut ffi::PyObject,
+) -> Result<(Python<'a>, &'a Profiler, *mut ffi::PyObject), *mut ffi::PyObject> {
     // SAFETY: as for this function.
-    let (py, p) = unsafe { setup(slf, nargs, 1) }?;
+    let (py, p) = unsafe { setup(cb, nargsf, kwnames, 1) }?;
     // SAFETY: at least one argument (checked): the code object, alive for the event.
-    Some((py, p, unsafe { *args }))
+    Ok((py, p, unsafe { *args }))
 }
 
-#[inline]
+/// None, as a new reference: None is immortal on 3.12+, where increments and decrements leave
+/// its count as it is, so the increment is skipped (an event less to pay for).
+#[inline(always)]
 fn none() -> *mut ffi::PyObject {
-    // SAFETY: Py_None is immortal on 3.12+; the new reference is returned to the caller.
-    unsafe { ffi::Py_NewRef(ffi::Py_None()) }
+    // SAFETY: reading the address of a static object.
+    unsafe { ffi::Py_None() }
 }
 
 unsafe extern "C" fn pystart_callback(
-    slf: *mut ffi::PyObject,
-    args: *mut *mut ffi::PyObject,
-    nargs: ffi::Py_ssize_t,
+    cb: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargsf: usize,
+    kwnames: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
     // SAFETY: see `code_event`.
-    let Some((py, p, code)) = (unsafe { code_event(&slf, args, nargs) }) else {
-        return std::ptr::null_mut();
+    let (py, p, code) = match unsafe { code_event(cb, args, nargsf, kwnames) } {
+        Ok(v) => v,
+        Err(ret) => return ret,
     };
     // SAFETY: GIL held; no borrow of the state is alive.
     unsafe {
@@ -234,13 +219,15 @@ fn current_frame() -> usize {
 }
 
 unsafe extern "C" fn pyresume_callback(
-    slf: *mut ffi::PyObject,
-    args: *mut *mut ffi::PyObject,
-    nargs: ffi::Py_ssize_t,
+    cb: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargsf: usize,
+    kwnames: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
     // SAFETY: see `code_event`.
-    let Some((py, p, code)) = (unsafe { code_event(&slf, args, nargs) }) else {
-        return std::ptr::null_mut();
+    let (py, p, code) = match unsafe { code_event(cb, args, nargsf, kwnames) } {
+        Ok(v) => v,
+        Err(ret) => return ret,
     };
     let label = || {
         // SAFETY: GIL held; the code object is alive for the event.
@@ -258,13 +245,15 @@ unsafe extern "C" fn pyresume_callback(
 }
 
 unsafe extern "C" fn pyyield_callback(
-    slf: *mut ffi::PyObject,
-    args: *mut *mut ffi::PyObject,
-    nargs: ffi::Py_ssize_t,
+    cb: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargsf: usize,
+    kwnames: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
     // SAFETY: see `code_event`.
-    let Some((py, p, code)) = (unsafe { code_event(&slf, args, nargs) }) else {
-        return std::ptr::null_mut();
+    let (py, p, code) = match unsafe { code_event(cb, args, nargsf, kwnames) } {
+        Ok(v) => v,
+        Err(ret) => return ret,
     };
     // SAFETY: GIL held; no borrow of the state is alive.
     unsafe {
@@ -278,13 +267,15 @@ unsafe extern "C" fn pyyield_callback(
 }
 
 unsafe extern "C" fn pyreturn_callback(
-    slf: *mut ffi::PyObject,
-    args: *mut *mut ffi::PyObject,
-    nargs: ffi::Py_ssize_t,
+    cb: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargsf: usize,
+    kwnames: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
     // SAFETY: see `code_event`.
-    let Some((py, p, code)) = (unsafe { code_event(&slf, args, nargs) }) else {
-        return std::ptr::null_mut();
+    let (py, p, code) = match unsafe { code_event(cb, args, nargsf, kwnames) } {
+        Ok(v) => v,
+        Err(ret) => return ret,
     };
     // SAFETY: GIL held; no borrow of the state is alive.
     unsafe { events::leave_call(py, p, code as usize) };
@@ -336,19 +327,47 @@ unsafe fn builtin_of(
     Some((unsafe { (*d).d_method }, arg0, std::ptr::null_mut()))
 }
 
+/// CALL: most are calls of Python functions, which only async-aware profiling looks at (a
+/// coroutine being created); they are answered here, before anything that needs the
+/// registers a full event does, so this path compiles to a few loads and a return.
 unsafe extern "C" fn ccall_callback(
-    slf: *mut ffi::PyObject,
-    args: *mut *mut ffi::PyObject,
-    nargs: ffi::Py_ssize_t,
+    cb: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargsf: usize,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    // SAFETY: `cb` is one of this module's callbacks and `args` holds the call's arguments; the
+    // reads are of live objects (the checks of `ccall_event` are repeated there when this does
+    // not answer).
+    unsafe {
+        if kwnames.is_null() && (nargsf & !ffi::PY_VECTORCALL_ARGUMENTS_OFFSET) >= 4 {
+            let callable = *args.add(2);
+            if ffi::Py_TYPE(callable) == addr_of_mut!(ffi::PyFunction_Type) {
+                if let Some(p) = callback::profiler(cb) {
+                    if !(*p.state_ptr()).async_aware {
+                        return none();
+                    }
+                }
+            }
+        }
+        ccall_event(cb, args, nargsf, kwnames)
+    }
+}
+
+#[inline(never)]
+unsafe fn ccall_event(
+    cb: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargsf: usize,
+    kwnames: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
     // SAFETY: see `setup`.
-    let Some((py, p)) = (unsafe { setup(&slf, nargs, 4) }) else {
-        return std::ptr::null_mut();
+    let (py, p) = match unsafe { setup(cb, nargsf, kwnames, 4) } {
+        Ok(v) => v,
+        Err(ret) => return ret,
     };
     // SAFETY: four arguments (checked): code, offset, callable, arg0.
     let (callable, arg0) = unsafe { (*args.add(2), *args.add(3)) };
-    // Calls of Python functions are most CALL events; only async-aware profiling looks at them
-    // (a coroutine being created), so they are answered first.
     // SAFETY: `callable` is alive for the event.
     if unsafe { ffi::PyFunction_Check(callable) } != 0 {
         // SAFETY: short read of a flag.
@@ -380,13 +399,15 @@ unsafe extern "C" fn ccall_callback(
 }
 
 unsafe extern "C" fn creturn_callback(
-    slf: *mut ffi::PyObject,
-    args: *mut *mut ffi::PyObject,
-    nargs: ffi::Py_ssize_t,
+    cb: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargsf: usize,
+    kwnames: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
     // SAFETY: see `setup`.
-    let Some((py, p)) = (unsafe { setup(&slf, nargs, 4) }) else {
-        return std::ptr::null_mut();
+    let (py, p) = match unsafe { setup(cb, nargsf, kwnames, 4) } {
+        Ok(v) => v,
+        Err(ret) => return ret,
     };
     // SAFETY: short read of a flag.
     if unsafe { (*p.state_ptr()).builtins } {

@@ -1,0 +1,210 @@
+//! The objects registered as `sys.monitoring` callbacks: each holds the profiler and the entry
+//! point for its events in its own vectorcall slot, so the instrumentation calls that entry
+//! point directly. A builtin function (METH_FASTCALL) would put its trampoline (recursion guard,
+//! keyword check, method flags) in front of every event: ~34 instructions per event under
+//! callgrind on 3.12, a sixth of a Python call's profiling cost (bench/README.md).
+
+use std::ffi::{c_int, c_uint, c_void};
+use std::mem::offset_of;
+use std::ptr::{self, addr_of_mut};
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyType;
+
+#[repr(C)]
+struct Callback {
+    ob_base: ffi::PyObject,
+    /// What CPython calls (found through `__vectorcalloffset__`).
+    vectorcall: Option<ffi::vectorcallfunc>,
+    /// The profiler (a strong reference), NULL once the garbage collector cleared it.
+    profiler: *mut ffi::PyObject,
+}
+
+// The spec and what it points to: PyType_FromSpec reads them once; they are never written.
+static mut MEMBERS: [ffi::PyMemberDef; 2] = [
+    ffi::PyMemberDef {
+        name: c"__vectorcalloffset__".as_ptr(),
+        type_code: ffi::Py_T_PYSSIZET,
+        offset: offset_of!(Callback, vectorcall) as ffi::Py_ssize_t,
+        flags: ffi::Py_READONLY,
+        doc: ptr::null(),
+    },
+    ffi::PyMemberDef {
+        name: ptr::null(),
+        type_code: 0,
+        offset: 0,
+        flags: 0,
+        doc: ptr::null(),
+    },
+];
+
+static TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+fn callback_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    let tp = TYPE.get_or_try_init(py, || {
+        let mut slots = [
+            ffi::PyType_Slot {
+                slot: ffi::Py_tp_call,
+                pfunc: ffi::PyVectorcall_Call as *mut c_void,
+            },
+            ffi::PyType_Slot {
+                slot: ffi::Py_tp_dealloc,
+                pfunc: dealloc as *mut c_void,
+            },
+            ffi::PyType_Slot {
+                slot: ffi::Py_tp_traverse,
+                pfunc: traverse as *mut c_void,
+            },
+            ffi::PyType_Slot {
+                slot: ffi::Py_tp_clear,
+                pfunc: clear as *mut c_void,
+            },
+            ffi::PyType_Slot {
+                slot: ffi::Py_tp_members,
+                pfunc: addr_of_mut!(MEMBERS) as *mut c_void,
+            },
+            ffi::PyType_Slot {
+                slot: 0,
+                pfunc: ptr::null_mut(),
+            },
+        ];
+        let mut spec = ffi::PyType_Spec {
+            name: c"rprofile._rprofile.monitoring_callback".as_ptr(),
+            basicsize: std::mem::size_of::<Callback>() as c_int,
+            itemsize: 0,
+            // Not instantiable from Python: an instance without an entry point must not exist.
+            flags: (ffi::Py_TPFLAGS_DEFAULT
+                | ffi::Py_TPFLAGS_HAVE_VECTORCALL
+                | ffi::Py_TPFLAGS_HAVE_GC
+                | ffi::Py_TPFLAGS_DISALLOW_INSTANTIATION) as c_uint,
+            slots: slots.as_mut_ptr(),
+        };
+        // SAFETY: GIL held; the spec, its slots and members are valid for the call (CPython
+        // copies what it keeps, and MEMBERS is 'static).
+        let tp = unsafe { ffi::PyType_FromSpec(&mut spec) };
+        if tp.is_null() {
+            return Err(PyErr::fetch(py));
+        }
+        // SAFETY: a new reference to a type object.
+        Ok(unsafe { Bound::from_owned_ptr(py, tp).cast_into_unchecked::<PyType>() }.unbind())
+    })?;
+    Ok(tp.bind(py))
+}
+
+/// A new callback bound to `profiler` whose calls go to `entry`.
+pub fn new<'py>(
+    profiler: &Bound<'py, PyAny>,
+    entry: ffi::vectorcallfunc,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = profiler.py();
+    let tp = callback_type(py)?;
+    // SAFETY: GIL held; the type's basicsize is that of `Callback`; the allocation comes zeroed
+    // and tracked by the GC, whose traverse/clear accept the NULL fields until they are set
+    // below (nothing between can run the collector).
+    unsafe {
+        let obj = ffi::PyType_GenericAlloc(tp.as_ptr() as *mut ffi::PyTypeObject, 0);
+        if obj.is_null() {
+            return Err(PyErr::fetch(py));
+        }
+        let cb = obj as *mut Callback;
+        (*cb).vectorcall = Some(entry);
+        (*cb).profiler = ffi::Py_NewRef(profiler.as_ptr());
+        Ok(Bound::from_owned_ptr(py, obj))
+    }
+}
+
+/// What an entry point gets: the bound profiler (a pointer into the callback, alive for the
+/// call) and the number of positional arguments; or what to return at once: NULL with an error
+/// set for keyword arguments, None for a callback the collector cleared.
+///
+/// # Safety
+/// `cb` is a callback made by [`new`], called with the GIL held.
+#[inline(always)]
+pub unsafe fn unpack<'a>(
+    cb: *mut ffi::PyObject,
+    nargsf: usize,
+    kwnames: *mut ffi::PyObject,
+) -> Result<(&'a *mut ffi::PyObject, ffi::Py_ssize_t), *mut ffi::PyObject> {
+    // SAFETY: as for this function.
+    let slot = unsafe { &(*(cb as *mut Callback)).profiler };
+    // SAFETY: a non-NULL kwnames is a tuple.
+    if !kwnames.is_null() && unsafe { ffi::PyTuple_GET_SIZE(kwnames) } != 0 {
+        // SAFETY: GIL held (as for this function).
+        let py = unsafe { Python::assume_attached() };
+        PyTypeError::new_err("monitoring callback takes no keyword arguments").restore(py);
+        return Err(ptr::null_mut());
+    }
+    if slot.is_null() {
+        // SAFETY: Py_None is immortal on 3.12+; the new reference goes to the caller.
+        return Err(unsafe { ffi::Py_NewRef(ffi::Py_None()) });
+    }
+    Ok((
+        slot,
+        (nargsf & !ffi::PY_VECTORCALL_ARGUMENTS_OFFSET) as ffi::Py_ssize_t,
+    ))
+}
+
+/// The profiler `cb` is bound to, unless the collector cleared it.
+///
+/// # Safety
+/// `cb` is a callback made by [`new`], called with the GIL held.
+#[inline(always)]
+pub unsafe fn profiler<'a>(cb: *mut ffi::PyObject) -> Option<&'a crate::profiler::Profiler> {
+    // SAFETY: as for this function; the callback holds a strong reference to the profiler.
+    unsafe {
+        let p = (*(cb as *mut Callback)).profiler;
+        if p.is_null() {
+            return None;
+        }
+        let py = Python::assume_attached();
+        Some(
+            Bound::ref_from_ptr(py, &(*(cb as *mut Callback)).profiler)
+                .cast_unchecked::<crate::profiler::Profiler>()
+                .get(),
+        )
+    }
+}
+
+unsafe extern "C" fn traverse(
+    obj: *mut ffi::PyObject,
+    visit: ffi::visitproc,
+    arg: *mut c_void,
+) -> c_int {
+    // SAFETY: CPython passes a live callback.
+    let p = unsafe { (*(obj as *mut Callback)).profiler };
+    if !p.is_null() {
+        // SAFETY: a live object this callback holds.
+        let r = unsafe { visit(p, arg) };
+        if r != 0 {
+            return r;
+        }
+    }
+    // Instances of heap types hold a reference to their type.
+    // SAFETY: as above.
+    unsafe { visit(ffi::Py_TYPE(obj) as *mut ffi::PyObject, arg) }
+}
+
+unsafe extern "C" fn clear(obj: *mut ffi::PyObject) -> c_int {
+    // SAFETY: CPython passes a live callback; the reference is dropped after the field is
+    // emptied, so code run by the decref sees a cleared callback.
+    unsafe {
+        let p = std::mem::replace(&mut (*(obj as *mut Callback)).profiler, ptr::null_mut());
+        ffi::Py_XDECREF(p);
+    }
+    0
+}
+
+unsafe extern "C" fn dealloc(obj: *mut ffi::PyObject) {
+    // SAFETY: CPython passes a callback whose last reference is gone; the type outlives its
+    // instance until the decref at the end.
+    unsafe {
+        let tp = ffi::Py_TYPE(obj);
+        ffi::PyObject_GC_UnTrack(obj as *mut c_void);
+        clear(obj);
+        ffi::PyObject_GC_Del(obj as *mut c_void);
+        ffi::Py_DECREF(tp as *mut ffi::PyObject);
+    }
+}
