@@ -9,7 +9,9 @@ in a fresh process per measurement, modes interleaved round by round:
 - `none`, `cProfile`, `rprofile` (no timeline), `rprofile-timeline`, `rprofile-timeline-rss`
   (with `rss=True`: the RSS read by a background thread every 10 ms);
 - `viztracer` (installed from PyPI into bench/.build/py3.X/site on first use; C calls logged,
-  as rprofile logs them).
+  as rprofile logs them);
+- `floor`, `floor+clock`: overhead.py's do-nothing hooks for the events cProfile uses, without
+  and with a clock read per timed event: what any profiler fed those events costs at least.
 
 Both recorders get a buffer large enough for every event, touched before the measured run
 (rprofile allocates and writes it when the profiler is made; viztracer's is warmed by one run of
@@ -57,7 +59,7 @@ def workload():
 
 
 MODES = ["none", "cProfile", "rprofile", "rprofile-timeline", "rprofile-timeline-rss",
-         "viztracer"]
+         "viztracer", "floor", "floor+clock"]
 BUFFER = 2_000_000
 
 
@@ -97,6 +99,10 @@ def child(mode):
             import cProfile
 
             prof = cProfile.Profile()
+        elif mode.startswith("floor"):
+            import overhead
+
+            prof = overhead.Floor(os.environ["RPROFILE_BENCH_FLOOR"], clock=mode == "floor+clock")
         else:
             prof = rprofile.Profile(timeline=mode.startswith("rprofile-timeline"),
                                     buffer_size=BUFFER, rss=mode.endswith("-rss"))
@@ -127,7 +133,7 @@ def child(mode):
                 t0 = time.perf_counter()
                 tl.to_dataframe()
                 out["dataframe"] = time.perf_counter() - t0
-    if calls_prof is not None and mode != "cProfile":
+    if calls_prof is not None and mode.startswith("rprofile"):
         calls_prof.create_stats()
         out["calls"] = sum(v[1] for v in calls_prof.stats.values())
     print(json.dumps(out))
@@ -149,6 +155,9 @@ def main():
         return child(args.child)
     os.environ["RPROFILE_BENCH_WORKLOAD"] = args.workload
     modes = list(MODES)
+    import overhead
+
+    os.environ["RPROFILE_BENCH_FLOOR"] = overhead.build_floor()
     site = benchsite.ensure("viztracer")
     if site is None:
         modes.remove("viztracer")
@@ -181,6 +190,8 @@ def main():
     if "viztracer" in modes:
         vz = med("viztracer", "elapsed")
         print("rprofile-timeline added time / viztracer's: %.2f" % ((tl - none) / (vz - none)))
+        for m in ("floor", "floor+clock"):
+            print("%s added time / viztracer's: %.2f" % (m, (med(m, "elapsed") - none) / (vz - none)))
     events = med("rprofile-timeline", "events")
     print("exports of %d events (%d dropped):" % (events, med("rprofile-timeline", "dropped")))
     for key in ("chrome", "speedscope", "dataframe"):
