@@ -23,7 +23,7 @@ struct Callback {
     profiler: *mut ffi::PyObject,
 }
 
-// The spec and what it points to: PyType_FromSpec reads them once; they are never written.
+// The members of the callback type: read when the type is made, never written.
 static mut MEMBERS: [ffi::PyMemberDef; 2] = [
     ffi::PyMemberDef {
         name: c"__vectorcalloffset__".as_ptr(),
