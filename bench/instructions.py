@@ -25,14 +25,17 @@ import overhead  # noqa: E402
 MODES = ["rprofile", "floor", "floor+clock"]
 
 
-def count(mode, workload, scale, floor_dir):
+def count(mode, workload, scale, floor_dir, script="overhead.py"):
+    """Instructions in the measured span of `script --child mode [workload]` (a bench script
+    whose child marks its span with the floor module's start/stop_counting)."""
+    args = ["--child", mode] + ([workload] if workload else [])
     with tempfile.TemporaryDirectory() as d:
         env = dict(os.environ, RPROFILE_BENCH_SCALE=str(scale), RPROFILE_BENCH_COUNT="1",
                    RPROFILE_BENCH_FLOOR=floor_dir)
         subprocess.run(
             ["valgrind", "--tool=callgrind", "--instr-atstart=no",
              "--callgrind-out-file=" + os.path.join(d, "cg.%p"),
-             sys.executable, os.path.join(HERE, "overhead.py"), "--child", mode, workload],
+             sys.executable, os.path.join(HERE, script)] + args,
             check=True, capture_output=True, env=env)
         total = 0
         for path in glob.glob(os.path.join(d, "cg.*")):

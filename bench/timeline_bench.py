@@ -2,6 +2,7 @@
 viztracer, run by hand, never a pass/fail test.
 
     python bench/timeline_bench.py [--rounds 7] [--workload mixed|fib|builtins]
+    python bench/timeline_bench.py --instructions [--scale 4] [--workload ...]
 
 Workload: recursion (fib) and/or a loop of builtin calls, 0.02 s bare, timed around the workload
 in a fresh process per measurement, modes interleaved round by round:
@@ -19,6 +20,10 @@ the workload that is then cleared). Printed: added nanoseconds per call (calls =
 total calls, builtins included), the timeline's own cost (rprofile-timeline over rprofile),
 and the exports: seconds per million events for the Chrome trace, speedscope and DataFrame,
 bytes per event of each file, and viztracer's save() of its own JSON.
+
+With `--instructions`, each mode runs once under valgrind's callgrind instead (counting only the
+measured span, as bench/instructions.py does): instructions added over `none`, and as a ratio of
+viztracer's, repeatable where the wall time is not.
 """
 
 import argparse
@@ -63,15 +68,36 @@ MODES = ["none", "cProfile", "rprofile", "rprofile-timeline", "rprofile-timeline
 BUFFER = 2_000_000
 
 
+class Span:
+    """Times the measured span; under valgrind (`--instructions`) also counts only it."""
+
+    def __init__(self, out):
+        self.out = out
+        self.marks = None
+        if "RPROFILE_BENCH_COUNT" in os.environ:
+            import overhead
+
+            self.marks = overhead.Floor(os.environ["RPROFILE_BENCH_FLOOR"]).mod
+
+    def __enter__(self):
+        if self.marks:
+            self.marks.start_counting()
+        self.t0 = time.perf_counter()
+
+    def __exit__(self, *exc):
+        self.out["elapsed"] = time.perf_counter() - self.t0
+        if self.marks:
+            self.marks.stop_counting()
+
+
 def child(mode):
     import rprofile
 
     out = {}
     calls_prof = None
     if mode == "none":
-        t0 = time.perf_counter()
-        workload()
-        out["elapsed"] = time.perf_counter() - t0
+        with Span(out):
+            workload()
     elif mode == "viztracer":
         sys.path.insert(0, os.environ["RPROFILE_BENCH_SITE"])
         from viztracer import VizTracer
@@ -81,11 +107,10 @@ def child(mode):
         workload()
         tracer.stop()
         tracer.clear()
-        t0 = time.perf_counter()
-        tracer.start()
-        workload()
-        tracer.stop()
-        out["elapsed"] = time.perf_counter() - t0
+        with Span(out):
+            tracer.start()
+            workload()
+            tracer.stop()
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "v.json")
             t0 = time.perf_counter()
@@ -106,13 +131,12 @@ def child(mode):
         else:
             prof = rprofile.Profile(timeline=mode.startswith("rprofile-timeline"),
                                     buffer_size=BUFFER, rss=mode.endswith("-rss"))
-        t0 = time.perf_counter()
-        prof.enable()
-        workload()
-        prof.disable()
-        out["elapsed"] = time.perf_counter() - t0
+        with Span(out):
+            prof.enable()
+            workload()
+            prof.disable()
         calls_prof = prof
-        if mode == "rprofile-timeline":
+        if mode == "rprofile-timeline" and "RPROFILE_BENCH_COUNT" not in os.environ:
             tl = prof.timeline
             n = len(tl)
             out["events"] = n
@@ -149,6 +173,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--workload", choices=["mixed", "fib", "builtins"], default="mixed")
+    ap.add_argument("--instructions", action="store_true",
+                    help="count instructions under valgrind instead of timing (one run per mode)")
+    ap.add_argument("--scale", type=int, default=1,
+                    help="with --instructions: run the workload 1/scale as long")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -163,6 +191,8 @@ def main():
         modes.remove("viztracer")
     else:
         os.environ["RPROFILE_BENCH_SITE"] = site
+    if args.instructions:
+        return count_instructions(modes, args)
     runs = {m: [] for m in modes}
     for r in range(args.rounds):
         order = modes[r % len(modes):] + modes[:r % len(modes)]
@@ -205,6 +235,23 @@ def main():
         n = med("viztracer", "save_events") * 2
         print("  viztracer save(): %.3f s per million events, %.1f bytes per event" % (
             med("viztracer", "save") / n * 1e6, med("viztracer", "save_bytes") / n))
+
+
+def count_instructions(modes, args):
+    import instructions
+
+    modes = [m for m in modes if m != "rprofile-timeline-rss"]  # a thread: not repeatable
+    c = {m: instructions.count(m, None, args.scale, os.environ["RPROFILE_BENCH_FLOOR"],
+                               script=os.path.basename(__file__)) for m in modes}
+    print("Python %s, workload %s at 1/%d, instructions in the measured span (millions)" % (
+        sys.version.split()[0], args.workload, args.scale))
+    print("%-22s %10s %10s %16s" % ("mode", "total", "added", "added/viztracer"))
+    vz = c["viztracer"] - c["none"] if "viztracer" in c else None
+    for m in modes:
+        added = c[m] - c["none"]
+        print("%-22s %10.1f %10s %16s" % (
+            m, c[m] / 1e6, "" if m == "none" else "%.1f" % (added / 1e6),
+            "" if m == "none" or not vz else "%.2f" % (added / vz)))
 
 
 if __name__ == "__main__":

@@ -96,7 +96,7 @@ pub struct Stack {
 }
 
 /// Totals for every function and caller edge seen, in creation order.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Aggregator {
     pub entries: Vec<Entry>,
     pub subs: Vec<SubEntry>,
@@ -106,10 +106,10 @@ pub struct Aggregator {
     sub_index: HashTable<u32>,
     /// Recently seen keys and their entries; most events are answered here. A key is never
     /// reused while its entry exists (the entry holds the code object), and `clear` empties it.
-    cache: Vec<(usize, EntryId)>,
+    cache: Box<[(usize, EntryId); CACHE_SLOTS]>,
     /// Recently used edges as (caller, callee, edge id): a caller alternating between a few
     /// callees finds each edge without a hash lookup. `clear` empties it.
-    edge_cache: Vec<(EntryId, EntryId, u32)>,
+    edge_cache: Box<[(EntryId, EntryId, u32); EDGE_SLOTS]>,
     /// Whether caller/callee pairs are recorded (cProfile's `subcalls`).
     pub subcalls: bool,
 }
@@ -149,13 +149,22 @@ fn slot(key: usize) -> usize {
         as usize
 }
 
+impl Default for Aggregator {
+    fn default() -> Self {
+        Aggregator::new(true)
+    }
+}
+
 impl Aggregator {
     pub fn new(subcalls: bool) -> Self {
         Aggregator {
             subcalls,
-            cache: vec![(0, 0); CACHE_SLOTS],
-            edge_cache: vec![NO_EDGE; EDGE_SLOTS],
-            ..Default::default()
+            cache: Box::new([(0, 0); CACHE_SLOTS]),
+            edge_cache: Box::new([NO_EDGE; EDGE_SLOTS]),
+            entries: Vec::new(),
+            subs: Vec::new(),
+            index: HashTable::new(),
+            sub_index: HashTable::new(),
         }
     }
 

@@ -66,10 +66,19 @@ pub fn source() -> Source {
 }
 
 /// The default timer: TSC ticks or nanoseconds, see [`source`].
-#[inline]
+#[inline(always)]
 pub fn now() -> i64 {
     // The source is fixed once, before any profiler exists (the module's import): the common
-    // case is a load, a compare and the read.
+    // case is a load, a compare and the read, inlined so that the event paths stay leaves.
+    if SOURCE.load(Ordering::Relaxed) == TSC {
+        return tsc();
+    }
+    now_other()
+}
+
+#[cold]
+#[inline(never)]
+fn now_other() -> i64 {
     match SOURCE.load(Ordering::Relaxed) {
         TSC => tsc(),
         MONOTONIC => monotonic_ns(),

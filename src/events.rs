@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 use crate::clock;
 use crate::profiler::Profiler;
 use crate::threads;
+use crate::timeline;
 
 /// Reads the profiler's timer, in timer units, with the calibration bias applied.
 ///
@@ -72,19 +73,61 @@ pub unsafe fn enter_call(
     key: usize,
     make_label: impl FnOnce() -> PyResult<Py<PyAny>>,
 ) {
+    // SAFETY: as for this function.
+    if unsafe { enter_cached(p, key) } {
+        return;
+    }
+    // SAFETY: as for this function.
+    unsafe { enter_call_slow(py, p, key, make_label) }
+}
+
+/// The common case of [`enter_call`]: a function seen before, called from one seen calling it
+/// before, with the default clock and one stack. Needs no call, so the callbacks that try it
+/// first compile to leaf functions. False if the event must take the general path.
+///
+/// # Safety
+/// As for [`enter_call`].
+#[inline(always)]
+pub unsafe fn enter_cached(p: &Profiler, key: usize) -> bool {
     let st = p.state_ptr();
-    // The common case needs no call, so the callbacks compile to leaf functions.
     // SAFETY: exclusive access to the state (GIL held, no borrow alive: function contract);
     // nothing here calls Python.
     unsafe {
         let s = &mut *st;
-        if s.fast && s.agg.enter_cached(&mut s.stack, key) {
-            s.stack.set_top_t0(clock::now());
-            return;
+        if !(s.fast && s.agg.enter_cached(&mut s.stack, key)) {
+            return false;
         }
+        let t = clock::now();
+        s.stack.set_top_t0(t);
+        if let Some(tl) = s.timeline.as_deref_mut() {
+            tl.record(timeline::ENTER, t, key, s.stack.frames.len() - 1);
+        }
+        true
     }
-    // SAFETY: as for this function.
-    unsafe { enter_call_slow(py, p, key, make_label) }
+}
+
+/// The common case of [`leave_call`]: the return of the call on top of the stack, opened by
+/// [`enter_cached`] or found in the caches since. False if the event must take the general
+/// path.
+///
+/// # Safety
+/// As for [`enter_call`].
+#[inline(always)]
+pub unsafe fn leave_cached(p: &Profiler, key: usize) -> bool {
+    let st = p.state_ptr();
+    // SAFETY: exclusive access for the bookkeeping; nothing here calls Python.
+    unsafe {
+        let s = &mut *st;
+        if !(s.fast && s.agg.can_stop_top(&s.stack, key)) {
+            return false;
+        }
+        let t = clock::now();
+        if let Some(tl) = s.timeline.as_deref_mut() {
+            tl.record(timeline::LEAVE, t, key, s.stack.frames.len() - 1);
+        }
+        s.agg.stop_top(&mut s.stack, t);
+        true
+    }
 }
 
 #[inline(never)]
@@ -165,16 +208,9 @@ pub unsafe fn enter_call_from(
 /// As for [`enter_call`].
 #[inline(always)]
 pub unsafe fn leave_call(py: Python<'_>, p: &Profiler, key: usize) {
-    let st = p.state_ptr();
-    // The common case (see `enter_call`).
-    // SAFETY: exclusive access for the bookkeeping; nothing here calls Python.
-    unsafe {
-        let s = &mut *st;
-        if s.fast && s.agg.can_stop_top(&s.stack, key) {
-            let t = clock::now();
-            s.agg.stop_top(&mut s.stack, t);
-            return;
-        }
+    // SAFETY: as for this function.
+    if unsafe { leave_cached(p, key) } {
+        return;
     }
     // SAFETY: as for this function.
     unsafe { leave_call_slow(py, p, key) }

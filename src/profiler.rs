@@ -37,8 +37,8 @@ pub struct State {
     pub plain_clock: bool,
     /// The plain clock and no timeline: the events' shortest path, one test.
     pub bare: bool,
-    /// `bare` and one stack for all threads: enter and leave may take the aggregator's
-    /// cached paths with no thread switch to make.
+    /// The plain clock and one stack for all threads: enter and leave may take the
+    /// aggregator's cached paths with no thread switch to make (recording the timeline, if any).
     pub fast: bool,
     /// Seconds per timer unit for an integer timer; 0.0 for seconds.
     pub timeunit: f64,
@@ -943,5 +943,7 @@ fn set_bias(st: &mut State, bias: f64) {
     st.bias_units = if bias == 0.0 { 0.0 } else { bias / unit(st) };
     st.plain_clock = !st.external_timer && st.bias_units == 0.0 && st.clock == clock::Native::Wall;
     st.bare = st.plain_clock && st.timeline.is_none();
-    st.fast = st.bare && !st.threads;
+    // The timeline is recorded on the cached paths too: with one stack its lane is set at
+    // enable, so an event needs nothing but the clock read it already makes.
+    st.fast = st.plain_clock && !st.threads;
 }

@@ -90,10 +90,16 @@ impl WhenFull {
 /// The bounded event buffer.
 #[derive(Debug)]
 pub struct Timeline {
-    /// All slots, allocated and written at creation; `len` of them hold events, from `head`.
+    /// All slots, allocated and written at creation (never resized). Until it is first full,
+    /// `buf[..next]` holds the events; after, all of it does, the oldest at `next`.
     buf: Vec<Event>,
-    head: usize,
-    len: usize,
+    /// The slot the next event goes to.
+    next: usize,
+    /// An event takes the short path while `next < room`: `buf.len()` until the buffer is
+    /// first full, 0 after (then every event goes through [`Timeline::push_full`]).
+    room: usize,
+    /// The buffer has been filled.
+    full: bool,
     pub when_full: WhenFull,
     /// Events not kept because the buffer was full.
     pub dropped: u64,
@@ -127,9 +133,10 @@ impl Timeline {
 
     fn with_buffer(buf: Vec<Event>, when_full: WhenFull) -> Timeline {
         Timeline {
+            room: buf.len(),
             buf,
-            head: 0,
-            len: 0,
+            next: 0,
+            full: false,
             when_full,
             dropped: 0,
             threads: Vec::new(),
@@ -144,11 +151,15 @@ impl Timeline {
     }
 
     pub fn len(&self) -> usize {
-        self.len
+        if self.full {
+            self.buf.len()
+        } else {
+            self.next
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
     /// Records the following events as the thread with interpreter id `id` and ident `ident`.
@@ -167,14 +178,25 @@ impl Timeline {
     #[inline(always)]
     pub fn record(&mut self, kind: u8, t: i64, key: usize, depth: usize) {
         self.last_t = t;
-        self.push(Event {
+        // (A depth past u32::MAX would need a stack of over 4 billion calls: it is truncated,
+        // not tested for, on this path.)
+        let thread = self.current;
+        let event = move || Event {
             t,
             key,
-            depth: depth.min(u32::MAX as usize) as u32,
-            thread: self.current,
+            depth: depth as u32,
+            thread,
             kind,
             hi: 0,
-        });
+        };
+        let i = self.next;
+        if i < self.room {
+            // SAFETY: `room <= buf.len()` always (see `push`). (Made in place, not copied.)
+            unsafe { *self.buf.get_unchecked_mut(i) = event() };
+            self.next = i + 1;
+            return;
+        }
+        self.push_full(event());
     }
 
     /// Records a memory event of `kind` and `bytes` at `t`, run by `key`; on the lane of the
@@ -209,39 +231,56 @@ impl Timeline {
 
     #[inline(always)]
     fn push(&mut self, event: Event) {
+        let i = self.next;
+        if i < self.room {
+            // SAFETY: `room <= buf.len()` always (it is the length or 0, and the buffer is
+            // never resized), so `i` is in bounds.
+            unsafe { *self.buf.get_unchecked_mut(i) = event };
+            self.next = i + 1;
+            return;
+        }
+        self.push_full(event);
+    }
+
+    /// An event when the buffer is (or just became) full: kept in a ring, or dropped.
+    #[cold]
+    #[inline(never)]
+    fn push_full(&mut self, event: Event) {
         let cap = self.buf.len();
-        let slot = if self.len < cap {
-            let i = self.head + self.len;
-            self.len += 1;
-            if i >= cap {
-                i - cap
-            } else {
-                i
-            }
-        } else {
-            self.dropped += 1;
-            if self.when_full == WhenFull::KeepOldest {
-                return;
-            }
-            let i = self.head;
-            self.head = if i + 1 == cap { 0 } else { i + 1 };
+        if !self.full {
+            self.full = true;
+            self.room = 0;
+            self.next = 0;
+        }
+        self.dropped += 1;
+        if self.when_full == WhenFull::KeepOldest {
+            return;
+        }
+        let i = self.next;
+        self.next = if i + 1 >= cap { 0 } else { i + 1 };
+        if let Some(slot) = self.buf.get_mut(i) {
             // The overwritten event's memory change now belongs to what came before the kept ones.
-            self.memory_base += self.buf[i].delta();
-            i
-        };
-        self.buf[slot] = event;
+            self.memory_base += slot.delta();
+            *slot = event;
+        }
     }
 
     /// The kept events, oldest first.
     pub fn iter(&self) -> impl Iterator<Item = &Event> + '_ {
-        let (a, b) = self.buf.split_at(self.head);
-        b.iter().chain(a.iter()).take(self.len)
+        let (older, newer) = if self.full {
+            let (a, b) = self.buf.split_at(self.next);
+            (b, a)
+        } else {
+            (&self.buf[..self.next], &self.buf[..0])
+        };
+        older.iter().chain(newer.iter())
     }
 
     /// Forgets every event and thread (the buffer stays allocated).
     pub fn clear(&mut self) {
-        self.head = 0;
-        self.len = 0;
+        self.next = 0;
+        self.room = self.buf.len();
+        self.full = false;
         self.dropped = 0;
         self.threads.clear();
         self.current = 0;
@@ -639,6 +678,35 @@ mod tests {
         let ts: Vec<i64> = tl.iter().map(|e| e.t).collect();
         assert_eq!(ts, vec![6, 7, 8, 9]);
         assert_eq!(tl.dropped, 6);
+    }
+
+    #[test]
+    fn every_fill_level_keeps_what_a_plain_model_keeps() {
+        // Below, at and past capacity, for both policies, and again after clear(): the kept
+        // events and the dropped count are those of a list trimmed by hand.
+        for cap in 1..6 {
+            for n in 0..14 {
+                for when in [WhenFull::KeepNewest, WhenFull::KeepOldest] {
+                    let mut tl = tl_with(cap, when, n);
+                    for round in 0..2 {
+                        let all: Vec<i64> = (0..n as i64).collect();
+                        let kept = match when {
+                            WhenFull::KeepNewest => all[n.saturating_sub(cap)..].to_vec(),
+                            WhenFull::KeepOldest => all[..n.min(cap)].to_vec(),
+                        };
+                        let ts: Vec<i64> = tl.iter().map(|e| e.t).collect();
+                        assert_eq!(ts, kept, "cap {cap}, n {n}, {when:?}, round {round}");
+                        assert_eq!(tl.len(), kept.len());
+                        assert_eq!(tl.dropped as usize, n - kept.len());
+                        tl.clear();
+                        assert!(tl.is_empty());
+                        for i in 0..n {
+                            tl.record(ENTER, i as i64, 1, 0);
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -330,6 +330,57 @@ unsafe fn builtin_of(
 /// CALL: most are calls of Python functions, which only async-aware profiling looks at (a
 /// coroutine being created); they are answered here, before anything that needs the
 /// registers a full event does, so this path compiles to a few loads and a return.
+/// The key of the builtin a CALL/C_RETURN/C_RAISE event is about when exact type tests tell
+/// it (the common builtins): a builtin function or method object, or a method descriptor
+/// called on an object of exactly its type. None leaves the event to [`builtin_of`].
+///
+/// # Safety
+/// `callable` and `arg0` are the event's live arguments; GIL held.
+#[inline(always)]
+unsafe fn exact_builtin_key(
+    p: &Profiler,
+    callable: *mut ffi::PyObject,
+    arg0: *mut ffi::PyObject,
+) -> Option<usize> {
+    // SAFETY: `callable` and `arg0` are alive for the event; the fields read are set at
+    // construction; `missing` is a short read of a field that never changes after it.
+    unsafe {
+        let tp = ffi::Py_TYPE(callable);
+        if tp == addr_of_mut!(ffi::PyCFunction_Type) {
+            return Some((*(callable as *mut ffi::PyCFunctionObject)).m_ml as usize);
+        }
+        if tp == addr_of_mut!(ffi::PyMethodDescr_Type) {
+            let d = callable as *mut ffi::PyMethodDescrObject;
+            if ffi::Py_TYPE(arg0) == (*d).d_common.d_type
+                && arg0 != (*p.state_ptr()).hook.missing.as_ptr()
+            {
+                return Some((*d).d_method as usize);
+            }
+        }
+        None
+    }
+}
+
+/// The profiler of a callback called as for a CALL/C_RETURN/C_RAISE event (four arguments, no
+/// keywords) and not cleared; None sends the event the general way, which reports misuse.
+///
+/// # Safety
+/// `cb` is one of this module's callbacks, called with the GIL held.
+#[inline(always)]
+unsafe fn c_event_profiler<'a>(
+    cb: *mut ffi::PyObject,
+    nargsf: usize,
+    kwnames: *mut ffi::PyObject,
+) -> Option<&'a Profiler> {
+    if !kwnames.is_null() || (nargsf & !ffi::PY_VECTORCALL_ARGUMENTS_OFFSET) < 4 {
+        return None;
+    }
+    // SAFETY: as for this function.
+    unsafe { callback::profiler(cb) }
+}
+
+// CALL events: the ones for Python functions (answered by their PY_START) and for builtins
+// seen before are answered here, with no call; the rest go to `ccall_event`.
 unsafe extern "C" fn ccall_callback(
     cb: *mut ffi::PyObject,
     args: *const *mut ffi::PyObject,
@@ -338,13 +389,17 @@ unsafe extern "C" fn ccall_callback(
 ) -> *mut ffi::PyObject {
     // SAFETY: `cb` is one of this module's callbacks and `args` holds the call's arguments; the
     // reads are of live objects (the checks of `ccall_event` are repeated there when this does
-    // not answer).
+    // not answer). Short reads of flags; `enter_cached` runs with no borrow alive.
     unsafe {
-        if kwnames.is_null() && (nargsf & !ffi::PY_VECTORCALL_ARGUMENTS_OFFSET) >= 4 {
+        if let Some(p) = c_event_profiler(cb, nargsf, kwnames) {
             let callable = *args.add(2);
             if ffi::Py_TYPE(callable) == addr_of_mut!(ffi::PyFunction_Type) {
-                if let Some(p) = callback::profiler(cb) {
-                    if !(*p.state_ptr()).async_aware {
+                if !(*p.state_ptr()).async_aware {
+                    return none();
+                }
+            } else if (*p.state_ptr()).builtins {
+                if let Some(key) = exact_builtin_key(p, callable, *args.add(3)) {
+                    if events::enter_cached(p, key) {
                         return none();
                     }
                 }
@@ -398,7 +453,31 @@ unsafe fn ccall_event(
     none()
 }
 
+// C_RETURN and C_RAISE events: the return of a builtin call opened on a cached path is
+// answered here with no call; the rest go to `creturn_event`.
 unsafe extern "C" fn creturn_callback(
+    cb: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargsf: usize,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    // SAFETY: as in `ccall_callback`.
+    unsafe {
+        if let Some(p) = c_event_profiler(cb, nargsf, kwnames) {
+            if (*p.state_ptr()).builtins {
+                if let Some(key) = exact_builtin_key(p, *args.add(2), *args.add(3)) {
+                    if events::leave_cached(p, key) {
+                        return none();
+                    }
+                }
+            }
+        }
+        creturn_event(cb, args, nargsf, kwnames)
+    }
+}
+
+#[inline(never)]
+unsafe fn creturn_event(
     cb: *mut ffi::PyObject,
     args: *const *mut ffi::PyObject,
     nargsf: usize,
