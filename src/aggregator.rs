@@ -300,18 +300,25 @@ impl Aggregator {
 
     /// [`Aggregator::enter`] for the common case only, changing nothing and returning false
     /// otherwise: `key` is in the lookup cache, the caller on top (if any) called this entry
-    /// last, and the stack has room. Those tests come first and the updates need no call, so
-    /// the profiler's hot path can be a leaf function (no registers saved, no stack frame).
+    /// before and the edge cache still has it, and the stack has room. Those tests come first
+    /// and the updates need no call, so the profiler's hot path can be a leaf function.
     /// (`key` in the cache means its entry exists; the edge in the cache, that it does too.)
-    /// The new call's `t0` is 0: the caller stores the clock reading after this.
+    /// `now` is read once the tests have passed and is the new call's `t0` (`_lsprof` reads the
+    /// clock after the bookkeeping on enter; only the stores of the push come after it here).
     #[inline(always)]
-    pub fn enter_cached(&mut self, stack: &mut Stack, key: usize) -> bool {
-        let Some(&(k, id)) = self.cache.get(slot(key)) else {
-            return false;
-        };
-        if k != key || key == 0 || id as usize >= self.entries.len() {
+    pub fn enter_cached(
+        &mut self,
+        stack: &mut Stack,
+        key: usize,
+        now: impl FnOnce() -> i64,
+    ) -> bool {
+        let (k, id) = self.cache[slot(key)];
+        if k != key || key == 0 {
             return false;
         }
+        let Some(e) = self.entries.get_mut(id as usize) else {
+            return false;
+        };
         let len = stack.frames.len();
         if len == stack.frames.capacity() {
             return false;
@@ -319,21 +326,21 @@ impl Aggregator {
         let mut sub = NO_SUB;
         if self.subcalls {
             if let Some(top) = stack.frames.last() {
-                match self.cached_sub(top.entry, id) {
-                    Some(i) => sub = i,
-                    None => return false,
+                let (c, callee, i) = self.edge_cache[edge_slot(top.entry, id)];
+                if c != top.entry || callee != id {
+                    return false;
                 }
+                let Some(s) = self.subs.get_mut(i as usize) else {
+                    return false;
+                };
+                // The last test is passed: from here on nothing can fail.
+                s.recursion_level = s.recursion_level.wrapping_add(1);
+                sub = i;
             }
         }
-        // The tests are done: from here on nothing can fail.
-        let e = &mut self.entries[id as usize];
         e.recursion_level = e.recursion_level.wrapping_add(1);
-        if sub != NO_SUB {
-            let s = &mut self.subs[sub as usize];
-            s.recursion_level = s.recursion_level.wrapping_add(1);
-        }
         let ctx = Context {
-            t0: 0,
+            t0: now(),
             subt: 0,
             entry: id,
             sub,
@@ -347,46 +354,46 @@ impl Aggregator {
         true
     }
 
-    /// Whether the leave of `key` at the top of `stack` can take [`Aggregator::stop_top`]: the
-    /// call on top is of `key`'s entry and its edge (if any) was opened with it.
+    /// [`Aggregator::stop`] for the common case only, changing nothing and returning None
+    /// otherwise: the leave of `key` is that of the call on top of `stack`, and its edge (if
+    /// any) was opened with it. Then `now` is read and the call closed at that time, which is
+    /// returned.
     #[inline(always)]
-    pub fn can_stop_top(&self, stack: &Stack, key: usize) -> bool {
+    pub fn stop_cached(
+        &mut self,
+        stack: &mut Stack,
+        key: usize,
+        now: impl FnOnce() -> i64,
+    ) -> Option<i64> {
         let n = stack.frames.len();
-        let Some(top) = stack.frames.last() else {
-            return false;
-        };
-        let own = self
-            .entries
-            .get(top.entry as usize)
-            .is_some_and(|e| e.key == key);
-        let edge_ok = if top.sub == NO_SUB {
-            !self.subcalls || n == 1
+        let ctx = *stack.frames.last()?;
+        let e = self.entries.get_mut(ctx.entry as usize)?;
+        if e.key != key {
+            return None;
+        }
+        let edge = if ctx.sub == NO_SUB {
+            if self.subcalls && n != 1 {
+                return None;
+            }
+            None
         } else {
-            (top.sub as usize) < self.subs.len()
+            Some(self.subs.get_mut(ctx.sub as usize)?)
         };
-        own && edge_ok
-    }
-
-    /// [`Aggregator::stop`] of the call on top, after [`Aggregator::can_stop_top`] said yes:
-    /// the same accounting, with no lookup and no call.
-    #[inline(always)]
-    pub fn stop_top(&mut self, stack: &mut Stack, now: i64) {
-        let Some(ctx) = stack.frames.pop() else {
-            return;
-        };
-        let tt = now.wrapping_sub(ctx.t0);
+        // The tests are passed: from here on nothing can fail.
+        let t = now();
+        let tt = t.wrapping_sub(ctx.t0);
         let it = tt.wrapping_sub(ctx.subt);
+        stack.frames.truncate(n - 1);
         if let Some(parent) = stack.frames.last_mut() {
             parent.subt = parent.subt.wrapping_add(tt);
         }
-        if let Some(e) = self.entries.get_mut(ctx.entry as usize) {
-            close!(e, tt, it);
-        }
-        if self.subcalls && ctx.sub != NO_SUB && !stack.frames.is_empty() {
-            if let Some(s) = self.subs.get_mut(ctx.sub as usize) {
+        close!(e, tt, it);
+        if let Some(s) = edge {
+            if self.subcalls && n > 1 {
                 close!(s, tt, it);
             }
         }
+        Some(t)
     }
 
     /// Closes the top call of `stack` at time `now`, charging it to `entry`. As in `_lsprof`,
@@ -637,9 +644,12 @@ mod tests {
             self.clock
         }
         fn call(&mut self, key: usize) {
-            if self.fast && self.agg.enter_cached(&mut self.stack, key) {
-                let t = self.tick();
-                self.stack.set_top_t0(t);
+            let clock = &mut self.clock;
+            let tick = || {
+                *clock += 1;
+                *clock
+            };
+            if self.fast && self.agg.enter_cached(&mut self.stack, key, tick) {
                 self.fast_taken += 1;
                 return;
             }
@@ -650,9 +660,12 @@ mod tests {
             self.stack.set_t0(d, t);
         }
         fn ret(&mut self, key: usize) {
-            if self.fast && self.agg.can_stop_top(&self.stack, key) {
-                let t = self.tick();
-                self.agg.stop_top(&mut self.stack, t);
+            let clock = &mut self.clock;
+            let tick = || {
+                *clock += 1;
+                *clock
+            };
+            if self.fast && self.agg.stop_cached(&mut self.stack, key, tick).is_some() {
                 self.fast_taken += 1;
                 return;
             }

@@ -94,11 +94,14 @@ pub unsafe fn enter_cached(p: &Profiler, key: usize) -> bool {
     // nothing here calls Python.
     unsafe {
         let s = &mut *st;
-        if !(s.fast && s.agg.enter_cached(&mut s.stack, key)) {
+        let mut t = 0;
+        let now = || {
+            t = clock::now();
+            t
+        };
+        if !(s.fast && s.agg.enter_cached(&mut s.stack, key, now)) {
             return false;
         }
-        let t = clock::now();
-        s.stack.set_top_t0(t);
         if let Some(tl) = s.timeline.as_deref_mut() {
             tl.record(timeline::ENTER, t, key, s.stack.frames.len() - 1);
         }
@@ -118,14 +121,16 @@ pub unsafe fn leave_cached(p: &Profiler, key: usize) -> bool {
     // SAFETY: exclusive access for the bookkeeping; nothing here calls Python.
     unsafe {
         let s = &mut *st;
-        if !(s.fast && s.agg.can_stop_top(&s.stack, key)) {
+        if !s.fast {
             return false;
         }
-        let t = clock::now();
+        let Some(t) = s.agg.stop_cached(&mut s.stack, key, clock::now) else {
+            return false;
+        };
         if let Some(tl) = s.timeline.as_deref_mut() {
-            tl.record(timeline::LEAVE, t, key, s.stack.frames.len() - 1);
+            // The call was at the depth the stack now has.
+            tl.record(timeline::LEAVE, t, key, s.stack.frames.len());
         }
-        s.agg.stop_top(&mut s.stack, t);
         true
     }
 }

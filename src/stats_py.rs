@@ -18,6 +18,25 @@ use crate::stats::{dump, load, report, select, sort};
 fn py_str<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyString>> {
     let len = pyo3::ffi::Py_ssize_t::try_from(bytes.len())
         .map_err(|_| pyo3::exceptions::PyOverflowError::new_err("text too long"))?;
+    if bytes.is_ascii() {
+        // Reports are nearly always ASCII: the str is made and filled directly, without the
+        // decoder's own pass over megabytes of text.
+        // SAFETY: GIL held; PyUnicode_New returns a new compact str of `len` one-byte code
+        // points (or NULL with an exception set), whose data is `len` writable bytes; ASCII
+        // bytes are valid code points below the 127 promised.
+        let obj = unsafe {
+            let obj = pyo3::ffi::PyUnicode_New(len, 127);
+            if !obj.is_null() {
+                std::ptr::copy_nonoverlapping(
+                    bytes.as_ptr(),
+                    pyo3::ffi::PyUnicode_DATA(obj).cast::<u8>(),
+                    bytes.len(),
+                );
+            }
+            Bound::from_owned_ptr_or_err(py, obj)?
+        };
+        return Ok(obj.cast_into::<PyString>()?);
+    }
     // SAFETY: the pointer and length describe `bytes`, which outlives the call; the error
     // handler name is a NUL-terminated C string; the GIL is held (we have `py`).
     let obj = unsafe {
