@@ -82,14 +82,22 @@ pub unsafe fn enter_call(
 }
 
 /// The common case of [`enter_call`]: a function seen before, called from one seen calling it
-/// before, with the default clock and one stack. Needs no call, so the callbacks that try it
-/// first compile to leaf functions. False if the event must take the general path.
+/// before, with the default clock. Needs no call (but for a thread switch with threads=True),
+/// so the callbacks that try it first compile to leaf functions. False if the event must take the general path.
 ///
 /// # Safety
 /// As for [`enter_call`].
 #[inline(always)]
 pub unsafe fn enter_cached(p: &Profiler, key: usize) -> bool {
     let st = p.state_ptr();
+    // SAFETY: GIL held, no borrow alive (function contract): a short read, then the thread's
+    // track put in place (with threads=True; a no-op test otherwise).
+    unsafe {
+        if !(*st).plain_clock {
+            return false;
+        }
+        threads::select(st);
+    }
     // SAFETY: exclusive access to the state (GIL held, no borrow alive: function contract);
     // nothing here calls Python.
     unsafe {
@@ -99,7 +107,7 @@ pub unsafe fn enter_cached(p: &Profiler, key: usize) -> bool {
             t = clock::now();
             t
         };
-        if !(s.fast && s.agg.enter_cached(&mut s.stack, key, now)) {
+        if !s.agg.enter_cached(&mut s.stack, key, now) {
             return false;
         }
         if let Some(tl) = s.timeline.as_deref_mut() {
@@ -118,12 +126,16 @@ pub unsafe fn enter_cached(p: &Profiler, key: usize) -> bool {
 #[inline(always)]
 pub unsafe fn leave_cached(p: &Profiler, key: usize) -> bool {
     let st = p.state_ptr();
+    // SAFETY: as in `enter_cached`.
+    unsafe {
+        if !(*st).plain_clock {
+            return false;
+        }
+        threads::select(st);
+    }
     // SAFETY: exclusive access for the bookkeeping; nothing here calls Python.
     unsafe {
         let s = &mut *st;
-        if !s.fast {
-            return false;
-        }
         let Some(t) = s.agg.stop_cached(&mut s.stack, key, clock::now) else {
             return false;
         };

@@ -33,13 +33,12 @@ pub struct State {
     pub external_timer: bool,
     /// The native clock read when there is no Python timer.
     pub clock: clock::Native,
-    /// The default clock with no bias: the one test the per-event clock read makes.
+    /// The default clock with no bias: the one test the per-event clock read makes, and what
+    /// lets enter and leave take the aggregator's cached paths (of the current thread's track,
+    /// recording the timeline if any).
     pub plain_clock: bool,
     /// The plain clock and no timeline: the events' shortest path, one test.
     pub bare: bool,
-    /// The plain clock and one stack for all threads: enter and leave may take the
-    /// aggregator's cached paths with no thread switch to make (recording the timeline, if any).
-    pub fast: bool,
     /// Seconds per timer unit for an integer timer; 0.0 for seconds.
     pub timeunit: f64,
     /// Calibration bias in seconds (profile.Profile's `bias`).
@@ -384,7 +383,6 @@ impl Profiler {
             clock: clock::Native::Wall,
             plain_clock: true,
             bare: true,
-            fast: true,
             timeunit: 0.0,
             bias: 0.0,
             bias_units: 0.0,
@@ -943,7 +941,4 @@ fn set_bias(st: &mut State, bias: f64) {
     st.bias_units = if bias == 0.0 { 0.0 } else { bias / unit(st) };
     st.plain_clock = !st.external_timer && st.bias_units == 0.0 && st.clock == clock::Native::Wall;
     st.bare = st.plain_clock && st.timeline.is_none();
-    // The timeline is recorded on the cached paths too: with one stack its lane is set at
-    // enable, so an event needs nothing but the clock read it already makes.
-    st.fast = st.plain_clock && !st.threads;
 }
