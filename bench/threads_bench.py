@@ -10,7 +10,10 @@ process. The `single` variant runs the same N tasks one after the other on the m
 
 Modes: `none`, `cProfile`, `rprofile` (threads=False), `rprofile-threads` (threads=True) and
 `yappi` (wall clock, all threads; installed from PyPI into bench/.build/py3.X/site, and left
-out where that fails). Modes are interleaved round by round (the order rotates) so that drift
+out where that fails), and `floor-threads`: overhead.py's do-nothing hook with the clock reads
+(`floor+clock`) on every thread, what any profiler fed these events costs at least (per event
+it is counted with rprofile-threads' calls); yappi's added time over it is the most that any
+profiler could be ahead of yappi here. Modes are interleaved round by round (the order rotates) so that drift
 of a noisy machine hits all of them alike.
 
 cProfile and rprofile with threads=False see only the enabling thread on 3.10/3.11, and one
@@ -90,8 +93,19 @@ def expected_calls(n_tasks):
     }
 
 
+# Called first in each worker thread, if set (`floor-threads` on 3.10/3.11: a C profile hook is
+# per thread).
+THREAD_START = None
+
+
+def worker():
+    if THREAD_START is not None:
+        THREAD_START()
+    task()
+
+
 def run_threaded(n):
-    threads = [threading.Thread(target=task, name="worker-%d" % i) for i in range(n)]
+    threads = [threading.Thread(target=worker, name="worker-%d" % i) for i in range(n)]
     for t in threads:
         t.start()
     for t in threads:
@@ -107,7 +121,7 @@ WORKLOADS = {"threaded": run_threaded, "single": run_single}
 
 # ---------------------------------------------------------------- modes
 
-MODES = ["none", "cProfile", "rprofile", "rprofile-threads", "yappi"]
+MODES = ["none", "cProfile", "rprofile", "rprofile-threads", "yappi", "floor-threads"]
 # Modes run on the single-thread variant: enough for the per-event comparison.
 SINGLE_MODES = ["none", "rprofile", "rprofile-threads"]
 
@@ -134,7 +148,32 @@ class Yappi:
         return sum(s.ncall for s in self.yappi.get_func_stats())
 
 
+class FloorThreads:
+    """overhead.py's `floor+clock` (a do-nothing hook for cProfile's events, reading the clock
+    where a profiler must) on every thread: what any profiler fed these events costs at least,
+    with no bookkeeping at all. sys.monitoring (3.12+) covers all threads at once; before, each
+    worker installs the C hook as it starts."""
+
+    def __init__(self):
+        import overhead
+
+        self.floor = overhead.Floor(os.environ["RPROFILE_BENCH_FLOOR"], clock=True)
+
+    def enable(self):
+        global THREAD_START
+        self.floor.enable()
+        if sys.version_info < (3, 12):
+            THREAD_START = self.floor.enable
+
+    def disable(self):
+        global THREAD_START
+        THREAD_START = None
+        self.floor.disable()
+
+
 def make_profiler(mode):
+    if mode == "floor-threads":
+        return FloorThreads()
     if mode in ("none", "cProfile", "rprofile"):
         import overhead  # the single-thread modes are overhead.py's
 
@@ -188,6 +227,8 @@ def child(mode, workload, n):
     out = {"elapsed": elapsed, "probe": (probe + speed_probe()) / 2}
     if isinstance(prof, Yappi):
         out["calls"] = prof.total_calls()
+    elif isinstance(prof, FloorThreads):
+        pass  # no stats: per event it is measured with rprofile-threads' calls
     elif prof is not None:
         out["calls"], own = stats_calls(prof)
         want = expected_calls(n)
@@ -221,6 +262,10 @@ def main():
         return child(args.child[0], args.child[1], int(args.child[2]))
 
     modes = args.modes.split(",")
+    if "floor-threads" in modes:
+        import overhead
+
+        os.environ["RPROFILE_BENCH_FLOOR"] = overhead.build_floor()
     if "yappi" in modes:
         folder = ensure_yappi()
         if folder is None:
@@ -274,8 +319,8 @@ def main():
                 else "{:,}-{:,}".format(min(calls), max(calls))
             row += "%-30s" % text
         print(row)
-    exact = {c: all(x.get("exact") for x in v) for c, v in res.items() if c[1] != "none"
-             and c[1] != "yappi"}
+    exact = {c: all(x.get("exact") for x in v) for c, v in res.items()
+             if c[1] not in ("none", "yappi", "floor-threads")}
     print("call counts of the workload's functions exact in every run%s: " % (
         "" if sys.version_info >= (3, 12) else " (threads=False: main thread only here)") + ", ".join(
         "%s/%s %s" % (w, m, "yes" if ok else "no") for (w, m), ok in exact.items()))
@@ -297,7 +342,8 @@ def main():
         return pick(c, how, rnd) - pick((c[0], "none"), how, rnd)
 
     def per_event(c, how="median", rnd=None):
-        return added(c, how, rnd) / statistics.median(x["calls"] for x in res[c])
+        counted = c if c[1] != "floor-threads" else (c[0], "rprofile-threads")
+        return added(c, how, rnd) / statistics.median(x["calls"] for x in res[counted])
 
     comparisons = []
     rt, rs, rtt = ("threaded", "rprofile-threads"), ("single", "rprofile"), \
@@ -315,9 +361,16 @@ def main():
     if rt in res and yt in res:
         comparisons.append(("yappi / rprofile-threads added, threaded", ">= 3",
                             lambda h, r=None: added(yt, h, r) / added(rt, h, r)))
+    ft = ("threaded", "floor-threads")
+    if ft in res and yt in res:
+        comparisons.append(("yappi / floor-threads added, threaded (the most any profiler gets)",
+                            "", lambda h, r=None: added(yt, h, r) / added(ft, h, r)))
+    if ft in res and rt in res:
+        comparisons.append(("rprofile-threads / floor-threads added, threaded", "",
+                            lambda h, r=None: added(rt, h, r) / added(ft, h, r)))
     for how in ("median", "min"):
         line = "added ns per event (%s): " % ("medians" if how == "median" else "fastest runs")
-        cells = [rt, rts, rs, ("threaded", "cProfile"), yt]
+        cells = [rt, rts, rs, ("threaded", "cProfile"), yt, ft]
         line += ", ".join("%s %s %.1f" % (c[1], c[0], 1e9 * per_event(c, how)) for c in cells
                           # threads=False sees only the main thread's calls on 3.10/3.11.
                           if c in res and (c != ("threaded", "cProfile")
