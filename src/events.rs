@@ -83,7 +83,8 @@ pub unsafe fn enter_call(
 
 /// The common case of [`enter_call`]: a function seen before, called from one seen calling it
 /// before, with the default clock. Needs no call (but for a thread switch with threads=True),
-/// so the callbacks that try it first compile to leaf functions. False if the event must take the general path.
+/// so the callbacks that try it first compile to leaf functions. False if the event must take
+/// the general path.
 ///
 /// # Safety
 /// As for [`enter_call`].
