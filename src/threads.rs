@@ -75,12 +75,19 @@ pub unsafe fn select(st: *mut State) {
     }
     // SAFETY: GIL held.
     let ts = unsafe { current_tstate() };
-    // SAFETY: short read.
-    if unsafe { (*st).thread.tstate == ts } {
+    // A thread state's address can be reused by a thread started after another ended. The
+    // address alone is trusted while the current track has calls open (its thread is alive);
+    // with none open, the thread may have ended, so the id is compared too.
+    // SAFETY: short reads.
+    if unsafe { (*st).thread.tstate == ts && !(*st).stack.frames.is_empty() } {
         return;
     }
     // SAFETY: `ts` is this thread's live state.
     let id = unsafe { ffi::PyThreadState_GetID(ts as *mut ffi::PyThreadState) } as u64;
+    // SAFETY: short reads.
+    if unsafe { (*st).thread.tstate == ts && (*st).thread.id == id } {
+        return;
+    }
     // SAFETY: as for this function.
     unsafe { switch(st, ThreadKey { tstate: ts, id }) };
 }
