@@ -345,29 +345,27 @@ def main():
         counted = c if c[1] != "floor-threads" else (c[0], "rprofile-threads")
         return added(c, how, rnd) / statistics.median(x["calls"] for x in res[counted])
 
-    comparisons = []
     rt, rs, rtt = ("threaded", "rprofile-threads"), ("single", "rprofile"), \
         ("threaded", "rprofile")
-    rts, yt = ("single", "rprofile-threads"), ("threaded", "yappi")
-    if rt in res and rs in res:
-        comparisons.append(("rprofile-threads per event (threaded) / rprofile per event (single)",
-                            "<= 1.10", lambda h, r=None: per_event(rt, h, r) / per_event(rs, h, r)))
-    if rts in res and rs in res:
-        comparisons.append(("rprofile-threads / rprofile per event, both single", "",
-                            lambda h, r=None: per_event(rts, h, r) / per_event(rs, h, r)))
-    if rt in res and rtt in res and sys.version_info >= (3, 12):
-        comparisons.append(("rprofile-threads / rprofile added, threaded", "<= 1.10",
-                            lambda h, r=None: added(rt, h, r) / added(rtt, h, r)))
-    if rt in res and yt in res:
-        comparisons.append(("yappi / rprofile-threads added, threaded", ">= 3",
-                            lambda h, r=None: added(yt, h, r) / added(rt, h, r)))
-    ft = ("threaded", "floor-threads")
-    if ft in res and yt in res:
-        comparisons.append(("yappi / floor-threads added, threaded (the most any profiler gets)",
-                            "", lambda h, r=None: added(yt, h, r) / added(ft, h, r)))
-    if ft in res and rt in res:
-        comparisons.append(("rprofile-threads / floor-threads added, threaded", "",
-                            lambda h, r=None: added(rt, h, r) / added(ft, h, r)))
+    rts, yt, ft = ("single", "rprofile-threads"), ("threaded", "yappi"), \
+        ("threaded", "floor-threads")
+    new_interp = sys.version_info >= (3, 12)
+    # (label, target, measure, numerator cell, denominator cell, shown where possible)
+    table = [
+        ("rprofile-threads per event (threaded) / rprofile per event (single)", "<= 1.10",
+         per_event, rt, rs, True),
+        ("rprofile-threads / rprofile per event, both single", "", per_event, rts, rs, True),
+        ("rprofile-threads / rprofile added, threaded", "<= 1.10", added, rt, rtt, new_interp),
+        ("yappi / rprofile-threads added, threaded", ">= 3", added, yt, rt, True),
+        ("yappi / floor-threads added, threaded (the most any profiler gets)", "", added, yt, ft,
+         True),
+        ("rprofile-threads / floor-threads added, threaded", "", added, rt, ft, True),
+    ]
+    comparisons = [
+        (name, target,
+         lambda h, r=None, f=f, a=a, b=b: f(a, h, r) / f(b, h, r))
+        for name, target, f, a, b, shown in table if shown and a in res and b in res
+    ]
     for how in ("median", "min"):
         line = "added ns per event (%s): " % ("medians" if how == "median" else "fastest runs")
         cells = [rt, rts, rs, ("threaded", "cProfile"), yt, ft]

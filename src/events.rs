@@ -81,6 +81,24 @@ pub unsafe fn enter_call(
     unsafe { enter_call_slow(py, p, key, make_label) }
 }
 
+/// The state, with the calling thread's track in place (threads=True; a no-op test otherwise),
+/// if the cached paths may be tried: the plain clock, read without running Python.
+///
+/// # Safety
+/// GIL held; no borrow of the state alive.
+#[inline(always)]
+unsafe fn cached_state(p: &Profiler) -> Option<*mut crate::profiler::State> {
+    let st = p.state_ptr();
+    // SAFETY: a short read, then the track switch, with no borrow alive (function contract).
+    unsafe {
+        if !(*st).plain_clock {
+            return None;
+        }
+        threads::select(st);
+    }
+    Some(st)
+}
+
 /// The common case of [`enter_call`]: a function seen before, called from one seen calling it
 /// before, with the default clock. Needs no call (but for a thread switch with threads=True),
 /// so the callbacks that try it first compile to leaf functions. False if the event must take
@@ -90,15 +108,10 @@ pub unsafe fn enter_call(
 /// As for [`enter_call`].
 #[inline(always)]
 pub unsafe fn enter_cached(p: &Profiler, key: usize) -> bool {
-    let st = p.state_ptr();
-    // SAFETY: GIL held, no borrow alive (function contract): a short read, then the thread's
-    // track put in place (with threads=True; a no-op test otherwise).
-    unsafe {
-        if !(*st).plain_clock {
-            return false;
-        }
-        threads::select(st);
-    }
+    // SAFETY: as for this function.
+    let Some(st) = (unsafe { cached_state(p) }) else {
+        return false;
+    };
     // SAFETY: exclusive access to the state (GIL held, no borrow alive: function contract);
     // nothing here calls Python.
     unsafe {
@@ -126,14 +139,10 @@ pub unsafe fn enter_cached(p: &Profiler, key: usize) -> bool {
 /// As for [`enter_call`].
 #[inline(always)]
 pub unsafe fn leave_cached(p: &Profiler, key: usize) -> bool {
-    let st = p.state_ptr();
-    // SAFETY: as in `enter_cached`.
-    unsafe {
-        if !(*st).plain_clock {
-            return false;
-        }
-        threads::select(st);
-    }
+    // SAFETY: as for this function.
+    let Some(st) = (unsafe { cached_state(p) }) else {
+        return false;
+    };
     // SAFETY: exclusive access for the bookkeeping; nothing here calls Python.
     unsafe {
         let s = &mut *st;
