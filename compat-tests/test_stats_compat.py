@@ -1091,6 +1091,33 @@ def test_several_top_level_functions(tmp_path):
     assert split(a_text) == split(e_text)
 
 
+@pytest.mark.parametrize("int_callers", [False, True])
+def test_reports_longer_than_a_write(tmp_path, int_callers):
+    """A hub with thousands of callers and callees makes one function's block of a report
+    several hundred KiB, which rprofile hands to the stream in pieces mid-block. The text is
+    pstats', and a caller missing from the stats near the end of the block (possible with the
+    profile module's int callers) stops both at the same line, with the same KeyError."""
+    hub = ("/srv/app/hub.py", 10, "hub")
+    stats = {hub: (4000, 4000, 1.5, 9.25, {})}
+    for i in range(4000):
+        key = ("/srv/app/mod%d.py" % (i % 97), 1000 - i, "caller_%d" % i)
+        stats[key] = (1, 1, i / 7.0, i / 3.0, {})
+        stats[hub][4][key] = 1 if int_callers else (1, 1, i / 11.0, i / 13.0)
+        stats[("/srv/app/leaf.py", i + 1, "leaf_%d" % i)] = (
+            1, 1, 0.5, 0.5, {hub: 1 if int_callers else (1, 1, 0.5, 0.5)})
+    path = str(tmp_path / "hub.prof")
+    with open(path, "wb") as f:
+        marshal.dump(stats, f)
+    ref, impl = both(lambda S, st: S(path, stream=st))
+    ops = [lambda s: s.print_callers(r"\(hub\)"), lambda s: s.print_callees(r"\(hub\)")]
+    if int_callers:
+        gone = [k for k in stats if k[2].startswith("caller_")][-5]
+        ops += [lambda s: s.stats.pop(gone), lambda s: s.print_callers(r"\(hub\)")]
+    outcomes = assert_same_run(ref, impl, ops, "hub")
+    assert outcomes[-1] is (KeyError if int_callers else "ok")
+    assert len(impl.stream.getvalue()) > 400_000
+
+
 def test_undecodable_and_unusual_names(tmp_path):
     """Names a file system can give: surrogate-escaped bytes, astral characters, empty strings;
     widths are counted in code points."""

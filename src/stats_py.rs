@@ -312,32 +312,63 @@ impl StatsCore {
         py_str(py, out)
     }
 
-    /// Writes a report to `stream` (by its `write`, as `print` does) in chunks of about 64 KiB,
-    /// one function at a time, so a report of megabytes is never built whole (fresh memory
-    /// costs more here than formatting). Returns the key of a function the report needed and
-    /// did not find (pstats raises KeyError for it after printing the lines before it).
+    /// Writes a report to `stream` (by its `write`, as `print` does) in chunks of about 64 KiB.
+    /// Returns the key of a function the report needed and did not find (pstats raises
+    /// KeyError for it after printing the lines before it).
     fn write_report<'py>(
         &self,
         stream: &Bound<'py, PyAny>,
-        ids: &[u32],
-        mut one: impl FnMut(&[u32], &mut Vec<u8>) -> Result<(), report::Missing>,
+        report: impl FnOnce(&mut StreamSink<'py>) -> Result<(), report::Stop<PyErr>>,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
-        const CHUNK: usize = 64 * 1024;
         let py = stream.py();
-        let write = stream.getattr("write")?;
-        let mut out = Vec::with_capacity(CHUNK + 4096);
-        for i in 0..ids.len() {
-            let r = one(&ids[i..i + 1], &mut out);
-            let last = i + 1 == ids.len();
-            if (r.is_err() || out.len() >= CHUNK || last) && !out.is_empty() {
-                write.call1((Self::text(py, &out)?,))?;
-                out.clear();
-            }
-            if let Err(report::Missing(id)) = r {
-                return Ok(Some(Objects::new(py, &self.model).key(&self.model, id)?));
-            }
+        let mut sink = StreamSink {
+            write: stream.getattr("write")?,
+            out: Vec::with_capacity(StreamSink::CHUNK + 4096),
+        };
+        let missing = match report(&mut sink) {
+            Ok(()) => None,
+            Err(report::Stop::Missing(id)) => Some(id),
+            Err(report::Stop::Sink(e)) => return Err(e),
+        };
+        sink.flush()?;
+        missing
+            .map(|id| Objects::new(py, &self.model).key(&self.model, id))
+            .transpose()
+    }
+}
+
+/// A report's text on its way to a Python stream: written whenever a chunk has gathered, so a
+/// report of megabytes is never built whole.
+struct StreamSink<'py> {
+    write: Bound<'py, PyAny>,
+    out: Vec<u8>,
+}
+
+impl StreamSink<'_> {
+    const CHUNK: usize = 64 * 1024;
+
+    fn flush(&mut self) -> PyResult<()> {
+        if !self.out.is_empty() {
+            self.write
+                .call1((StatsCore::text(self.write.py(), &self.out)?,))?;
+            self.out.clear();
         }
-        Ok(None)
+        Ok(())
+    }
+}
+
+impl report::Sink for StreamSink<'_> {
+    type Error = PyErr;
+
+    fn text(&mut self) -> &mut Vec<u8> {
+        &mut self.out
+    }
+
+    fn line_done(&mut self) -> PyResult<()> {
+        if self.out.len() >= Self::CHUNK {
+            self.flush()?;
+        }
+        Ok(())
     }
 }
 
@@ -589,16 +620,13 @@ impl StatsCore {
         Ok(FuncList::new(out))
     }
 
-    /// `print_line` for each function of `list`.
     /// `print_line` for each function of `list`, written to `stream`.
     fn write_lines<'py>(
         &self,
         stream: &Bound<'py, PyAny>,
         list: &FuncList,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
-        self.write_report(stream, list.ids(), |ids, out| {
-            report::lines(&self.model, ids, out)
-        })
+        self.write_report(stream, |sink| report::lines(&self.model, list.ids(), sink))
     }
 
     fn format_call_heading<'py>(
@@ -619,8 +647,8 @@ impl StatsCore {
         width: usize,
         list: &FuncList,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
-        self.write_report(stream, list.ids(), |ids, out| {
-            report::callers(&self.model, width, ids, out)
+        self.write_report(stream, |sink| {
+            report::callers(&self.model, width, list.ids(), sink)
         })
     }
 
@@ -645,8 +673,8 @@ impl StatsCore {
         self.calc_callees();
         let empty = Callees::default();
         let all = self.callees.as_ref().unwrap_or(&empty);
-        self.write_report(stream, list.ids(), |ids, out| {
-            report::callees(&self.model, all, width, ids, out)
+        self.write_report(stream, |sink| {
+            report::callees(&self.model, all, width, list.ids(), sink)
         })
     }
 

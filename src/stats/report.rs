@@ -3,84 +3,117 @@
 
 use super::model::{char_len, CallValue, Edge, Model};
 
-/// `"%8.3f" % x`.
+/// Right-aligned text built from its last character to its first, then appended padded to a
+/// width: a report's number columns without a copy or a length check per piece.
+struct Field {
+    buf: [u8; FIELD],
+    start: usize,
+}
+
+/// Room for two i64 with their signs and a separator (the widest calls column).
+const FIELD: usize = 48;
+
+impl Field {
+    fn new() -> Self {
+        Field {
+            buf: [b' '; FIELD],
+            start: FIELD,
+        }
+    }
+
+    fn byte(&mut self, b: u8) {
+        self.start -= 1;
+        self.buf[self.start] = b;
+    }
+
+    fn unsigned(&mut self, m: u64) {
+        self.start = put_digits(&mut self.buf, self.start, m);
+    }
+
+    fn pair(&mut self, n: usize) {
+        self.start -= 2;
+        self.buf[self.start..self.start + 2].copy_from_slice(&PAIRS[2 * n..2 * n + 2]);
+    }
+
+    fn signed(&mut self, n: i64) {
+        self.unsigned(n.unsigned_abs());
+        if n < 0 {
+            self.byte(b'-');
+        }
+    }
+
+    /// Appends the text right-justified in `W` columns: a copy of a constant size when it fits.
+    fn put<const W: usize>(&self, out: &mut Vec<u8>) {
+        if self.start >= FIELD - W {
+            out.extend_from_slice(&self.buf[FIELD - W..]);
+        } else {
+            out.extend_from_slice(&self.buf[self.start..]);
+        }
+    }
+}
+
+/// `"%8.3f" % x`: the exact binary value rounded to thousandths, ties to even, as Python's
+/// formatting does; NaN and the infinities are spelled as Python spells them.
 pub fn f8(out: &mut Vec<u8>, x: f64) {
-    fixed3(out, x, 8);
-}
-
-/// `"%{width}.3f" % x`: Rust's `{:.3}` rounds the exact binary value to nearest, ties to even,
-/// as Python's formatting does; NaN and the infinities are spelled as Python spells them.
-pub fn fixed3(out: &mut Vec<u8>, x: f64, width: usize) {
-    if x.is_nan() {
-        return pad_left(out, b"nan", width);
-    }
-    if x.is_infinite() {
-        return pad_left(out, if x > 0.0 { b"inf" } else { b"-inf" }, width);
-    }
-    if let Some((negative, thousandths)) = thousandths(x).filter(|t| t.1 <= u64::MAX as u128) {
-        // Digits right to left ("-", integer part, ".", three decimals), then the padding.
-        let mut buf = [0u8; 32];
-        let mut n = thousandths as u64;
-        let mut i = buf.len();
-        for _ in 0..3 {
-            i -= 1;
-            buf[i] = b'0' + (n % 10) as u8;
-            n /= 10;
-        }
-        i -= 1;
-        buf[i] = b'.';
-        loop {
-            i -= 1;
-            buf[i] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
+    let mut field = Field::new();
+    if let Some((negative, n)) = thousandths(x) {
+        let (whole, part) = (n / 1000, (n % 1000) as usize);
+        field.pair(part % 100);
+        field.byte(b'0' + (part / 100) as u8);
+        field.byte(b'.');
+        field.unsigned(whole);
         if negative {
-            i -= 1;
-            buf[i] = b'-';
+            field.byte(b'-');
         }
-        let text = &buf[i..];
-        out.extend(std::iter::repeat_n(b' ', width.saturating_sub(text.len())));
-        out.extend_from_slice(text);
-        return;
+        return field.put::<8>(out);
     }
-    // Beyond 2**60: the general formatter.
-    let s = format!("{x:.3}");
-    pad_left(out, s.as_bytes(), width);
+    let text = if x.is_nan() {
+        "nan".to_string()
+    } else if x.is_infinite() {
+        (if x > 0.0 { "inf" } else { "-inf" }).to_string()
+    } else {
+        // Beyond 2**64 thousandths: Rust's `{:.3}` rounds exactly, ties to even, as Python.
+        format!("{x:.3}")
+    };
+    pad_left(out, text.as_bytes(), 8);
 }
 
-/// `x` rounded to thousandths as Python's `%.3f` rounds it (the exact binary value to nearest,
-/// ties to even): the sign and the rounded `|x| * 1000`. `None` above 2**60.
-fn thousandths(x: f64) -> Option<(bool, u128)> {
+/// `x` rounded to thousandths as Python's `%.3f` rounds it: the sign and the rounded
+/// `|x| * 1000`, or `None` for NaN, the infinities and when that exceeds a u64.
+fn thousandths(x: f64) -> Option<(bool, u64)> {
     let bits = x.to_bits();
     let negative = bits >> 63 == 1;
     let exp = ((bits >> 52) & 0x7ff) as i32;
     let frac = bits & ((1 << 52) - 1);
-    // |x| = mant * 2**e exactly.
+    if exp == 0x7ff {
+        return None;
+    }
+    // |x| = mant * 2**e exactly, and mant * 1000 < 2**63.
     let (mant, e) = if exp == 0 {
         (frac, -1074)
     } else {
         (frac | (1 << 52), exp - 1075)
     };
-    let scaled = mant as u128 * 1000;
+    let scaled = mant * 1000;
     if e >= 0 {
-        if e > 8 {
+        if e > 64 {
             return None;
         }
-        return Some((negative, scaled << e));
+        // Below 2**127: no bit is shifted out.
+        return u64::try_from((scaled as u128) << e)
+            .ok()
+            .map(|n| (negative, n));
     }
     let shift = (-e) as u32;
-    if shift >= 127 {
-        // Below 2**-74 the thousandths round to zero.
+    if shift >= 64 {
+        // |x| < 2**-11: fewer than 0.5 thousandths.
         return Some((negative, 0));
     }
     let q = scaled >> shift;
-    let rem = scaled & ((1u128 << shift) - 1);
-    let half = 1u128 << (shift - 1);
+    let rem = scaled & ((1u64 << shift) - 1);
+    let half = 1u64 << (shift - 1);
     let up = rem > half || (rem == half && q & 1 == 1);
-    Some((negative, q + up as u128))
+    Some((negative, q + up as u64))
 }
 
 /// Appends the decimal digits of `n`.
@@ -91,16 +124,7 @@ pub fn decimal(out: &mut Vec<u8>, n: i64) {
 
 /// The decimal digits of `n` (with its sign), written at the end of `buf`.
 pub fn digits(n: i64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut m = n.unsigned_abs();
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (m % 10) as u8;
-        m /= 10;
-        if m == 0 {
-            break;
-        }
-    }
+    let mut i = put_digits(buf, 20, n.unsigned_abs());
     if n < 0 {
         i -= 1;
         buf[i] = b'-';
@@ -108,21 +132,47 @@ pub fn digits(n: i64, buf: &mut [u8; 20]) -> &[u8] {
     &buf[i..]
 }
 
-/// `"%d/%d" % (a, b)` if they differ, else `"%d" % a`, right-justified to `width`.
-fn calls_column(out: &mut Vec<u8>, a: i64, b: i64, width: usize) {
-    let (mut x, mut y) = ([0u8; 20], [0u8; 20]);
-    let first = digits(a, &mut x);
-    if a != b {
-        let second = digits(b, &mut y);
-        let len = first.len() + 1 + second.len();
-        out.extend(std::iter::repeat_n(b' ', width.saturating_sub(len)));
-        out.extend_from_slice(first);
-        out.push(b'/');
-        out.extend_from_slice(second);
-    } else {
-        out.extend(std::iter::repeat_n(b' ', width.saturating_sub(first.len())));
-        out.extend_from_slice(first);
+/// "00" to "99": digits are made two at a time, one division per pair.
+const PAIRS: [u8; 200] = {
+    let mut t = [0u8; 200];
+    let mut i = 0;
+    while i < 100 {
+        t[2 * i] = b'0' + (i / 10) as u8;
+        t[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
     }
+    t
+};
+
+/// Writes the decimal digits of `m` into `buf` to end just before `end`; returns where they
+/// start.
+fn put_digits(buf: &mut [u8], mut end: usize, mut m: u64) -> usize {
+    while m >= 100 {
+        let r = 2 * (m % 100) as usize;
+        m /= 100;
+        end -= 2;
+        buf[end..end + 2].copy_from_slice(&PAIRS[r..r + 2]);
+    }
+    if m >= 10 {
+        let r = 2 * m as usize;
+        end -= 2;
+        buf[end..end + 2].copy_from_slice(&PAIRS[r..r + 2]);
+    } else {
+        end -= 1;
+        buf[end] = b'0' + m as u8;
+    }
+    end
+}
+
+/// `"%d/%d" % (a, b)` if they differ, else `"%d" % a`, right-justified to `W` columns.
+fn calls_column<const W: usize>(out: &mut Vec<u8>, a: i64, b: i64) {
+    let mut field = Field::new();
+    field.signed(b);
+    if a != b {
+        field.byte(b'/');
+        field.signed(a);
+    }
+    field.put::<W>(out);
 }
 
 fn pad_left(out: &mut Vec<u8>, s: &[u8], width: usize) {
@@ -137,10 +187,35 @@ fn pad_right(out: &mut Vec<u8>, s: &[u8], width: usize) {
     out.extend(std::iter::repeat_n(b' ', width.saturating_sub(n)));
 }
 
-/// A function that a report needed from the stats dict and did not find there (pstats raises
-/// KeyError for it, after printing what came before).
+/// Where a report's text goes. `line_done` follows every line, so a writer can hand the text
+/// on in chunks: a report of megabytes (a function with thousands of callers) never sits whole
+/// in memory, and fresh memory costs more here than the formatting.
+pub trait Sink {
+    type Error;
+    fn text(&mut self) -> &mut Vec<u8>;
+    fn line_done(&mut self) -> Result<(), Self::Error>;
+}
+
+/// The whole text in one buffer.
+impl Sink for Vec<u8> {
+    type Error = std::convert::Infallible;
+
+    fn text(&mut self) -> &mut Vec<u8> {
+        self
+    }
+
+    fn line_done(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+/// Why a report stopped early: a function it needed is not in the stats dict (pstats raises
+/// KeyError for it, after printing what came before), or the sink failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Missing(pub u32);
+pub enum Stop<E> {
+    Missing(u32),
+    Sink(E),
+}
 
 /// A time and its per-call quotient (blank for no calls), each followed by a space.
 fn time_and_per_call(out: &mut Vec<u8>, time: f64, calls: i64) {
@@ -155,18 +230,17 @@ fn time_and_per_call(out: &mut Vec<u8>, time: f64, calls: i64) {
 }
 
 /// `print_line(func)` for each function of `list`.
-pub fn lines(model: &Model, list: &[u32], out: &mut Vec<u8>) -> Result<(), Missing> {
-    let mut name = Vec::new();
+pub fn lines<S: Sink>(model: &Model, list: &[u32], sink: &mut S) -> Result<(), Stop<S::Error>> {
     for &func in list {
-        let r = model.stats.get(&func).ok_or(Missing(func))?;
-        calls_column(out, r.nc, r.cc, 9);
+        let r = model.stats.get(&func).ok_or(Stop::Missing(func))?;
+        let out = sink.text();
+        calls_column::<9>(out, r.nc, r.cc);
         out.push(b' ');
         time_and_per_call(out, r.tt, r.nc);
         time_and_per_call(out, r.ct, r.cc);
-        name.clear();
-        model.std_name(func, &mut name);
-        out.extend_from_slice(&name);
+        model.std_name(func, out);
         out.push(b'\n');
+        sink.line_done().map_err(Stop::Sink)?;
     }
     Ok(())
 }
@@ -190,55 +264,75 @@ pub fn call_heading(model: &Model, width: usize, title: &str, out: &mut Vec<u8>)
 
 /// `print_call_line(width, source, calls, arrow)`: the function, then one line per caller or
 /// callee in key order.
-pub fn call_line(
+pub fn call_line<S: Sink>(
     model: &Model,
     width: usize,
     source: u32,
     calls: &[Edge],
     arrow: &str,
-    out: &mut Vec<u8>,
-) -> Result<(), Missing> {
+    sink: &mut S,
+) -> Result<(), Stop<S::Error>> {
     let mut name = Vec::new();
     model.std_name(source, &mut name);
+    let out = sink.text();
     pad_right(out, &name, width);
     out.extend_from_slice(arrow.as_bytes());
     out.push(b' ');
     if calls.is_empty() {
         out.push(b'\n');
-        return Ok(());
+        return sink.line_done().map_err(Stop::Sink);
     }
-    // Sorted by key, (file, line, name). The callers' distinct files (a few hundred for a hub
-    // of thousands) are ranked once, so most comparisons are of integers; names are fetched
-    // only when file and line tie. Keys are distinct, so an unstable sort gives pstats' order.
-    let mut files: rustc_hash::FxHashMap<u32, u32> = Default::default();
-    let sorted: Vec<(u32, i64, &Edge)> = calls
-        .iter()
-        .map(|e| {
-            let f = model.func(e.func);
-            files.entry(f.file).or_insert(0);
-            (f.file, f.line, e)
-        })
-        .collect();
-    let mut distinct: Vec<u32> = files.keys().copied().collect();
+    for (i, e) in by_key(model, calls).into_iter().enumerate() {
+        let first = i == 0;
+        let out = sink.text();
+        match e.value {
+            CallValue::Tuple { nc, cc, tt, ct, .. } => {
+                if first {
+                    calls_column::<7>(out, nc, cc);
+                } else {
+                    out.resize(out.len() + width + 1, b' ');
+                    calls_column::<9>(out, nc, cc);
+                }
+                out.push(b' ');
+                f8(out, tt);
+                out.push(b' ');
+                f8(out, ct);
+                out.extend_from_slice(b"  ");
+                model.std_name(e.func, out);
+            }
+            CallValue::Count(n) => {
+                let ct = model.stats.get(&e.func).ok_or(Stop::Missing(e.func))?.ct;
+                if !first {
+                    out.resize(out.len() + width + 3, b' ');
+                }
+                model.std_name(e.func, out);
+                out.push(b'(');
+                decimal(out, n);
+                out.extend_from_slice(b") ");
+                f8(out, ct);
+            }
+        }
+        out.push(b'\n');
+        sink.line_done().map_err(Stop::Sink)?;
+    }
+    Ok(())
+}
+
+/// The edges sorted by their function's key, (file, line, name), as pstats sorts a caller
+/// dict's keys. The callers' distinct files (a few hundred for a hub of thousands) are ranked
+/// once, so most comparisons are of integers; names are compared only where file and line tie.
+/// Keys are distinct, so an unstable sort gives pstats' order.
+fn by_key<'a>(model: &Model, calls: &'a [Edge]) -> Vec<&'a Edge> {
+    let mut ranks: rustc_hash::FxHashMap<u32, u32> = Default::default();
+    for e in calls {
+        ranks.entry(model.func(e.func).file).or_insert(0);
+    }
+    let mut distinct: Vec<u32> = ranks.keys().copied().collect();
     distinct.sort_unstable_by(|&a, &b| model.string(a).cmp(model.string(b)));
     for (rank, f) in distinct.into_iter().enumerate() {
-        files.insert(f, rank as u32);
+        ranks.insert(f, rank as u32);
     }
-    // (file rank, line) packed into one integer where lines fit 32 bits (they always do in
-    // practice): one comparison instead of two, and names only on ties.
-    let packed = sorted.iter().all(|e| i32::try_from(e.1).is_ok());
-    let mut keyed: Vec<(u64, &Edge)> = sorted
-        .iter()
-        .map(|&(file, line, e)| {
-            let rank = files[&file] as u64;
-            let key = if packed {
-                (rank << 32) | (line as i32 as u32 ^ 0x8000_0000) as u64
-            } else {
-                rank
-            };
-            (key, e)
-        })
-        .collect();
+    let rank = |e: &Edge| ranks.get(&model.func(e.func).file).copied().unwrap_or(0);
     let by_name = |a: &Edge, b: &Edge| {
         let (na, nb) = (model.func(a.func).name, model.func(b.func).name);
         if na == nb {
@@ -247,74 +341,70 @@ pub fn call_line(
             model.string(na).cmp(model.string(nb))
         }
     };
-    keyed.sort_unstable_by(|a, b| {
-        a.0.cmp(&b.0).then_with(|| {
-            if packed {
-                by_name(a.1, b.1)
-            } else {
-                let (la, lb) = (model.func(a.1.func).line, model.func(b.1.func).line);
-                la.cmp(&lb).then_with(|| by_name(a.1, b.1))
-            }
-        })
-    });
-    for (i, &(_, e)) in keyed.iter().enumerate() {
-        name.clear();
-        model.std_name(e.func, &mut name);
-        let first = i == 0;
-        match e.value {
-            CallValue::Tuple { nc, cc, tt, ct, .. } => {
-                if !first {
-                    out.extend(std::iter::repeat_n(b' ', width + 1));
-                }
-                calls_column(out, nc, cc, if first { 7 } else { 9 });
-                out.push(b' ');
-                f8(out, tt);
-                out.push(b' ');
-                f8(out, ct);
-                out.extend_from_slice(b"  ");
-                out.extend_from_slice(&name);
-            }
-            CallValue::Count(n) => {
-                let ct = model.stats.get(&e.func).ok_or(Missing(e.func))?.ct;
-                if !first {
-                    out.extend(std::iter::repeat_n(b' ', width + 3));
-                }
-                out.extend_from_slice(&name);
-                out.push(b'(');
-                decimal(out, n);
-                out.extend_from_slice(b") ");
-                f8(out, ct);
-            }
-        }
-        out.push(b'\n');
+    if calls.len() > u32::MAX as usize
+        || calls
+            .iter()
+            .any(|e| i32::try_from(model.func(e.func).line).is_err())
+    {
+        // Lines beyond 32 bits (never written by a profiler): tuples compared field by field.
+        let mut sorted: Vec<&Edge> = calls.iter().collect();
+        sorted.sort_unstable_by(|a, b| {
+            (rank(a), model.func(a.func).line)
+                .cmp(&(rank(b), model.func(b.func).line))
+                .then_with(|| by_name(a, b))
+        });
+        return sorted;
     }
-    Ok(())
+    // (file rank, line, index) in one integer: the sort compares integers without a call, and
+    // runs of one (file, line) are then put in name order.
+    let mut keys: Vec<u128> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let line = model.func(e.func).line as i32 as u32 ^ 0x8000_0000;
+            (rank(e) as u128) << 64 | (line as u128) << 32 | i as u128
+        })
+        .collect();
+    keys.sort_unstable();
+    let mut sorted: Vec<&Edge> = keys.iter().map(|&k| &calls[k as u32 as usize]).collect();
+    let mut start = 0;
+    while start < keys.len() {
+        let run = keys[start..]
+            .iter()
+            .take_while(|&&k| k >> 32 == keys[start] >> 32)
+            .count();
+        if run > 1 {
+            sorted[start..start + run].sort_unstable_by(|a, b| by_name(a, b));
+        }
+        start += run;
+    }
+    sorted
 }
 
 /// `print_callers`' body: each listed function with its callers.
-pub fn callers(
+pub fn callers<S: Sink>(
     model: &Model,
     width: usize,
     list: &[u32],
-    out: &mut Vec<u8>,
-) -> Result<(), Missing> {
+    sink: &mut S,
+) -> Result<(), Stop<S::Error>> {
     for &func in list {
-        let r = model.stats.get(&func).ok_or(Missing(func))?;
-        call_line(model, width, func, &r.callers, "<-", out)?;
+        let r = model.stats.get(&func).ok_or(Stop::Missing(func))?;
+        call_line(model, width, func, &r.callers, "<-", sink)?;
     }
     Ok(())
 }
 
 /// `print_callees`' body, from the callee lists `calc_callees` made.
-pub fn callees(
+pub fn callees<S: Sink>(
     model: &Model,
     all: &super::model::Callees,
     width: usize,
     list: &[u32],
-    out: &mut Vec<u8>,
-) -> Result<(), Missing> {
+    sink: &mut S,
+) -> Result<(), Stop<S::Error>> {
     for &func in list {
-        call_line(model, width, func, all.of(func), "->", out)?;
+        call_line(model, width, func, all.of(func), "->", sink)?;
     }
     Ok(())
 }
@@ -347,6 +437,33 @@ mod tests {
     }
 
     #[test]
+    fn fixed_point_matches_the_exact_formatter() {
+        // Rust's `{:.3}` rounds the exact value half to even, as Python does: random bit
+        // patterns (every exponent), ties of thousandths (k/2000 with few bits), and their
+        // neighbours one ulp away.
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for i in 0..200_000u64 {
+            let x = match i % 3 {
+                0 => f64::from_bits(next()),
+                1 => (next() % 4_000_000) as f64 / 2000.0,
+                _ => {
+                    let t = (next() % 4_000_000) as f64 / 16_000.0;
+                    f64::from_bits(t.to_bits().wrapping_add(next() % 3).wrapping_sub(1))
+                }
+            };
+            if x.is_finite() {
+                assert_eq!(f8s(x), format!("{x:8.3}"), "{x:e}");
+            }
+        }
+    }
+
+    #[test]
     fn integers() {
         for n in [0i64, 7, -7, 10, 999, -1000, i64::MAX, i64::MIN] {
             let mut out = Vec::new();
@@ -354,8 +471,9 @@ mod tests {
             assert_eq!(out, n.to_string().as_bytes());
         }
         let mut out = Vec::new();
-        calls_column(&mut out, 12, 3, 9);
-        calls_column(&mut out, 5, 5, 7);
-        assert_eq!(out, b"     12/3      5");
+        calls_column::<9>(&mut out, 12, 3);
+        calls_column::<7>(&mut out, 5, 5);
+        calls_column::<3>(&mut out, -12345, i64::MIN);
+        assert_eq!(out, b"     12/3      5-12345/-9223372036854775808");
     }
 }
