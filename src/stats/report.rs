@@ -282,7 +282,14 @@ pub fn call_line<S: Sink>(
         out.push(b'\n');
         return sink.line_done().map_err(Stop::Sink);
     }
-    for (i, e) in by_key(model, calls).into_iter().enumerate() {
+    let sorted = by_key(model, calls);
+    for (i, &e) in sorted.iter().enumerate() {
+        if let Some(ahead) = sorted.get(i + 2 * AHEAD) {
+            model.prefetch_name_slot(ahead.func);
+        }
+        if let Some(ahead) = sorted.get(i + AHEAD) {
+            model.prefetch_name(ahead.func);
+        }
         let first = i == 0;
         let out = sink.text();
         match e.value {
@@ -318,13 +325,19 @@ pub fn call_line<S: Sink>(
     Ok(())
 }
 
+/// How many edges ahead of the one being handled a loop over a call list asks for memory.
+const AHEAD: usize = 8;
+
 /// The edges sorted by their function's key, (file, line, name), as pstats sorts a caller
 /// dict's keys. The callers' distinct files (a few hundred for a hub of thousands) are ranked
 /// once, so most comparisons are of integers; names are compared only where file and line tie.
 /// Keys are distinct, so an unstable sort gives pstats' order.
 fn by_key<'a>(model: &Model, calls: &'a [Edge]) -> Vec<&'a Edge> {
     let mut ranks: rustc_hash::FxHashMap<u32, u32> = Default::default();
-    for e in calls {
+    for (i, e) in calls.iter().enumerate() {
+        if let Some(ahead) = calls.get(i + AHEAD) {
+            model.prefetch_func(ahead.func);
+        }
         ranks.entry(model.func(e.func).file).or_insert(0);
     }
     let mut distinct: Vec<u32> = ranks.keys().copied().collect();
