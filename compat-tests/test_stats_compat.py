@@ -963,6 +963,24 @@ def test_stream_defaults_to_stdout_at_construction(profile_files):
         assert s.stream is buf
 
 
+def test_stream_set_to_none_prints_as_print_does(profile_files):
+    """Reports print with print(file=stream): None means the sys.stdout of the moment, and
+    nothing at all (no error) when that is None too."""
+    path = profile_files["cprofile_tick"]
+    outputs = []
+    for S in (Ref, Impl):
+        s = S(path, stream=io.StringIO())
+        s.stream = None
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            s.sort_stats("cumulative").print_stats(5).print_callers(3).print_callees(3)
+            s.print_line(s.fcn_list[0])
+        with contextlib.redirect_stdout(None):
+            s.print_stats(5).print_callers(3).print_callees(3)
+        outputs.append(buf.getvalue())
+    assert outputs[1] == outputs[0] and "function calls" in outputs[0]
+
+
 def test_failed_sort_leaves_a_partial_sort_type(profile_files):
     """A KeyError on the second key leaves sort_type naming the first one while fcn_list keeps
     the previous order: the report then claims an order it is not in."""

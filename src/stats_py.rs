@@ -576,8 +576,11 @@ impl StatsCore {
     /// The widest `func_std_string` of a listing.
     fn width(&self, list: &FuncList) -> usize {
         list.ids()
-            .iter()
-            .map(|&f| self.model.std_name_len(f))
+            .chunks(report::ROWS_AHEAD)
+            .flat_map(|block| {
+                self.model.prefetch_rows(block);
+                block.iter().map(|&f| self.model.std_name_len(f))
+            })
             .max()
             .unwrap_or(0)
     }

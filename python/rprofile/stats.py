@@ -475,7 +475,7 @@ class Stats:
         count = len(listing)
         if not listing:
             return 0, listing
-        print(msg, file=self.stream)
+        self._out().write(msg + "\n")
         if count < len(core):
             width = core.width(listing)
         return width + 2, listing
@@ -488,27 +488,39 @@ class Stats:
     # pstats' own: it prints one call line from a dict it is given.
     print_call_line = _pstats.Stats.print_call_line
 
+    def _out(self):
+        """Where the reports go, by print's rules: `stream`, or sys.stdout when that is None,
+        or nowhere when both are. Each report gathers its text into few writes (a first report
+        after a big load runs cold, and every Python step then costs microseconds)."""
+        stream = self.stream
+        if stream is None:
+            stream = sys.stdout
+        return _DISCARD if stream is None else stream
+
     def print_stats(self, *amount):
         if self._engine() is None:
             return self.print_stats(*amount)
-        for filename in self.files:
-            print(filename, file=self.stream)
-        if self.files:
-            print(file=self.stream)
-        indent = ' ' * 8
-        for func in self.top_level:
-            print(indent, func_get_function_name(func), file=self.stream)
-        print(indent, self.total_calls, "function calls", end=' ', file=self.stream)
-        if self.total_calls != self.prim_calls:
-            print("(%d primitive calls)" % self.prim_calls, end=' ', file=self.stream)
-        print("in %.3f seconds" % self.total_tt, file=self.stream)
-        print(file=self.stream)
+        out = self._out()
+        head = []
+        try:
+            head.extend(str(filename) + "\n" for filename in self.files)
+            if self.files:
+                head.append("\n")
+            indent = ' ' * 8
+            for func in self.top_level:
+                head.append("%s %s\n" % (indent, func_get_function_name(func)))
+            head.append("%s %s function calls " % (indent, self.total_calls))
+            if self.total_calls != self.prim_calls:
+                head.append("(%d primitive calls) " % self.prim_calls)
+            head.append("in %.3f seconds\n\n" % self.total_tt)
+        finally:
+            # What pstats would have printed before an exception, printed before it too.
+            out.write("".join(head))
         width, listing = self.get_print_list(amount)
         if listing:
             self.print_title()
-            self._check(self._core.write_lines(self.stream, listing))
-            print(file=self.stream)
-            print(file=self.stream)
+            self._check(self._core.write_lines(out, listing))
+            out.write("\n\n")
         return self
 
     def print_callees(self, *amount):
@@ -518,9 +530,9 @@ class Stats:
         if listing:
             self.calc_callees()
             self.print_call_heading(width, "called...")
-            self._check(self._core.write_callees(self.stream, width, listing))
-            print(file=self.stream)
-            print(file=self.stream)
+            out = self._out()
+            self._check(self._core.write_callees(out, width, listing))
+            out.write("\n\n")
         return self
 
     def print_callers(self, *amount):
@@ -529,24 +541,34 @@ class Stats:
         width, listing = self.get_print_list(amount)
         if listing:
             self.print_call_heading(width, "was called by...")
-            self._check(self._core.write_callers(self.stream, width, listing))
-            print(file=self.stream)
-            print(file=self.stream)
+            out = self._out()
+            self._check(self._core.write_callers(out, width, listing))
+            out.write("\n\n")
         return self
 
     def print_call_heading(self, name_size, column_title):
-        print(self._core.format_call_heading(name_size, column_title), end='',
-              file=self.stream)
+        self._out().write(self._core.format_call_heading(name_size, column_title))
 
     def print_title(self):
-        print('   ncalls  tottime  percall  cumtime  percall', end=' ', file=self.stream)
-        print('filename:lineno(function)', file=self.stream)
+        self._out().write("   ncalls  tottime  percall  cumtime  percall "
+                          "filename:lineno(function)\n")
 
     def print_line(self, func):
         core = self._engine()
         if core is None:
             return self.print_line(func)
-        self._check(core.write_lines(self.stream, core.listing([func])))
+        self._check(core.write_lines(self._out(), core.listing([func])))
+
+
+class _Discard:
+    """The stream of a report with nowhere to go (print's behaviour when sys.stdout is None)."""
+
+    @staticmethod
+    def write(text):
+        return len(text)
+
+
+_DISCARD = _Discard()
 
 
 class _GeneralStats:

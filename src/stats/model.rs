@@ -248,6 +248,38 @@ impl Model {
         }
     }
 
+    /// Everything a report line of each of `funcs` reads (its row, its record, the slots and
+    /// bytes of its file and name), asked for in three passes of independent loads rather than
+    /// one chain of misses per function: cold, a row costs ~1.5 us of waiting otherwise. Meant
+    /// for blocks of a few dozen functions, which the cache keeps until they are formatted.
+    pub fn prefetch_rows(&self, funcs: &[u32]) {
+        for &f in funcs {
+            self.prefetch_func(f);
+            if let Some(r) = self.stats.get(&f) {
+                prefetch(r);
+            }
+        }
+        let slots = |f: u32| {
+            let f = self.funcs.get(f as usize)?;
+            Some((
+                self.strings.get_index(f.file as usize)?,
+                self.strings.get_index(f.name as usize)?,
+            ))
+        };
+        for &f in funcs {
+            if let Some((file, name)) = slots(f) {
+                prefetch(file);
+                prefetch(name);
+            }
+        }
+        for &f in funcs {
+            if let Some((file, name)) = slots(f) {
+                prefetch(&**file);
+                prefetch(&**name);
+            }
+        }
+    }
+
     // The slot itself (where the box's pointer lives), not the bytes it points to.
     #[allow(clippy::borrowed_box)]
     fn name_slot(&self, func: u32) -> Option<&Box<[u8]>> {

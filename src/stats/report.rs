@@ -231,7 +231,10 @@ fn time_and_per_call(out: &mut Vec<u8>, time: f64, calls: i64) {
 
 /// `print_line(func)` for each function of `list`.
 pub fn lines<S: Sink>(model: &Model, list: &[u32], sink: &mut S) -> Result<(), Stop<S::Error>> {
-    for &func in list {
+    for (i, &func) in list.iter().enumerate() {
+        if i % ROWS_AHEAD == 0 {
+            model.prefetch_rows(&list[i..list.len().min(i + ROWS_AHEAD)]);
+        }
         let r = model.stats.get(&func).ok_or(Stop::Missing(func))?;
         let out = sink.text();
         calls_column::<9>(out, r.nc, r.cc);
@@ -327,6 +330,9 @@ pub fn call_line<S: Sink>(
 
 /// How many edges ahead of the one being handled a loop over a call list asks for memory.
 const AHEAD: usize = 8;
+
+/// How many functions' rows a listing asks for at once.
+pub const ROWS_AHEAD: usize = 32;
 
 /// The edges sorted by their function's key, (file, line, name), as pstats sorts a caller
 /// dict's keys. The callers' distinct files (a few hundred for a hub of thousands) are ranked
