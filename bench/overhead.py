@@ -14,6 +14,8 @@ clock rprofile reads by default on the events a profiler must time (every PY_* e
 CALL/C_RETURN/C_RAISE of anything but a Python function), the least a profiler that times every
 call can cost. `floor-builtin` (3.12+) is `floor` with builtin functions (METH_FASTCALL) as the
 callbacks, as cProfile registers: the difference is CPython's trampoline for builtins.
+`rprofile-alt` is rprofile imported from the folder named by RPROFILE_BENCH_ALT (an earlier
+build's package, copied there): an A/B comparison of two builds in one interleaved run.
 """
 
 import argparse
@@ -195,6 +197,12 @@ def make_profiler(mode):
     if mode == "rprofile":
         import rprofile
 
+        return rprofile.Profile()
+    if mode == "rprofile-alt":
+        sys.path.insert(0, os.environ["RPROFILE_BENCH_ALT"])
+        import rprofile
+
+        assert os.path.dirname(rprofile.__file__).startswith(os.environ["RPROFILE_BENCH_ALT"])
         return rprofile.Profile()
     if mode == "floor":
         return Floor(os.environ["RPROFILE_BENCH_FLOOR"])

@@ -51,13 +51,23 @@ pub struct SubEntry {
 pub struct Context {
     /// Timer value when the call was entered (read last on enter).
     pub t0: i64,
+    /// The key of `entry`, so the return of this call is recognised without reading the entry.
+    pub key: usize,
     /// Inclusive time of the callees that have completed so far.
     pub subt: i64,
     pub entry: EntryId,
     /// The (caller, entry) edge opened with this call, or `NO_SUB`; the matching leave charges it
     /// without a lookup.
     pub sub: u32,
+    /// Which of this call's recursion levels (`DEFER_ENTRY`, `DEFER_SUB`) are not yet added to
+    /// its entry's and edge's counters; see [`Stack`].
+    pub deferred: u8,
 }
+
+/// The call's level on its entry is deferred.
+pub const DEFER_ENTRY: u8 = 1;
+/// The call's level on its edge is deferred.
+pub const DEFER_SUB: u8 = 2;
 
 /// A coroutine's open call while it is suspended, and when it was suspended.
 #[derive(Debug, Clone, Copy)]
@@ -85,14 +95,37 @@ macro_rules! close {
     }};
 }
 
+/// [`close!`] for a call whose level was deferred (see [`Stack`]): the level stays above zero
+/// after it, so the call is a recursive one and its inclusive time is not added.
+macro_rules! close_deferred {
+    ($t:expr, $it:expr) => {{
+        let t = $t;
+        t.reccallcount += 1;
+        t.it = t.it.wrapping_add($it);
+        t.callcount += 1;
+    }};
+}
+
 /// Slots of the direct-mapped key -> entry cache in front of the hash table.
 const CACHE_SLOTS: usize = 1024;
 
 /// The shadow call stack of one thread of execution. Its storage is reused, so pushes and pops
 /// do not allocate once it has reached the program's maximum depth.
+///
+/// Deferred recursion levels: `_lsprof` adds one to an entry's (and an edge's) recursion level
+/// on every enter and takes it off on every leave, a read-modify-write of the same counter per
+/// event that a loop or a recursion calling one function turns into a chain of dependent memory
+/// updates, measured as a tenth of cProfile's whole overhead. The cached enter of a call whose
+/// entry is already open (its level above zero) leaves the level as it is and marks the call;
+/// the cached leave of a marked call then knows the level stays above zero after it (it is the
+/// `else` of `_lsprof`'s test) and changes nothing either. Every other operation that reads a
+/// level or pops a call first adds the marked calls' levels ([`Aggregator::settle`]), after
+/// which the counters are exactly `_lsprof`'s. `settled` bounds that walk: the calls below it
+/// (below `frames.len()` if smaller) are not marked.
 #[derive(Debug, Default)]
 pub struct Stack {
     pub frames: Vec<Context>,
+    pub settled: usize,
 }
 
 /// Totals for every function and caller edge seen, in creation order.
@@ -107,9 +140,10 @@ pub struct Aggregator {
     /// Recently seen keys and their entries; most events are answered here. A key is never
     /// reused while its entry exists (the entry holds the code object), and `clear` empties it.
     cache: Box<[(usize, EntryId); CACHE_SLOTS]>,
-    /// Recently used edges as (caller, callee, edge id): a caller alternating between a few
-    /// callees finds each edge without a hash lookup. `clear` empties it.
-    edge_cache: Box<[(EntryId, EntryId, u32); EDGE_SLOTS]>,
+    /// Recently used edges by (caller entry, callee key): a caller alternating between a few
+    /// callees finds each edge, and the callee's entry with it, in one probe keyed by what the
+    /// event gives, so the call's updates need no lookup of the key first. `clear` empties it.
+    edge_cache: Box<[EdgeSlot; EDGE_SLOTS]>,
     /// Whether caller/callee pairs are recorded (cProfile's `subcalls`).
     pub subcalls: bool,
 }
@@ -131,14 +165,30 @@ fn edge_hash(caller: EntryId, callee: EntryId) -> u64 {
     FxBuildHasher.hash_one((caller, callee))
 }
 
-/// Slots of the direct-mapped (caller, callee) -> edge cache, and an empty slot (no entry has
-/// the id `EntryId::MAX`).
+/// One slot of the edge cache: the edge `edge` from entry `caller` to entry `callee`, whose key
+/// is `key`.
+#[derive(Debug, Clone, Copy)]
+struct EdgeSlot {
+    key: usize,
+    caller: EntryId,
+    callee: EntryId,
+    edge: u32,
+}
+
+/// Slots of the direct-mapped (caller, callee key) -> edge cache, and an empty slot (no entry
+/// has the id `EntryId::MAX`).
 const EDGE_SLOTS: usize = 512;
-const NO_EDGE: (EntryId, EntryId, u32) = (EntryId::MAX, EntryId::MAX, 0);
+const NO_EDGE: EdgeSlot = EdgeSlot {
+    key: 0,
+    caller: EntryId::MAX,
+    callee: EntryId::MAX,
+    edge: 0,
+};
 
 #[inline(always)]
-fn edge_slot(caller: EntryId, callee: EntryId) -> usize {
-    let pair = ((caller as u64) << 32) | callee as u64;
+fn edge_slot(caller: EntryId, key: usize) -> usize {
+    // Keys are addresses (below 2^48); the caller's id goes above them.
+    let pair = (key as u64) ^ ((caller as u64) << 48);
     (pair.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - EDGE_SLOTS.trailing_zeros())) as usize
 }
 
@@ -209,9 +259,14 @@ impl Aggregator {
     /// The edge from `caller` to `callee` if the edge cache has it.
     #[inline(always)]
     fn cached_sub(&self, caller: EntryId, callee: EntryId) -> Option<u32> {
-        match self.edge_cache.get(edge_slot(caller, callee)) {
-            Some(&(c, e, i)) if c == caller && e == callee && (i as usize) < self.subs.len() => {
-                Some(i)
+        let key = self.entries.get(callee as usize)?.key;
+        match self.edge_cache.get(edge_slot(caller, key)) {
+            Some(e)
+                if e.caller == caller
+                    && e.callee == callee
+                    && (e.edge as usize) < self.subs.len() =>
+            {
+                Some(e.edge)
             }
             _ => None,
         }
@@ -255,8 +310,15 @@ impl Aggregator {
             }
             None => return None,
         };
-        if let Some(slot) = self.edge_cache.get_mut(edge_slot(caller, callee)) {
-            *slot = (caller, callee, i);
+        if let Some(&Entry { key, .. }) = self.entries.get(callee as usize) {
+            if let Some(slot) = self.edge_cache.get_mut(edge_slot(caller, key)) {
+                *slot = EdgeSlot {
+                    key,
+                    caller,
+                    callee,
+                    edge: i,
+                };
+            }
         }
         Some(i)
     }
@@ -280,6 +342,7 @@ impl Aggregator {
     fn open(&mut self, stack: &mut Stack, entry: EntryId, caller: Option<EntryId>) {
         let e = &mut self.entries[entry as usize];
         e.recursion_level = e.recursion_level.wrapping_add(1);
+        let key = e.key;
         let mut sub = NO_SUB;
         if self.subcalls {
             if let Some(caller) = caller {
@@ -292,19 +355,22 @@ impl Aggregator {
         }
         stack.frames.push(Context {
             t0: 0,
+            key,
             subt: 0,
             entry,
             sub,
+            deferred: 0,
         });
     }
 
     /// [`Aggregator::enter`] for the common case only, changing nothing and returning false
-    /// otherwise: `key` is in the lookup cache, the caller on top (if any) called this entry
-    /// before and the edge cache still has it, and the stack has room. Those tests come first
-    /// and the updates need no call, so the profiler's hot path can be a leaf function.
-    /// (`key` in the cache means its entry exists; the edge in the cache, that it does too.)
-    /// `now` is read once the tests have passed and is the new call's `t0` (`_lsprof` reads the
-    /// clock after the bookkeeping on enter; only the stores of the push come after it here).
+    /// otherwise: the caller on top (if any) called `key` before and the edge cache still has
+    /// the edge (which names the callee's entry), or with no caller, `key` is in the lookup
+    /// cache; and the stack has room. Those tests come first and the updates need no call, so
+    /// the profiler's hot path can be a leaf function. (A cached edge or key means its entries
+    /// exist.) `now` is read once the tests have passed and is the new call's `t0` (`_lsprof`
+    /// reads the clock after the bookkeeping on enter; only the stores of the push come after
+    /// it here).
     #[inline(always)]
     pub fn enter_cached(
         &mut self,
@@ -312,38 +378,74 @@ impl Aggregator {
         key: usize,
         now: impl FnOnce() -> i64,
     ) -> bool {
-        let (k, id) = self.cache[slot(key)];
-        if k != key || key == 0 {
-            return false;
-        }
-        let Some(e) = self.entries.get_mut(id as usize) else {
-            return false;
-        };
+        self.enter_cached_as(stack, key, now, self.subcalls)
+    }
+
+    /// [`Aggregator::enter_cached`] as if `subcalls` were the aggregator's flag: a caller that
+    /// knows the flag passes it as a constant, and its test goes.
+    #[inline(always)]
+    pub fn enter_cached_as(
+        &mut self,
+        stack: &mut Stack,
+        key: usize,
+        now: impl FnOnce() -> i64,
+        subcalls: bool,
+    ) -> bool {
         let len = stack.frames.len();
         if len == stack.frames.capacity() {
             return false;
         }
-        let mut sub = NO_SUB;
-        if self.subcalls {
-            if let Some(top) = stack.frames.last() {
-                let (c, callee, i) = self.edge_cache[edge_slot(top.entry, id)];
-                if c != top.entry || callee != id {
+        let (id, sub) = match stack.frames.last() {
+            Some(top) if subcalls => {
+                let slot = self.edge_cache[edge_slot(top.entry, key)];
+                if slot.key != key || slot.caller != top.entry {
                     return false;
                 }
-                let Some(s) = self.subs.get_mut(i as usize) else {
+                (slot.callee, slot.edge)
+            }
+            _ => {
+                let (k, id) = self.cache[slot(key)];
+                // (An empty slot holds key 0.)
+                if k != key || key == 0 {
                     return false;
-                };
-                // The last test is passed: from here on nothing can fail.
-                s.recursion_level = s.recursion_level.wrapping_add(1);
-                sub = i;
+                }
+                (id, NO_SUB)
+            }
+        };
+        // The tests are passed: from here on nothing can fail.
+        debug_assert!((id as usize) < self.entries.len());
+        debug_assert!(sub == NO_SUB || (sub as usize) < self.subs.len());
+        // A level already above zero is left as it is (see `Stack`): stored only when it moves.
+        let mut deferred = 0;
+        // SAFETY: the caches only name entries and edges that exist: a slot is written when its
+        // entry or edge is made or found, neither array ever shrinks but in `clear`, which
+        // empties both caches too.
+        unsafe {
+            if sub != NO_SUB {
+                let s = self.subs.get_unchecked_mut(sub as usize);
+                if s.recursion_level > 0 {
+                    deferred |= DEFER_SUB;
+                } else {
+                    s.recursion_level = s.recursion_level.wrapping_add(1);
+                }
+            }
+            let e = self.entries.get_unchecked_mut(id as usize);
+            if e.recursion_level > 0 {
+                deferred |= DEFER_ENTRY;
+            } else {
+                e.recursion_level = e.recursion_level.wrapping_add(1);
             }
         }
-        e.recursion_level = e.recursion_level.wrapping_add(1);
+        if deferred != 0 {
+            stack.settled = stack.settled.min(len);
+        }
         let ctx = Context {
             t0: now(),
+            key,
             subt: 0,
             entry: id,
             sub,
+            deferred,
         };
         // SAFETY: `len < capacity` (tested above): the slot is allocated, and writing it then
         // counting it is what `push` does without its growth path.
@@ -365,16 +467,31 @@ impl Aggregator {
         key: usize,
         now: impl FnOnce() -> i64,
     ) -> Option<i64> {
+        self.stop_cached_as(stack, key, now, self.subcalls)
+    }
+
+    /// [`Aggregator::stop_cached`] as if `subcalls` were the aggregator's flag (see
+    /// [`Aggregator::enter_cached_as`]).
+    #[inline(always)]
+    pub fn stop_cached_as(
+        &mut self,
+        stack: &mut Stack,
+        key: usize,
+        now: impl FnOnce() -> i64,
+        subcalls: bool,
+    ) -> Option<i64> {
         let n = stack.frames.len();
         let ctx = *stack.frames.last()?;
-        let e = self.entries.get_mut(ctx.entry as usize)?;
-        if e.key != key {
+        if ctx.key != key {
             return None;
         }
+        // An edge is charged when subcalls are on and a caller stays on the stack (as in
+        // `stop`); the case where the call has one exactly when one is charged is the cached one.
+        if (ctx.sub != NO_SUB) != (subcalls && n != 1) {
+            return None;
+        }
+        let e = self.entries.get_mut(ctx.entry as usize)?;
         let edge = if ctx.sub == NO_SUB {
-            if self.subcalls && n != 1 {
-                return None;
-            }
             None
         } else {
             Some(self.subs.get_mut(ctx.sub as usize)?)
@@ -383,13 +500,20 @@ impl Aggregator {
         let t = now();
         let tt = t.wrapping_sub(ctx.t0);
         let it = tt.wrapping_sub(ctx.subt);
-        stack.frames.truncate(n - 1);
+        // SAFETY: `n >= 1` (there was a last frame), and `Context` needs no drop.
+        unsafe { stack.frames.set_len(n - 1) };
         if let Some(parent) = stack.frames.last_mut() {
             parent.subt = parent.subt.wrapping_add(tt);
         }
-        close!(e, tt, it);
+        if ctx.deferred & DEFER_ENTRY != 0 {
+            close_deferred!(e, it);
+        } else {
+            close!(e, tt, it);
+        }
         if let Some(s) = edge {
-            if self.subcalls && n > 1 {
+            if ctx.deferred & DEFER_SUB != 0 {
+                close_deferred!(s, it);
+            } else {
                 close!(s, tt, it);
             }
         }
@@ -401,6 +525,7 @@ impl Aggregator {
     /// opened for (events of several threads share one stack on 3.12+).
     #[inline(always)]
     pub fn stop(&mut self, stack: &mut Stack, entry: EntryId, now: i64) {
+        self.settle(stack);
         let Some(ctx) = stack.frames.pop() else {
             return;
         };
@@ -431,6 +556,7 @@ impl Aggregator {
     /// Sets aside the top call (a coroutine that awaits) at `now`: its caller is charged the
     /// time of this run, and the call stops counting as active for recursion until resumed.
     pub fn suspend(&mut self, stack: &mut Stack, now: i64) -> Option<Suspended> {
+        self.settle(stack);
         let ctx = stack.frames.pop()?;
         if let Some(p) = stack.frames.last_mut() {
             p.subt = p.subt.wrapping_add(now.wrapping_sub(ctx.t0));
@@ -461,6 +587,41 @@ impl Aggregator {
             sub.recursion_level = sub.recursion_level.wrapping_add(1);
         }
         stack.frames.push(ctx);
+    }
+
+    /// Adds the deferred recursion levels of the calls on `stack` to their counters, after
+    /// which every level is `_lsprof`'s (see [`Stack`]). Cheap when nothing is deferred.
+    #[inline]
+    pub fn settle(&mut self, stack: &mut Stack) {
+        if stack.settled < stack.frames.len() {
+            self.settle_from(stack);
+        }
+    }
+
+    #[cold]
+    fn settle_from(&mut self, stack: &mut Stack) {
+        let start = stack.settled;
+        for ctx in &mut stack.frames[start..] {
+            if ctx.deferred & DEFER_ENTRY != 0 {
+                if let Some(e) = self.entries.get_mut(ctx.entry as usize) {
+                    e.recursion_level = e.recursion_level.wrapping_add(1);
+                }
+            }
+            if ctx.deferred & DEFER_SUB != 0 {
+                if let Some(s) = self.subs.get_mut(ctx.sub as usize) {
+                    s.recursion_level = s.recursion_level.wrapping_add(1);
+                }
+            }
+            ctx.deferred = 0;
+        }
+        stack.settled = stack.frames.len();
+    }
+
+    /// Pops the top call without charging it (a leave event for a key with no entry), its
+    /// levels left counted, as `_lsprof` leaves them.
+    pub fn discard_top(&mut self, stack: &mut Stack) {
+        self.settle(stack);
+        stack.frames.pop();
     }
 
     /// Forgets every entry and edge (cProfile's `clear()`).
@@ -601,11 +762,6 @@ impl Stack {
     pub fn top_entry(&self) -> Option<EntryId> {
         self.frames.last().map(|c| c.entry)
     }
-
-    /// Pops the top context without charging it (a leave event for a key with no entry).
-    pub fn pop(&mut self) {
-        self.frames.pop();
-    }
 }
 
 #[cfg(test)]
@@ -677,8 +833,21 @@ mod tests {
                     let t = self.tick();
                     self.agg.stop(&mut self.stack, id, t);
                 }
-                None => self.stack.pop(),
+                None => self.agg.discard_top(&mut self.stack),
             }
+        }
+        /// The counters as [`Aggregator::settle`] would leave them, without settling.
+        fn settled_counters(&self) -> (Vec<Entry>, Vec<SubEntry>) {
+            let (mut entries, mut subs) = (self.agg.entries.clone(), self.agg.subs.clone());
+            for c in &self.stack.frames {
+                if c.deferred & DEFER_ENTRY != 0 {
+                    entries[c.entry as usize].recursion_level += 1;
+                }
+                if c.deferred & DEFER_SUB != 0 {
+                    subs[c.sub as usize].recursion_level += 1;
+                }
+            }
+            (entries, subs)
         }
         fn entry(&self, key: usize) -> &Entry {
             &self.agg.entries[self.agg.find(key).unwrap() as usize]
@@ -982,6 +1151,60 @@ mod tests {
         assert_eq!(d.fast_taken - before, 2 * 26);
     }
 
+    /// A recursion on the cached paths leaves the levels of the inner calls deferred (no store
+    /// per event), and its totals are the general path's: inclusive time only once, the inner
+    /// calls counted as recursive, on the entry and on the self edge.
+    #[test]
+    fn recursion_defers_levels_and_counts_as_lsprof() {
+        fn recurse(d: &mut Driver, depth: usize) {
+            d.call(1);
+            if depth > 0 {
+                recurse(d, depth - 1);
+            }
+            d.ret(1);
+        }
+        let mut general = Driver::new(true);
+        let mut fast = Driver::new_fast(true);
+        for d in [&mut general, &mut fast] {
+            d.call(7);
+            recurse(d, 5);
+            recurse(d, 5);
+        }
+        // Deep in the second recursion, before its returns: inner levels deferred.
+        let mut probe = Driver::new_fast(true);
+        probe.call(7);
+        recurse(&mut probe, 5);
+        for _ in 0..4 {
+            probe.call(1);
+        }
+        let deferred = probe
+            .stack
+            .frames
+            .iter()
+            .filter(|c| c.deferred != 0)
+            .count();
+        assert_eq!(
+            deferred, 3,
+            "the calls below the first repeat of the edge 1 -> 1 count"
+        );
+        assert_eq!(probe.entry(1).recursion_level, 1);
+        probe.agg.settle(&mut probe.stack);
+        assert_eq!(probe.entry(1).recursion_level, 4);
+        assert_eq!(probe.sub(1, 1).recursion_level, 3);
+        assert!(probe.stack.frames.iter().all(|c| c.deferred == 0));
+        for d in [&mut general, &mut fast] {
+            d.ret(7);
+        }
+        assert!(fast.fast_taken > 0);
+        assert_eq!(general.agg.entries, fast.agg.entries);
+        assert_eq!(general.agg.subs, fast.agg.subs);
+        let e = fast.entry(1);
+        assert_eq!(
+            (e.callcount, e.reccallcount, e.recursion_level),
+            (12, 10, 0)
+        );
+    }
+
     proptest::proptest! {
         /// The cached enter and leave paths do exactly what the general ones do, whatever the
         /// events: returns of functions not on top, of unknown functions, on an empty stack,
@@ -999,7 +1222,13 @@ mod tests {
                 for d in [&mut general, &mut fast] {
                     if is_call { d.call(key) } else { d.ret(key) }
                 }
+                // After every event, the counters with the deferred levels added are the
+                // general path's.
+                let (entries, subs) = fast.settled_counters();
+                proptest::prop_assert_eq!(&general.agg.entries, &entries);
+                proptest::prop_assert_eq!(&general.agg.subs, &subs);
             }
+            fast.agg.settle(&mut fast.stack);
             proptest::prop_assert_eq!(&general.agg.entries, &fast.agg.entries);
             proptest::prop_assert_eq!(&general.agg.subs, &fast.agg.subs);
             proptest::prop_assert_eq!(general.stack.depth(), fast.stack.depth());

@@ -76,6 +76,20 @@ pub fn now() -> i64 {
     now_other()
 }
 
+/// Whether the default timer is the TSC read inline. The leaf event paths test this first and
+/// then read [`tsc_now`]: with no call left on them (not even a cold one), nothing they hold must
+/// survive a call, and they need no saved registers.
+#[inline(always)]
+pub fn reads_tsc() -> bool {
+    SOURCE.load(Ordering::Relaxed) == TSC
+}
+
+/// The default timer where [`reads_tsc`] holds.
+#[inline(always)]
+pub fn tsc_now() -> i64 {
+    tsc()
+}
+
 #[cold]
 #[inline(never)]
 fn now_other() -> i64 {

@@ -6,7 +6,9 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 
 use crate::clock;
-use crate::profiler::Profiler;
+use crate::profiler::{Profiler, State};
+#[cfg(Py_3_12)]
+use crate::profiler::{LEAF_BARE, LEAF_TIMELINE};
 use crate::threads;
 use crate::timeline;
 
@@ -74,20 +76,108 @@ pub unsafe fn enter_call(
     make_label: impl FnOnce() -> PyResult<Py<PyAny>>,
 ) {
     // SAFETY: as for this function.
-    if unsafe { enter_cached(p, key) } {
+    if unsafe { cached_state(p).is_some_and(|st| enter_cached_on(st, key)) } {
         return;
     }
     // SAFETY: as for this function.
     unsafe { enter_call_slow(py, p, key, make_label) }
 }
 
-/// The state, with the calling thread's track in place (threads=True; a no-op test otherwise),
-/// if the cached paths may be tried: the plain clock, read without running Python.
+/// Runs `on` with the state and whether a timeline is recorded, if the leaf paths may be
+/// tried (one test: the default clock read inline, the TSC; a single track; subcalls on); else
+/// false. `on` is inlined once per case, so the timeline's test is a constant in each.
+///
+/// # Safety
+/// As for [`enter_call`]; `on` may use the state exclusively and must not call Python.
+#[cfg(Py_3_12)]
+#[inline(always)]
+unsafe fn leaf(p: &Profiler, on: impl Fn(&mut State, bool) -> bool) -> bool {
+    let st = p.state_ptr();
+    // SAFETY: exclusive access to the state (GIL held, no borrow alive: function contract).
+    unsafe {
+        match (*st).leaf {
+            LEAF_BARE => on(&mut *st, false),
+            LEAF_TIMELINE => on(&mut *st, true),
+            _ => false,
+        }
+    }
+}
+
+/// The common case of [`enter_call`]: a function seen before, called from one seen calling it
+/// before, with the leaf conditions (see [`leaf`]) and room in the timeline if one is recorded.
+/// Makes no call, so a callback that tries it first and hands every other event on with
+/// values it already holds compiles to a leaf that saves no registers. False if the event
+/// must take the general path.
+///
+/// # Safety
+/// As for [`enter_call`].
+#[cfg(Py_3_12)]
+#[inline(always)]
+pub unsafe fn enter_leaf(p: &Profiler, key: usize) -> bool {
+    // SAFETY: as for this function; nothing below calls Python.
+    unsafe {
+        leaf(p, |s, timeline| {
+            if timeline && s.timeline.as_deref().is_some_and(|tl| !tl.has_room()) {
+                return false;
+            }
+            let mut t = 0;
+            let now = || {
+                t = clock::tsc_now();
+                t
+            };
+            // Subcalls are on (a leaf condition).
+            if !s.agg.enter_cached_as(&mut s.stack, key, now, true) {
+                return false;
+            }
+            if timeline {
+                if let Some(tl) = s.timeline.as_deref_mut() {
+                    tl.record_in_room(timeline::ENTER, t, key, s.stack.frames.len() - 1);
+                }
+            }
+            true
+        })
+    }
+}
+
+/// The common case of [`leave_call`], as [`enter_leaf`] is of [`enter_call`]: the return of
+/// the call on top of the stack, opened by a cached path or found in the caches since.
+///
+/// # Safety
+/// As for [`enter_call`].
+#[cfg(Py_3_12)]
+#[inline(always)]
+pub unsafe fn leave_leaf(p: &Profiler, key: usize) -> bool {
+    // SAFETY: as for this function; nothing below calls Python.
+    unsafe {
+        leaf(p, |s, timeline| {
+            if timeline && s.timeline.as_deref().is_some_and(|tl| !tl.has_room()) {
+                return false;
+            }
+            // Subcalls are on (a leaf condition).
+            let Some(t) = s
+                .agg
+                .stop_cached_as(&mut s.stack, key, clock::tsc_now, true)
+            else {
+                return false;
+            };
+            if timeline {
+                if let Some(tl) = s.timeline.as_deref_mut() {
+                    // The call was at the depth the stack now has.
+                    tl.record_in_room(timeline::LEAVE, t, key, s.stack.frames.len());
+                }
+            }
+            true
+        })
+    }
+}
+
+/// The state with the calling thread's track in place (threads=True; a no-op test
+/// otherwise), if the cached paths may be tried: the plain clock.
 ///
 /// # Safety
 /// GIL held; no borrow of the state alive.
 #[inline(always)]
-unsafe fn cached_state(p: &Profiler) -> Option<*mut crate::profiler::State> {
+unsafe fn cached_state(p: &Profiler) -> Option<*mut State> {
     let st = p.state_ptr();
     // SAFETY: a short read, then the track switch, with no borrow alive (function contract).
     unsafe {
@@ -99,19 +189,14 @@ unsafe fn cached_state(p: &Profiler) -> Option<*mut crate::profiler::State> {
     Some(st)
 }
 
-/// The common case of [`enter_call`]: a function seen before, called from one seen calling it
-/// before, with the default clock. Needs no call (but for a thread switch with threads=True),
-/// so the callbacks that try it first compile to leaf functions. False if the event must take
+/// The cached case of the call of `key` on the track in place: a function seen before,
+/// called from one seen calling it before, and room on the stack. False if the event must take
 /// the general path.
 ///
 /// # Safety
-/// As for [`enter_call`].
+/// As for [`enter_call`]; `st` is the profiler's state.
 #[inline(always)]
-pub unsafe fn enter_cached(p: &Profiler, key: usize) -> bool {
-    // SAFETY: as for this function.
-    let Some(st) = (unsafe { cached_state(p) }) else {
-        return false;
-    };
+unsafe fn enter_cached_on(st: *mut State, key: usize) -> bool {
     // SAFETY: exclusive access to the state (GIL held, no borrow alive: function contract);
     // nothing here calls Python.
     unsafe {
@@ -131,18 +216,13 @@ pub unsafe fn enter_cached(p: &Profiler, key: usize) -> bool {
     }
 }
 
-/// The common case of [`leave_call`]: the return of the call on top of the stack, opened by
-/// [`enter_cached`] or found in the caches since. False if the event must take the general
-/// path.
+/// The cached case of the return of `key` on the track in place: the call on top of the stack,
+/// its edge (if any) opened with it. False if the event must take the general path.
 ///
 /// # Safety
-/// As for [`enter_call`].
+/// As for [`enter_call`]; `st` is the profiler's state.
 #[inline(always)]
-pub unsafe fn leave_cached(p: &Profiler, key: usize) -> bool {
-    // SAFETY: as for this function.
-    let Some(st) = (unsafe { cached_state(p) }) else {
-        return false;
-    };
+unsafe fn leave_cached_on(st: *mut State, key: usize) -> bool {
     // SAFETY: exclusive access for the bookkeeping; nothing here calls Python.
     unsafe {
         let s = &mut *st;
@@ -236,7 +316,7 @@ pub unsafe fn enter_call_from(
 #[inline(always)]
 pub unsafe fn leave_call(py: Python<'_>, p: &Profiler, key: usize) {
     // SAFETY: as for this function.
-    if unsafe { leave_cached(p, key) } {
+    if unsafe { cached_state(p).is_some_and(|st| leave_cached_on(st, key)) } {
         return;
     }
     // SAFETY: as for this function.
@@ -268,7 +348,7 @@ unsafe fn leave_call_slow(py: Python<'_>, p: &Profiler, key: usize) {
                 None => {
                     // A return for a function never entered pops the top, as _lsprof does.
                     s.timeline_leave(None);
-                    s.stack.pop();
+                    s.agg.discard_top(&mut s.stack);
                     return;
                 }
             }

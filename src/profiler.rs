@@ -39,6 +39,10 @@ pub struct State {
     pub plain_clock: bool,
     /// The plain clock and no timeline: the events' shortest path, one test.
     pub bare: bool,
+    /// Which leaf path the callbacks may try ([`LEAF_NONE`], [`LEAF_BARE`],
+    /// [`LEAF_TIMELINE`]): one test for the plain clock read inline (the TSC), one track for
+    /// all threads, subcalls on, and whether a timeline is recorded.
+    pub leaf: u8,
     /// Seconds per timer unit for an integer timer; 0.0 for seconds.
     pub timeunit: f64,
     /// Calibration bias in seconds (profile.Profile's `bias`).
@@ -143,6 +147,20 @@ impl State {
         for t in &mut self.parked {
             t.agg.subcalls = subcalls;
         }
+        self.update_leaf();
+    }
+
+    /// Recomputes [`State::leaf`]; called wherever what it depends on changes (the clock, the
+    /// bias, the timeline, threads: `set_bias`; subcalls: `set_subcalls`).
+    pub fn update_leaf(&mut self) {
+        self.leaf =
+            if !(self.plain_clock && !self.threads && self.agg.subcalls && clock::reads_tsc()) {
+                LEAF_NONE
+            } else if self.timeline.is_some() {
+                LEAF_TIMELINE
+            } else {
+                LEAF_BARE
+            };
     }
 }
 
@@ -382,6 +400,7 @@ impl Profiler {
             external_timer: false,
             clock: clock::Native::Wall,
             plain_clock: true,
+            leaf: LEAF_NONE,
             bare: true,
             timeunit: 0.0,
             bias: 0.0,
@@ -941,4 +960,12 @@ fn set_bias(st: &mut State, bias: f64) {
     st.bias_units = if bias == 0.0 { 0.0 } else { bias / unit(st) };
     st.plain_clock = !st.external_timer && st.bias_units == 0.0 && st.clock == clock::Native::Wall;
     st.bare = st.plain_clock && st.timeline.is_none();
+    st.update_leaf();
 }
+
+/// No leaf path: every event takes the general one.
+pub const LEAF_NONE: u8 = 0;
+/// The leaf path, with no timeline.
+pub const LEAF_BARE: u8 = 1;
+/// The leaf path, recording the timeline.
+pub const LEAF_TIMELINE: u8 = 2;

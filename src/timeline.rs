@@ -175,6 +175,38 @@ impl Timeline {
         self.current = i.min(u16::MAX as usize) as u16;
     }
 
+    /// Whether the next event fits without the buffer's full-buffer policy.
+    #[inline(always)]
+    pub fn has_room(&self) -> bool {
+        self.next < self.room
+    }
+
+    /// [`Timeline::record`] for a caller that found [`Timeline::has_room`] true and has not
+    /// recorded since: no full-buffer policy to apply, so no call, and the callbacks' leaf
+    /// paths stay leaves.
+    #[inline(always)]
+    pub fn record_in_room(&mut self, kind: u8, t: i64, key: usize, depth: usize) {
+        let i = self.next;
+        debug_assert!(i < self.room, "record_in_room without room");
+        if i >= self.room {
+            // Out of contract (see above); never a write out of bounds.
+            return;
+        }
+        self.last_t = t;
+        // SAFETY: `i < room <= buf.len()` (see `push`).
+        unsafe {
+            *self.buf.get_unchecked_mut(i) = Event {
+                t,
+                key,
+                depth: depth as u32,
+                thread: self.current,
+                kind,
+                hi: 0,
+            }
+        };
+        self.next = i + 1;
+    }
+
     #[inline(always)]
     pub fn record(&mut self, kind: u8, t: i64, key: usize, depth: usize) {
         self.last_t = t;

@@ -192,18 +192,72 @@ fn none() -> *mut ffi::PyObject {
     unsafe { ffi::Py_None() }
 }
 
+/// The profiler of a callback called with at least `needed` positional arguments and no
+/// keywords, and not cleared; None sends the event the general way, which reports misuse.
+///
+/// # Safety
+/// `cb` is one of this module's callbacks, called with the GIL held.
+#[inline(always)]
+unsafe fn leaf_profiler<'a>(
+    cb: *mut ffi::PyObject,
+    nargsf: usize,
+    kwnames: *mut ffi::PyObject,
+    needed: usize,
+) -> Option<&'a Profiler> {
+    if !kwnames.is_null() || (nargsf & !ffi::PY_VECTORCALL_ARGUMENTS_OFFSET) < needed {
+        return None;
+    }
+    // SAFETY: as for this function.
+    unsafe { callback::profiler(cb) }
+}
+
+// The PY_START (and PY_RESUME, PY_THROW) callback: the start of a function seen before is
+// answered here with no call. Every other event goes on by a tail call that needs only values
+// already in hand, so no register has to be kept across a call: the callback is a leaf.
 unsafe extern "C" fn pystart_callback(
     cb: *mut ffi::PyObject,
     args: *const *mut ffi::PyObject,
     nargsf: usize,
     kwnames: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
+    // SAFETY: `cb` is one of this module's callbacks and `args` holds at least one argument
+    // (tested), the event's live code object; `enter_leaf` runs with no borrow alive.
+    unsafe {
+        let Some(p) = leaf_profiler(cb, nargsf, kwnames, 1) else {
+            return pystart_event(cb, args, nargsf, kwnames);
+        };
+        let code = *args;
+        if events::enter_leaf(p, code as usize) {
+            return none();
+        }
+        pystart_general(p, code)
+    }
+}
+
+#[inline(never)]
+unsafe fn pystart_event(
+    cb: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargsf: usize,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
     // SAFETY: see `code_event`.
-    let (py, p, code) = match unsafe { code_event(cb, args, nargsf, kwnames) } {
-        Ok(v) => v,
-        Err(ret) => return ret,
-    };
-    // SAFETY: GIL held; no borrow of the state is alive.
+    match unsafe { code_event(cb, args, nargsf, kwnames) } {
+        // SAFETY: the event's profiler and live code object.
+        Ok((_, p, code)) => unsafe { pystart_general(p, code) },
+        Err(ret) => ret,
+    }
+}
+
+/// A PY_START event of `p` for `code` the leaf path did not answer.
+///
+/// # Safety
+/// GIL held; `code` is the event's live code object; no borrow of the state is alive.
+#[inline(never)]
+unsafe fn pystart_general(p: &Profiler, code: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    // SAFETY: CPython calls the callbacks with the GIL held.
+    let py = unsafe { Python::assume_attached() };
+    // SAFETY: as for this function.
     unsafe {
         events::enter_call(py, p, code as usize, || {
             Ok(Bound::from_borrowed_ptr(py, code).unbind())
@@ -266,18 +320,51 @@ unsafe extern "C" fn pyyield_callback(
     none()
 }
 
+// The PY_RETURN (and PY_UNWIND, and PY_YIELD unless async-aware) callback: the return of the
+// call on top is answered here with no call; the rest go on as in `pystart_callback`.
 unsafe extern "C" fn pyreturn_callback(
     cb: *mut ffi::PyObject,
     args: *const *mut ffi::PyObject,
     nargsf: usize,
     kwnames: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
+    // SAFETY: as in `pystart_callback`.
+    unsafe {
+        let Some(p) = leaf_profiler(cb, nargsf, kwnames, 1) else {
+            return pyreturn_event(cb, args, nargsf, kwnames);
+        };
+        let code = *args;
+        if events::leave_leaf(p, code as usize) {
+            return none();
+        }
+        pyreturn_general(p, code)
+    }
+}
+
+#[inline(never)]
+unsafe fn pyreturn_event(
+    cb: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargsf: usize,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
     // SAFETY: see `code_event`.
-    let (py, p, code) = match unsafe { code_event(cb, args, nargsf, kwnames) } {
-        Ok(v) => v,
-        Err(ret) => return ret,
-    };
-    // SAFETY: GIL held; no borrow of the state is alive.
+    match unsafe { code_event(cb, args, nargsf, kwnames) } {
+        // SAFETY: the event's profiler and live code object.
+        Ok((_, p, code)) => unsafe { pyreturn_general(p, code) },
+        Err(ret) => ret,
+    }
+}
+
+/// A PY_RETURN event of `p` for `code` the leaf path did not answer.
+///
+/// # Safety
+/// As for [`pystart_general`].
+#[inline(never)]
+unsafe fn pyreturn_general(p: &Profiler, code: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    // SAFETY: CPython calls the callbacks with the GIL held.
+    let py = unsafe { Python::assume_attached() };
+    // SAFETY: as for this function.
     unsafe { events::leave_call(py, p, code as usize) };
     none()
 }
@@ -361,51 +448,35 @@ unsafe fn exact_builtin_key(
     }
 }
 
-/// The profiler of a callback called as for a CALL/C_RETURN/C_RAISE event (four arguments, no
-/// keywords) and not cleared; None sends the event the general way, which reports misuse.
-///
-/// # Safety
-/// `cb` is one of this module's callbacks, called with the GIL held.
-#[inline(always)]
-unsafe fn c_event_profiler<'a>(
-    cb: *mut ffi::PyObject,
-    nargsf: usize,
-    kwnames: *mut ffi::PyObject,
-) -> Option<&'a Profiler> {
-    if !kwnames.is_null() || (nargsf & !ffi::PY_VECTORCALL_ARGUMENTS_OFFSET) < 4 {
-        return None;
-    }
-    // SAFETY: as for this function.
-    unsafe { callback::profiler(cb) }
-}
-
 // CALL events: the ones for Python functions (answered by their PY_START) and for builtins
-// seen before are answered here, with no call; the rest go to `ccall_event`.
+// seen before are answered here, with no call; the rest go on by a tail call, as in
+// `pystart_callback`.
 unsafe extern "C" fn ccall_callback(
     cb: *mut ffi::PyObject,
     args: *const *mut ffi::PyObject,
     nargsf: usize,
     kwnames: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
-    // SAFETY: `cb` is one of this module's callbacks and `args` holds the call's arguments; the
-    // reads are of live objects (the checks of `ccall_event` are repeated there when this does
-    // not answer). Short reads of flags; `enter_cached` runs with no borrow alive.
+    // SAFETY: `cb` is one of this module's callbacks and `args` holds at least four arguments
+    // (tested): code, offset, callable, arg0, live for the event. Short reads of flags;
+    // `enter_leaf` runs with no borrow alive.
     unsafe {
-        if let Some(p) = c_event_profiler(cb, nargsf, kwnames) {
-            let callable = *args.add(2);
-            if ffi::Py_TYPE(callable) == addr_of_mut!(ffi::PyFunction_Type) {
-                if !(*p.state_ptr()).async_aware {
+        let Some(p) = leaf_profiler(cb, nargsf, kwnames, 4) else {
+            return ccall_event(cb, args, nargsf, kwnames);
+        };
+        let (callable, arg0) = (*args.add(2), *args.add(3));
+        if ffi::Py_TYPE(callable) == addr_of_mut!(ffi::PyFunction_Type) {
+            if !(*p.state_ptr()).async_aware {
+                return none();
+            }
+        } else if (*p.state_ptr()).builtins {
+            if let Some(key) = exact_builtin_key(p, callable, arg0) {
+                if events::enter_leaf(p, key) {
                     return none();
-                }
-            } else if (*p.state_ptr()).builtins {
-                if let Some(key) = exact_builtin_key(p, callable, *args.add(3)) {
-                    if events::enter_cached(p, key) {
-                        return none();
-                    }
                 }
             }
         }
-        ccall_event(cb, args, nargsf, kwnames)
+        ccall_general(p, callable, arg0)
     }
 }
 
@@ -417,12 +488,26 @@ unsafe fn ccall_event(
     kwnames: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
     // SAFETY: see `setup`.
-    let (py, p) = match unsafe { setup(cb, nargsf, kwnames, 4) } {
+    let (_, p) = match unsafe { setup(cb, nargsf, kwnames, 4) } {
         Ok(v) => v,
         Err(ret) => return ret,
     };
-    // SAFETY: four arguments (checked): code, offset, callable, arg0.
-    let (callable, arg0) = unsafe { (*args.add(2), *args.add(3)) };
+    // SAFETY: four arguments (checked): code, offset, callable, arg0, live for the event.
+    unsafe { ccall_general(p, *args.add(2), *args.add(3)) }
+}
+
+/// A CALL event of `p` for `callable` (first argument `arg0`) the leaf path did not answer.
+///
+/// # Safety
+/// GIL held; `callable` and `arg0` are the event's live arguments; no borrow of the state alive.
+#[inline(never)]
+unsafe fn ccall_general(
+    p: &Profiler,
+    callable: *mut ffi::PyObject,
+    arg0: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    // SAFETY: CPython calls the callbacks with the GIL held.
+    let py = unsafe { Python::assume_attached() };
     // SAFETY: `callable` is alive for the event.
     if unsafe { ffi::PyFunction_Check(callable) } != 0 {
         // SAFETY: short read of a flag.
@@ -454,7 +539,7 @@ unsafe fn ccall_event(
 }
 
 // C_RETURN and C_RAISE events: the return of a builtin call opened on a cached path is
-// answered here with no call; the rest go to `creturn_event`.
+// answered here with no call; the rest go on as in `ccall_callback`.
 unsafe extern "C" fn creturn_callback(
     cb: *mut ffi::PyObject,
     args: *const *mut ffi::PyObject,
@@ -463,16 +548,18 @@ unsafe extern "C" fn creturn_callback(
 ) -> *mut ffi::PyObject {
     // SAFETY: as in `ccall_callback`.
     unsafe {
-        if let Some(p) = c_event_profiler(cb, nargsf, kwnames) {
-            if (*p.state_ptr()).builtins {
-                if let Some(key) = exact_builtin_key(p, *args.add(2), *args.add(3)) {
-                    if events::leave_cached(p, key) {
-                        return none();
-                    }
+        let Some(p) = leaf_profiler(cb, nargsf, kwnames, 4) else {
+            return creturn_event(cb, args, nargsf, kwnames);
+        };
+        let (callable, arg0) = (*args.add(2), *args.add(3));
+        if (*p.state_ptr()).builtins {
+            if let Some(key) = exact_builtin_key(p, callable, arg0) {
+                if events::leave_leaf(p, key) {
+                    return none();
                 }
             }
         }
-        creturn_event(cb, args, nargsf, kwnames)
+        creturn_general(p, callable, arg0)
     }
 }
 
@@ -484,14 +571,28 @@ unsafe fn creturn_event(
     kwnames: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
     // SAFETY: see `setup`.
-    let (py, p) = match unsafe { setup(cb, nargsf, kwnames, 4) } {
+    let (_, p) = match unsafe { setup(cb, nargsf, kwnames, 4) } {
         Ok(v) => v,
         Err(ret) => return ret,
     };
+    // SAFETY: four arguments (checked), live for the event.
+    unsafe { creturn_general(p, *args.add(2), *args.add(3)) }
+}
+
+/// A C_RETURN/C_RAISE event the leaf path did not answer.
+///
+/// # Safety
+/// As for [`ccall_general`].
+#[inline(never)]
+unsafe fn creturn_general(
+    p: &Profiler,
+    callable: *mut ffi::PyObject,
+    arg0: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    // SAFETY: CPython calls the callbacks with the GIL held.
+    let py = unsafe { Python::assume_attached() };
     // SAFETY: short read of a flag.
     if unsafe { (*p.state_ptr()).builtins } {
-        // SAFETY: four arguments (checked).
-        let (callable, arg0) = unsafe { (*args.add(2), *args.add(3)) };
         // SAFETY: both are alive for the event.
         if let Some((ml, _, _)) = unsafe { builtin_of(p, callable, arg0) } {
             // SAFETY: GIL held; no borrow of the state is alive.
