@@ -106,6 +106,17 @@ macro_rules! close_deferred {
     }};
 }
 
+/// A cached enter's change to one recursion level: deferred (`bit` set) when the level is
+/// above zero (see [`Stack`]), else raised.
+#[inline(always)]
+fn open_level(level: &mut i64, deferred: &mut u8, bit: u8) {
+    if *level > 0 {
+        *deferred |= bit;
+    } else {
+        *level = level.wrapping_add(1);
+    }
+}
+
 /// Slots of the direct-mapped key -> entry cache in front of the hash table.
 const CACHE_SLOTS: usize = 1024;
 
@@ -423,18 +434,10 @@ impl Aggregator {
         unsafe {
             if sub != NO_SUB {
                 let s = self.subs.get_unchecked_mut(sub as usize);
-                if s.recursion_level > 0 {
-                    deferred |= DEFER_SUB;
-                } else {
-                    s.recursion_level = s.recursion_level.wrapping_add(1);
-                }
+                open_level(&mut s.recursion_level, &mut deferred, DEFER_SUB);
             }
             let e = self.entries.get_unchecked_mut(id as usize);
-            if e.recursion_level > 0 {
-                deferred |= DEFER_ENTRY;
-            } else {
-                e.recursion_level = e.recursion_level.wrapping_add(1);
-            }
+            open_level(&mut e.recursion_level, &mut deferred, DEFER_ENTRY);
         }
         if deferred != 0 {
             stack.settled = stack.settled.min(len);

@@ -83,60 +83,52 @@ pub unsafe fn enter_call(
     unsafe { enter_call_slow(py, p, key, make_label) }
 }
 
-/// Runs `on` with the state and whether a timeline is recorded, if the leaf paths may be
-/// tried (one test: the default clock read inline, the TSC; a single track; subcalls on); else
-/// false. `on` is inlined once per case, so the timeline's test is a constant in each.
-///
-/// # Safety
-/// As for [`enter_call`]; `on` may use the state exclusively and must not call Python.
-#[cfg(Py_3_12)]
-#[inline(always)]
-unsafe fn leaf(p: &Profiler, on: impl Fn(&mut State, bool) -> bool) -> bool {
-    let st = p.state_ptr();
-    // SAFETY: exclusive access to the state (GIL held, no borrow alive: function contract).
-    unsafe {
-        match (*st).leaf {
-            LEAF_BARE => on(&mut *st, false),
-            LEAF_TIMELINE => on(&mut *st, true),
-            _ => false,
-        }
-    }
-}
-
 /// The common case of [`enter_call`]: a function seen before, called from one seen calling it
-/// before, with the leaf conditions (see [`leaf`]) and room in the timeline if one is recorded.
-/// Makes no call, so a callback that tries it first and hands every other event on with
-/// values it already holds compiles to a leaf that saves no registers. False if the event
-/// must take the general path.
+/// before, with the default clock read inline (the TSC), a single track, subcalls on (one
+/// flag, `State::leaf`) and room in the timeline if one is recorded. Makes no call, so a
+/// callback that tries it first and hands every other event on with values it already holds
+/// compiles to a leaf that saves no registers. False if the event must take the general path.
 ///
 /// # Safety
 /// As for [`enter_call`].
 #[cfg(Py_3_12)]
 #[inline(always)]
 pub unsafe fn enter_leaf(p: &Profiler, key: usize) -> bool {
-    // SAFETY: as for this function; nothing below calls Python.
+    let st = p.state_ptr();
+    // SAFETY: as for this function: a short read, with no borrow alive; then the flag's
+    // conditions hold for the path taken.
     unsafe {
-        leaf(p, |s, timeline| {
-            if timeline && s.timeline.as_deref().is_some_and(|tl| !tl.has_room()) {
-                return false;
-            }
-            let mut t = 0;
-            let now = || {
-                t = clock::tsc_now();
-                t
-            };
-            // Subcalls are on (a leaf condition).
-            if !s.agg.enter_cached_as(&mut s.stack, key, now, true) {
-                return false;
-            }
-            if timeline {
-                if let Some(tl) = s.timeline.as_deref_mut() {
-                    tl.record_in_room(timeline::ENTER, t, key, s.stack.frames.len() - 1);
-                }
-            }
-            true
-        })
+        match (*st).leaf {
+            LEAF_BARE => enter_leaf_on::<false>(&mut *st, key),
+            LEAF_TIMELINE => enter_leaf_on::<true>(&mut *st, key),
+            _ => false,
+        }
     }
+}
+
+/// [`enter_leaf`] once its flag has been read: `TIMELINE` says whether a timeline is recorded.
+/// (Functions, not a closure, so that both copies are inlined into the callbacks.)
+#[cfg(Py_3_12)]
+#[inline(always)]
+fn enter_leaf_on<const TIMELINE: bool>(s: &mut State, key: usize) -> bool {
+    if TIMELINE && s.timeline.as_deref().is_some_and(|tl| !tl.has_room()) {
+        return false;
+    }
+    let mut t = 0;
+    let now = || {
+        t = clock::tsc_now();
+        t
+    };
+    // Subcalls are on (the flag's condition).
+    if !s.agg.enter_cached_as(&mut s.stack, key, now, true) {
+        return false;
+    }
+    if TIMELINE {
+        if let Some(tl) = s.timeline.as_deref_mut() {
+            tl.record_in_room(timeline::ENTER, t, key, s.stack.frames.len() - 1);
+        }
+    }
+    true
 }
 
 /// The common case of [`leave_call`], as [`enter_leaf`] is of [`enter_call`]: the return of
@@ -147,28 +139,38 @@ pub unsafe fn enter_leaf(p: &Profiler, key: usize) -> bool {
 #[cfg(Py_3_12)]
 #[inline(always)]
 pub unsafe fn leave_leaf(p: &Profiler, key: usize) -> bool {
-    // SAFETY: as for this function; nothing below calls Python.
+    let st = p.state_ptr();
+    // SAFETY: as in `enter_leaf`.
     unsafe {
-        leaf(p, |s, timeline| {
-            if timeline && s.timeline.as_deref().is_some_and(|tl| !tl.has_room()) {
-                return false;
-            }
-            // Subcalls are on (a leaf condition).
-            let Some(t) = s
-                .agg
-                .stop_cached_as(&mut s.stack, key, clock::tsc_now, true)
-            else {
-                return false;
-            };
-            if timeline {
-                if let Some(tl) = s.timeline.as_deref_mut() {
-                    // The call was at the depth the stack now has.
-                    tl.record_in_room(timeline::LEAVE, t, key, s.stack.frames.len());
-                }
-            }
-            true
-        })
+        match (*st).leaf {
+            LEAF_BARE => leave_leaf_on::<false>(&mut *st, key),
+            LEAF_TIMELINE => leave_leaf_on::<true>(&mut *st, key),
+            _ => false,
+        }
     }
+}
+
+/// [`leave_leaf`] once its flag has been read, as [`enter_leaf_on`].
+#[cfg(Py_3_12)]
+#[inline(always)]
+fn leave_leaf_on<const TIMELINE: bool>(s: &mut State, key: usize) -> bool {
+    if TIMELINE && s.timeline.as_deref().is_some_and(|tl| !tl.has_room()) {
+        return false;
+    }
+    // Subcalls are on (the flag's condition).
+    let Some(t) = s
+        .agg
+        .stop_cached_as(&mut s.stack, key, clock::tsc_now, true)
+    else {
+        return false;
+    };
+    if TIMELINE {
+        if let Some(tl) = s.timeline.as_deref_mut() {
+            // The call was at the depth the stack now has.
+            tl.record_in_room(timeline::LEAVE, t, key, s.stack.frames.len());
+        }
+    }
+    true
 }
 
 /// The state with the calling thread's track in place (threads=True; a no-op test
