@@ -23,19 +23,43 @@ const TOOL_ID: u8 = 2;
 pub struct HookState {
     /// `sys.monitoring.MISSING`: the `arg0` of a call with no positional argument.
     missing: Py<PyAny>,
+    /// The address of `types.MethodType`, the type of bound methods of Python functions (kept
+    /// alive by `METHOD_TYPE`).
+    method_type: usize,
 }
 
 static MISSING: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static METHOD_TYPE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 impl HookState {
     pub fn new() -> PyResult<Self> {
         Python::attach(|py| {
             let missing = MISSING
                 .get_or_try_init(py, || monitoring(py)?.getattr("MISSING").map(Bound::unbind))?;
+            let method = METHOD_TYPE.get_or_try_init(py, || {
+                py.import("types")?.getattr("MethodType").map(Bound::unbind)
+            })?;
             Ok(HookState {
                 missing: missing.clone_ref(py),
+                method_type: method.as_ptr() as usize,
             })
         })
+    }
+}
+
+/// Whether `tp`, the type of a CALL or C_RETURN event's callable, is certainly no builtin's: a
+/// class, or a bound method (of a Python function: CPython unpacks those before deciding how to
+/// call). The general path would do nothing with such an event (async-aware profiling looks
+/// only at plain functions), so the leaf paths answer it.
+///
+/// # Safety
+/// GIL held; `tp` is a live type; no borrow of the state alive.
+#[inline(always)]
+unsafe fn surely_not_builtin(p: &Profiler, tp: *mut ffi::PyTypeObject) -> bool {
+    // SAFETY: a short read of a field set at construction; reading a type's flags.
+    unsafe {
+        tp as usize == (*p.state_ptr()).hook.method_type
+            || ffi::PyType_HasFeature(tp, ffi::Py_TPFLAGS_TYPE_SUBCLASS) != 0
     }
 }
 
@@ -465,15 +489,16 @@ unsafe extern "C" fn ccall_callback(
             return ccall_event(cb, args, nargsf, kwnames);
         };
         let (callable, arg0) = (*args.add(2), *args.add(3));
-        if ffi::Py_TYPE(callable) == addr_of_mut!(ffi::PyFunction_Type) {
+        let tp = ffi::Py_TYPE(callable);
+        if tp == addr_of_mut!(ffi::PyFunction_Type) {
             if !(*p.state_ptr()).async_aware {
                 return none();
             }
-        } else if (*p.state_ptr()).builtins {
-            if let Some(key) = exact_builtin_key(p, callable, arg0) {
-                if events::enter_leaf(p, key) {
-                    return none();
-                }
+        } else if !(*p.state_ptr()).builtins || surely_not_builtin(p, tp) {
+            return none();
+        } else if let Some(key) = exact_builtin_key(p, callable, arg0) {
+            if events::enter_leaf(p, key) {
+                return none();
             }
         }
         ccall_general(p, callable, arg0)
@@ -552,11 +577,12 @@ unsafe extern "C" fn creturn_callback(
             return creturn_event(cb, args, nargsf, kwnames);
         };
         let (callable, arg0) = (*args.add(2), *args.add(3));
-        if (*p.state_ptr()).builtins {
-            if let Some(key) = exact_builtin_key(p, callable, arg0) {
-                if events::leave_leaf(p, key) {
-                    return none();
-                }
+        if !(*p.state_ptr()).builtins || surely_not_builtin(p, ffi::Py_TYPE(callable)) {
+            return none();
+        }
+        if let Some(key) = exact_builtin_key(p, callable, arg0) {
+            if events::leave_leaf(p, key) {
+                return none();
             }
         }
         creturn_general(p, callable, arg0)
