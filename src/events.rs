@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use crate::clock;
 use crate::profiler::{Profiler, State};
 #[cfg(Py_3_12)]
-use crate::profiler::{LEAF_BARE, LEAF_TIMELINE};
+use crate::profiler::{LEAF_ON, LEAF_THREADS, LEAF_TIMELINE};
 use crate::threads;
 use crate::timeline;
 
@@ -84,10 +84,11 @@ pub unsafe fn enter_call(
 }
 
 /// The common case of [`enter_call`]: a function seen before, called from one seen calling it
-/// before, with the default clock read inline (the TSC), a single track, subcalls on (one
-/// flag, `State::leaf`) and room in the timeline if one is recorded. Makes no call, so a
-/// callback that tries it first and hands every other event on with values it already holds
-/// compiles to a leaf that saves no registers. False if the event must take the general path.
+/// before, with the default clock read inline (the TSC) and subcalls on (one flag,
+/// `State::leaf`), room in the timeline if one is recorded, and with threads=True the calling
+/// thread's track in place. Makes no call, so a callback that tries it first and hands every
+/// other event on with values it already holds compiles to a leaf that saves no registers.
+/// False if the event must take the general path.
 ///
 /// # Safety
 /// As for [`enter_call`].
@@ -95,23 +96,46 @@ pub unsafe fn enter_call(
 #[inline(always)]
 pub unsafe fn enter_leaf(p: &Profiler, key: usize) -> bool {
     let st = p.state_ptr();
-    // SAFETY: as for this function: a short read, with no borrow alive; then the flag's
-    // conditions hold for the path taken.
+    // SAFETY: as for this function: a short read, with no borrow alive; then exclusive access
+    // for the path the flag allows.
     unsafe {
         match (*st).leaf {
-            LEAF_BARE => enter_leaf_on::<false>(&mut *st, key),
-            LEAF_TIMELINE => enter_leaf_on::<true>(&mut *st, key),
+            LEAF_ON => enter_leaf_on::<false, false>(&mut *st, key),
+            LEAF_TL => enter_leaf_on::<true, false>(&mut *st, key),
+            LEAF_TH => enter_leaf_on::<false, true>(&mut *st, key),
+            LEAF_TL_TH => enter_leaf_on::<true, true>(&mut *st, key),
             _ => false,
         }
     }
 }
 
-/// [`enter_leaf`] once its flag has been read: `TIMELINE` says whether a timeline is recorded.
-/// (Functions, not a closure, so that both copies are inlined into the callbacks.)
+#[cfg(Py_3_12)]
+const LEAF_TL: u8 = LEAF_ON | LEAF_TIMELINE;
+#[cfg(Py_3_12)]
+const LEAF_TH: u8 = LEAF_ON | LEAF_THREADS;
+#[cfg(Py_3_12)]
+const LEAF_TL_TH: u8 = LEAF_ON | LEAF_TIMELINE | LEAF_THREADS;
+
+/// Whether the leaf paths may run on the state as it is: the timeline (`TIMELINE`) has room;
+/// with threads=True (`THREADS`), the track in place is the calling thread's. That is known
+/// when the last event that made sure of it came from the thread with this thread pointer and
+/// the track still has calls open: its thread is then alive, so no other live thread has that
+/// pointer (with none open, the thread may have ended and its pointer gone to a new one).
 #[cfg(Py_3_12)]
 #[inline(always)]
-fn enter_leaf_on<const TIMELINE: bool>(s: &mut State, key: usize) -> bool {
+fn leaf_ready<const TIMELINE: bool, const THREADS: bool>(s: &State) -> bool {
     if TIMELINE && s.timeline.as_deref().is_some_and(|tl| !tl.has_room()) {
+        return false;
+    }
+    !THREADS || (s.leaf_thread == threads::thread_pointer() && !s.stack.frames.is_empty())
+}
+
+/// [`enter_leaf`] once its flag has been read. (Functions, not closures, so that every copy is
+/// inlined into the callbacks.)
+#[cfg(Py_3_12)]
+#[inline(always)]
+fn enter_leaf_on<const TIMELINE: bool, const THREADS: bool>(s: &mut State, key: usize) -> bool {
+    if !leaf_ready::<TIMELINE, THREADS>(s) {
         return false;
     }
     let mut t = 0;
@@ -143,8 +167,10 @@ pub unsafe fn leave_leaf(p: &Profiler, key: usize) -> bool {
     // SAFETY: as in `enter_leaf`.
     unsafe {
         match (*st).leaf {
-            LEAF_BARE => leave_leaf_on::<false>(&mut *st, key),
-            LEAF_TIMELINE => leave_leaf_on::<true>(&mut *st, key),
+            LEAF_ON => leave_leaf_on::<false, false>(&mut *st, key),
+            LEAF_TL => leave_leaf_on::<true, false>(&mut *st, key),
+            LEAF_TH => leave_leaf_on::<false, true>(&mut *st, key),
+            LEAF_TL_TH => leave_leaf_on::<true, true>(&mut *st, key),
             _ => false,
         }
     }
@@ -153,8 +179,8 @@ pub unsafe fn leave_leaf(p: &Profiler, key: usize) -> bool {
 /// [`leave_leaf`] once its flag has been read, as [`enter_leaf_on`].
 #[cfg(Py_3_12)]
 #[inline(always)]
-fn leave_leaf_on<const TIMELINE: bool>(s: &mut State, key: usize) -> bool {
-    if TIMELINE && s.timeline.as_deref().is_some_and(|tl| !tl.has_room()) {
+fn leave_leaf_on<const TIMELINE: bool, const THREADS: bool>(s: &mut State, key: usize) -> bool {
+    if !leaf_ready::<TIMELINE, THREADS>(s) {
         return false;
     }
     // Subcalls are on (the flag's condition).

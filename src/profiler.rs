@@ -39,10 +39,13 @@ pub struct State {
     pub plain_clock: bool,
     /// The plain clock and no timeline: the events' shortest path, one test.
     pub bare: bool,
-    /// Which leaf path the callbacks may try ([`LEAF_NONE`], [`LEAF_BARE`],
-    /// [`LEAF_TIMELINE`]): one test for the plain clock read inline (the TSC), one track for
-    /// all threads, subcalls on, and whether a timeline is recorded.
+    /// Which leaf path the callbacks may try ([`LEAF_NONE`], or [`LEAF_ON`] with
+    /// [`LEAF_TIMELINE`] and [`LEAF_THREADS`]): one test for the plain clock read inline (the
+    /// TSC) and subcalls on, and which of the timeline and per-thread tracks are in use.
     pub leaf: u8,
+    /// With threads=True: the thread pointer (`threads::thread_pointer`) of the thread whose
+    /// track is in place, set when an event has made sure of it; 0 when unknown.
+    pub leaf_thread: usize,
     /// Seconds per timer unit for an integer timer; 0.0 for seconds.
     pub timeunit: f64,
     /// Calibration bias in seconds (profile.Profile's `bias`).
@@ -153,14 +156,19 @@ impl State {
     /// Recomputes [`State::leaf`]; called wherever what it depends on changes (the clock, the
     /// bias, the timeline, threads: `set_bias`; subcalls: `set_subcalls`).
     pub fn update_leaf(&mut self) {
-        self.leaf =
-            if !(self.plain_clock && !self.threads && self.agg.subcalls && clock::reads_tsc()) {
-                LEAF_NONE
-            } else if self.timeline.is_some() {
-                LEAF_TIMELINE
-            } else {
-                LEAF_BARE
-            };
+        let threads_ok = !self.threads || crate::threads::HAS_THREAD_POINTER;
+        self.leaf = if !(self.plain_clock && threads_ok && self.agg.subcalls && clock::reads_tsc())
+        {
+            LEAF_NONE
+        } else {
+            LEAF_ON
+                | if self.timeline.is_some() {
+                    LEAF_TIMELINE
+                } else {
+                    0
+                }
+                | if self.threads { LEAF_THREADS } else { 0 }
+        };
     }
 }
 
@@ -401,6 +409,7 @@ impl Profiler {
             clock: clock::Native::Wall,
             plain_clock: true,
             leaf: LEAF_NONE,
+            leaf_thread: 0,
             bare: true,
             timeunit: 0.0,
             bias: 0.0,
@@ -965,7 +974,9 @@ fn set_bias(st: &mut State, bias: f64) {
 
 /// No leaf path: every event takes the general one.
 pub const LEAF_NONE: u8 = 0;
-/// The leaf path, with no timeline.
-pub const LEAF_BARE: u8 = 1;
-/// The leaf path, recording the timeline.
+/// The leaf paths may be tried.
+pub const LEAF_ON: u8 = 1;
+/// ... recording the timeline.
 pub const LEAF_TIMELINE: u8 = 2;
+/// ... on the track in place if it is the calling thread's (threads=True).
+pub const LEAF_THREADS: u8 = 4;
