@@ -68,6 +68,15 @@ pub struct Context {
 pub const DEFER_ENTRY: u8 = 1;
 /// The call's level on its edge is deferred.
 pub const DEFER_SUB: u8 = 2;
+/// The call's entry level is pending: it was zero, and is raised when the call stops being on
+/// top (see [`Stack`]).
+pub const PENDING_ENTRY: u8 = 4;
+/// The call's edge level is pending.
+pub const PENDING_SUB: u8 = 8;
+/// Levels not yet added, on the entry and on the edge.
+const UNADDED_ENTRY: u8 = DEFER_ENTRY | PENDING_ENTRY;
+const UNADDED_SUB: u8 = DEFER_SUB | PENDING_SUB;
+const PENDING: u8 = PENDING_ENTRY | PENDING_SUB;
 
 /// A coroutine's open call while it is suspended, and when it was suspended.
 #[derive(Debug, Clone, Copy)]
@@ -95,6 +104,17 @@ macro_rules! close {
     }};
 }
 
+/// [`close!`] for a call whose level was pending (see [`Stack`]): the level was zero before it
+/// and is again, so the call was the outermost and its inclusive time is added.
+macro_rules! close_pending {
+    ($t:expr, $tt:expr, $it:expr) => {{
+        let t = $t;
+        t.tt = t.tt.wrapping_add($tt);
+        t.it = t.it.wrapping_add($it);
+        t.callcount += 1;
+    }};
+}
+
 /// [`close!`] for a call whose level was deferred (see [`Stack`]): the level stays above zero
 /// after it, so the call is a recursive one and its inclusive time is not added.
 macro_rules! close_deferred {
@@ -106,14 +126,17 @@ macro_rules! close_deferred {
     }};
 }
 
-/// A cached enter's change to one recursion level: deferred (`bit` set) when the level is
-/// above zero (see [`Stack`]), else raised.
+/// A cached enter's change to one recursion level (see [`Stack`]): deferred when the level is
+/// above zero, pending at zero, else (below zero, after unmatched events) raised.
 #[inline(always)]
-fn open_level(level: &mut i64, deferred: &mut u8, bit: u8) {
-    if *level > 0 {
-        *deferred |= bit;
+fn open_level(level: &mut i64, deferred: &mut u8, defer: u8, pending: u8) {
+    let l = *level;
+    if l > 0 {
+        *deferred |= defer;
+    } else if l == 0 {
+        *deferred |= pending;
     } else {
-        *level = level.wrapping_add(1);
+        *level = l.wrapping_add(1);
     }
 }
 
@@ -133,6 +156,13 @@ const CACHE_SLOTS: usize = 1024;
 /// level or pops a call first adds the marked calls' levels ([`Aggregator::settle`]), after
 /// which the counters are exactly `_lsprof`'s. `settled` bounds that walk: the calls below it
 /// (below `frames.len()` if smaller) are not marked.
+///
+/// Pending levels: most calls in a loop are leaves (a builtin, a small method) whose entry
+/// was not open. The cached enter of such a call does not raise the level from zero either: it
+/// marks the call pending. Only the call on top can be pending; a call pushed above it first
+/// raises its levels (a nested call needs to see its caller open), so the cached leave of a
+/// call still pending knows nothing happened since its enter: the level is still zero, the
+/// call was the outermost, and no level is stored on either side of a leaf call.
 #[derive(Debug, Default)]
 pub struct Stack {
     pub frames: Vec<Context>,
@@ -351,6 +381,7 @@ impl Aggregator {
     /// Pushes a call of `entry`, its edge (if subcalls are on) from `caller`.
     #[inline(always)]
     fn open(&mut self, stack: &mut Stack, entry: EntryId, caller: Option<EntryId>) {
+        self.raise_pending(stack);
         let e = &mut self.entries[entry as usize];
         e.recursion_level = e.recursion_level.wrapping_add(1);
         let key = e.key;
@@ -423,7 +454,8 @@ impl Aggregator {
                 (id, NO_SUB)
             }
         };
-        // The tests are passed: from here on nothing can fail.
+        // The tests are passed: from here on nothing can fail. The caller stops being on top.
+        self.raise_pending(stack);
         debug_assert!((id as usize) < self.entries.len());
         debug_assert!(sub == NO_SUB || (sub as usize) < self.subs.len());
         // A level already above zero is left as it is (see `Stack`): stored only when it moves.
@@ -434,10 +466,20 @@ impl Aggregator {
         unsafe {
             if sub != NO_SUB {
                 let s = self.subs.get_unchecked_mut(sub as usize);
-                open_level(&mut s.recursion_level, &mut deferred, DEFER_SUB);
+                open_level(
+                    &mut s.recursion_level,
+                    &mut deferred,
+                    DEFER_SUB,
+                    PENDING_SUB,
+                );
             }
             let e = self.entries.get_unchecked_mut(id as usize);
-            open_level(&mut e.recursion_level, &mut deferred, DEFER_ENTRY);
+            open_level(
+                &mut e.recursion_level,
+                &mut deferred,
+                DEFER_ENTRY,
+                PENDING_ENTRY,
+            );
         }
         if deferred != 0 {
             stack.settled = stack.settled.min(len);
@@ -510,12 +552,18 @@ impl Aggregator {
         }
         if ctx.deferred & DEFER_ENTRY != 0 {
             close_deferred!(e, it);
+        } else if ctx.deferred & PENDING_ENTRY != 0 {
+            debug_assert_eq!(e.recursion_level, 0);
+            close_pending!(e, tt, it);
         } else {
             close!(e, tt, it);
         }
         if let Some(s) = edge {
             if ctx.deferred & DEFER_SUB != 0 {
                 close_deferred!(s, it);
+            } else if ctx.deferred & PENDING_SUB != 0 {
+                debug_assert_eq!(s.recursion_level, 0);
+                close_pending!(s, tt, it);
             } else {
                 close!(s, tt, it);
             }
@@ -578,6 +626,7 @@ impl Aggregator {
     /// only from now on: `stop` and `suspend` charge the caller `now - t0`, so the span so far
     /// is taken off in advance.
     pub fn resume(&mut self, stack: &mut Stack, s: Suspended, now: i64) {
+        self.raise_pending(stack);
         let mut ctx = s.ctx;
         ctx.subt = ctx.subt.wrapping_add(now.wrapping_sub(s.at));
         if let Some(p) = stack.frames.last_mut() {
@@ -605,19 +654,36 @@ impl Aggregator {
     fn settle_from(&mut self, stack: &mut Stack) {
         let start = stack.settled;
         for ctx in &mut stack.frames[start..] {
-            if ctx.deferred & DEFER_ENTRY != 0 {
-                if let Some(e) = self.entries.get_mut(ctx.entry as usize) {
-                    e.recursion_level = e.recursion_level.wrapping_add(1);
-                }
-            }
-            if ctx.deferred & DEFER_SUB != 0 {
-                if let Some(s) = self.subs.get_mut(ctx.sub as usize) {
-                    s.recursion_level = s.recursion_level.wrapping_add(1);
-                }
-            }
-            ctx.deferred = 0;
+            self.add_levels(ctx, UNADDED_ENTRY | UNADDED_SUB);
         }
         stack.settled = stack.frames.len();
+    }
+
+    /// Adds the levels of `ctx` that `bits` select and are not yet added, and marks them added.
+    #[inline(always)]
+    fn add_levels(&mut self, ctx: &mut Context, bits: u8) {
+        let todo = ctx.deferred & bits;
+        if todo & UNADDED_ENTRY != 0 {
+            if let Some(e) = self.entries.get_mut(ctx.entry as usize) {
+                e.recursion_level = e.recursion_level.wrapping_add(1);
+            }
+        }
+        if todo & UNADDED_SUB != 0 {
+            if let Some(s) = self.subs.get_mut(ctx.sub as usize) {
+                s.recursion_level = s.recursion_level.wrapping_add(1);
+            }
+        }
+        ctx.deferred &= !todo;
+    }
+
+    /// Raises the pending levels of the call on top, before a call is pushed above it.
+    #[inline(always)]
+    fn raise_pending(&mut self, stack: &mut Stack) {
+        if let Some(top) = stack.frames.last_mut() {
+            if top.deferred & PENDING != 0 {
+                self.add_levels(top, PENDING);
+            }
+        }
     }
 
     /// Pops the top call without charging it (a leave event for a key with no entry), its
@@ -843,10 +909,10 @@ mod tests {
         fn settled_counters(&self) -> (Vec<Entry>, Vec<SubEntry>) {
             let (mut entries, mut subs) = (self.agg.entries.clone(), self.agg.subs.clone());
             for c in &self.stack.frames {
-                if c.deferred & DEFER_ENTRY != 0 {
+                if c.deferred & UNADDED_ENTRY != 0 {
                     entries[c.entry as usize].recursion_level += 1;
                 }
-                if c.deferred & DEFER_SUB != 0 {
+                if c.deferred & UNADDED_SUB != 0 {
                     subs[c.sub as usize].recursion_level += 1;
                 }
             }
@@ -1206,6 +1272,45 @@ mod tests {
             (e.callcount, e.reccallcount, e.recursion_level),
             (12, 10, 0)
         );
+    }
+
+    /// A leaf call (nothing called inside it) of a function not open leaves its levels pending
+    /// on the cached paths, with no store to the counters on enter or leave; a call pushed
+    /// above a pending one raises its levels first.
+    #[test]
+    fn leaf_calls_leave_levels_pending_until_a_call_is_pushed_above() {
+        let mut general = Driver::new(true);
+        let mut fast = Driver::new_fast(true);
+        for d in [&mut general, &mut fast] {
+            d.call(8);
+            for _ in 0..3 {
+                d.call(16);
+                d.ret(16);
+            }
+        }
+        fast.call(16);
+        let top = *fast.stack.frames.last().unwrap();
+        assert_eq!(top.deferred, PENDING_ENTRY | PENDING_SUB);
+        assert_eq!(fast.entry(16).recursion_level, 0);
+        assert_eq!(fast.sub(8, 16).recursion_level, 0);
+        // A call inside it (the edge 16 -> 24 made on the general path): levels raised first.
+        fast.call(24);
+        assert_eq!(fast.stack.frames[1].deferred, 0);
+        assert_eq!(fast.entry(16).recursion_level, 1);
+        assert_eq!(fast.sub(8, 16).recursion_level, 1);
+        fast.ret(24);
+        fast.ret(16);
+        general.call(16);
+        general.call(24);
+        general.ret(24);
+        general.ret(16);
+        for d in [&mut general, &mut fast] {
+            d.ret(8);
+        }
+        assert_eq!(general.agg.entries, fast.agg.entries);
+        assert_eq!(general.agg.subs, fast.agg.subs);
+        let e = fast.entry(16);
+        assert_eq!((e.callcount, e.reccallcount, e.recursion_level), (4, 0, 0));
     }
 
     proptest::proptest! {
