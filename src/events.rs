@@ -7,7 +7,6 @@ use pyo3::prelude::*;
 
 use crate::clock;
 use crate::profiler::{Profiler, State};
-#[cfg(Py_3_12)]
 use crate::profiler::{LEAF_ON, LEAF_THREADS, LEAF_TIMELINE};
 use crate::threads;
 use crate::timeline;
@@ -92,7 +91,6 @@ pub unsafe fn enter_call(
 ///
 /// # Safety
 /// As for [`enter_call`].
-#[cfg(Py_3_12)]
 #[inline(always)]
 pub unsafe fn enter_leaf(p: &Profiler, key: usize) -> bool {
     let st = p.state_ptr();
@@ -109,11 +107,8 @@ pub unsafe fn enter_leaf(p: &Profiler, key: usize) -> bool {
     }
 }
 
-#[cfg(Py_3_12)]
 const LEAF_TL: u8 = LEAF_ON | LEAF_TIMELINE;
-#[cfg(Py_3_12)]
 const LEAF_TH: u8 = LEAF_ON | LEAF_THREADS;
-#[cfg(Py_3_12)]
 const LEAF_TL_TH: u8 = LEAF_ON | LEAF_TIMELINE | LEAF_THREADS;
 
 /// Whether the leaf paths may run on the state as it is: the timeline (`TIMELINE`) has room;
@@ -121,7 +116,6 @@ const LEAF_TL_TH: u8 = LEAF_ON | LEAF_TIMELINE | LEAF_THREADS;
 /// when the last event that made sure of it came from the thread with this thread pointer and
 /// the track still has calls open: its thread is then alive, so no other live thread has that
 /// pointer (with none open, the thread may have ended and its pointer gone to a new one).
-#[cfg(Py_3_12)]
 #[inline(always)]
 fn leaf_ready<const TIMELINE: bool, const THREADS: bool>(s: &State) -> bool {
     if TIMELINE && s.timeline.as_deref().is_some_and(|tl| !tl.has_room()) {
@@ -132,7 +126,6 @@ fn leaf_ready<const TIMELINE: bool, const THREADS: bool>(s: &State) -> bool {
 
 /// [`enter_leaf`] once its flag has been read. (Functions, not closures, so that every copy is
 /// inlined into the callbacks.)
-#[cfg(Py_3_12)]
 #[inline(always)]
 fn enter_leaf_on<const TIMELINE: bool, const THREADS: bool>(s: &mut State, key: usize) -> bool {
     if !leaf_ready::<TIMELINE, THREADS>(s) {
@@ -160,7 +153,6 @@ fn enter_leaf_on<const TIMELINE: bool, const THREADS: bool>(s: &mut State, key: 
 ///
 /// # Safety
 /// As for [`enter_call`].
-#[cfg(Py_3_12)]
 #[inline(always)]
 pub unsafe fn leave_leaf(p: &Profiler, key: usize) -> bool {
     let st = p.state_ptr();
@@ -177,7 +169,6 @@ pub unsafe fn leave_leaf(p: &Profiler, key: usize) -> bool {
 }
 
 /// [`leave_leaf`] once its flag has been read, as [`enter_leaf_on`].
-#[cfg(Py_3_12)]
 #[inline(always)]
 fn leave_leaf_on<const TIMELINE: bool, const THREADS: bool>(s: &mut State, key: usize) -> bool {
     if !leaf_ready::<TIMELINE, THREADS>(s) {

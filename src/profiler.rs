@@ -157,7 +157,17 @@ impl State {
     /// bias, the timeline, threads: `set_bias`; subcalls: `set_subcalls`).
     pub fn update_leaf(&mut self) {
         let threads_ok = !self.threads || crate::threads::HAS_THREAD_POINTER;
-        self.leaf = if !(self.plain_clock && threads_ok && self.agg.subcalls && clock::reads_tsc())
+        // Before 3.12 the hook reads a frame's code itself on the leaf paths, and a coroutine's
+        // events (async_aware) need the frame's state: the general path.
+        #[cfg(not(Py_3_12))]
+        let hook_ok = crate::hook::reads_frame_code() && !self.async_aware;
+        #[cfg(Py_3_12)]
+        let hook_ok = true;
+        self.leaf = if !(self.plain_clock
+            && threads_ok
+            && hook_ok
+            && self.agg.subcalls
+            && clock::reads_tsc())
         {
             LEAF_NONE
         } else {

@@ -2,21 +2,97 @@
 //! that calls `enable()`, receiving exactly the events `_lsprof` receives.
 
 use std::os::raw::c_int;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use pyo3::ffi;
 use pyo3::prelude::*;
 
 use crate::events;
 use crate::labels::builtin_label;
-use crate::profiler::Profiler;
+use crate::profiler::{Profiler, LEAF_NONE};
 
-/// Nothing to keep on these versions.
+/// Nothing to keep per profiler on these versions.
 pub struct HookState;
 
 impl HookState {
     pub fn new() -> PyResult<Self> {
-        Ok(HookState)
+        Python::attach(|py| {
+            let ok = FRAME_CODE_CHECKED.get_or_try_init(py, || check_code_layout(py))?;
+            FRAME_CODE_READ.store(*ok, Ordering::Relaxed);
+            Ok(HookState)
+        })
     }
+}
+
+/// Whether [`frame_code`] may read a frame's code object (its layout was checked once, on the
+/// first profiler made). The leaf paths need it, as they make no call.
+static FRAME_CODE_READ: AtomicBool = AtomicBool::new(false);
+static FRAME_CODE_CHECKED: pyo3::sync::PyOnceLock<bool> = pyo3::sync::PyOnceLock::new();
+
+/// Whether the hook may read code objects out of frames itself ([`frame_code`]).
+pub fn reads_frame_code() -> bool {
+    FRAME_CODE_READ.load(Ordering::Relaxed)
+}
+
+/// The head of 3.11's frame object (`struct _frame`): it points to the interpreter frame,
+/// whose fifth field is the code object (`struct _PyInterpreterFrame`).
+#[cfg(Py_3_11)]
+#[repr(C)]
+struct Frame311 {
+    ob_base: ffi::PyObject,
+    f_back: *mut ffi::PyObject,
+    f_frame: *const InterpreterFrame311,
+}
+
+#[cfg(Py_3_11)]
+#[repr(C)]
+struct InterpreterFrame311 {
+    f_func: *mut ffi::PyObject,
+    f_globals: *mut ffi::PyObject,
+    f_builtins: *mut ffi::PyObject,
+    f_locals: *mut ffi::PyObject,
+    f_code: *mut ffi::PyObject,
+}
+
+/// The code object of an event's frame, borrowed (the frame holds it), read with no call:
+/// what `PyFrame_GetCode` returns, without its call, reference and release.
+///
+/// # Safety
+/// `frame` is the live frame of an event; [`reads_frame_code`] is true.
+#[inline(always)]
+unsafe fn frame_code(frame: *mut ffi::PyFrameObject) -> *mut ffi::PyObject {
+    // SAFETY: the layout was checked on this interpreter (function contract); the frame is
+    // live, and on 3.11 its interpreter frame too, for the event.
+    unsafe {
+        #[cfg(Py_3_11)]
+        return (*(*(frame as *const Frame311)).f_frame).f_code;
+        #[cfg(not(Py_3_11))]
+        return (*(frame as *const Frame310)).f_code;
+    }
+}
+
+/// Whether [`frame_code`] reads what `PyFrame_GetCode` returns, on a running frame and on a
+/// suspended generator's.
+fn check_code_layout(py: Python<'_>) -> PyResult<bool> {
+    let running = py.import("sys")?.call_method1("_getframe", (0,))?;
+    let gen = py.eval(c"(lambda: (yield))()", None, None)?;
+    gen.call_method0("__next__")?;
+    let suspended = gen.getattr("gi_frame")?;
+    let mut ok = true;
+    for frame in [&running, &suspended] {
+        if !frame.is_instance_of::<pyo3::types::PyFrame>() {
+            ok = false;
+            continue;
+        }
+        let f = frame.as_ptr() as *mut ffi::PyFrameObject;
+        // SAFETY: a live frame object; PyFrame_GetCode returns a new reference.
+        let code = unsafe { Bound::from_owned_ptr(py, ffi::PyFrame_GetCode(f).cast()) };
+        // SAFETY: the reads stay within the head every build of this version has (the frame
+        // object's first fields and, on 3.11, its interpreter frame's first five).
+        ok &= unsafe { frame_code(f) } == code.as_ptr();
+    }
+    gen.call_method0("close")?;
+    Ok(ok)
 }
 
 extern "C" {
@@ -465,7 +541,55 @@ unsafe fn async_event(
     }
 }
 
+// The profile hook. The common events (a function seen before, called from one seen calling it
+// before) are answered on the leaf paths, with no call; every other event goes on to
+// `profile_event` by a tail call that needs only the hook's own arguments.
 unsafe extern "C" fn profile_hook(
+    obj: *mut ffi::PyObject,
+    frame: *mut ffi::PyFrameObject,
+    what: c_int,
+    arg: *mut ffi::PyObject,
+) -> c_int {
+    // SAFETY: the interpreter calls the hook with the GIL held.
+    let py = unsafe { Python::assume_attached() };
+    // SAFETY: `obj` is the profiler we installed, kept alive by the thread state.
+    let p = unsafe { Bound::ref_from_ptr(py, &obj).cast_unchecked::<Profiler>() }.get();
+    let st = p.state_ptr();
+    // SAFETY: short reads of flags with no borrow alive; a leaf flag other than LEAF_NONE
+    // means the frame's code may be read directly (`update_leaf` asks `reads_frame_code`) and
+    // async_aware is off; `frame` is the event's live frame and `arg` the called object of a
+    // C event. The leaf paths run with no borrow alive.
+    unsafe {
+        if (*st).leaf != LEAF_NONE {
+            let done = match what {
+                ffi::PyTrace_CALL => events::enter_leaf(p, frame_code(frame) as usize),
+                ffi::PyTrace_RETURN => events::leave_leaf(p, frame_code(frame) as usize),
+                ffi::PyTrace_C_CALL | ffi::PyTrace_C_RETURN
+                    if (*st).builtins && ffi::Py_TYPE(arg) == &raw mut ffi::PyCFunction_Type =>
+                {
+                    let ml = (*(arg as *mut ffi::PyCFunctionObject)).m_ml as usize;
+                    if what == ffi::PyTrace_C_CALL {
+                        events::enter_leaf(p, ml)
+                    } else {
+                        events::leave_leaf(p, ml)
+                    }
+                }
+                _ => false,
+            };
+            if done {
+                return 0;
+            }
+        }
+        profile_event(obj, frame, what, arg)
+    }
+}
+
+/// Every event the leaf paths do not answer.
+///
+/// # Safety
+/// The hook's own arguments, as the interpreter passed them.
+#[inline(never)]
+unsafe fn profile_event(
     obj: *mut ffi::PyObject,
     frame: *mut ffi::PyFrameObject,
     what: c_int,

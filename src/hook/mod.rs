@@ -6,7 +6,7 @@ mod legacy;
 #[cfg(not(Py_3_11))]
 pub use legacy::check_frame_layout;
 #[cfg(not(Py_3_12))]
-pub use legacy::{install, uninstall, HookState};
+pub use legacy::{install, reads_frame_code, uninstall, HookState};
 
 #[cfg(Py_3_12)]
 mod callback;
