@@ -126,6 +126,22 @@ macro_rules! close_deferred {
     }};
 }
 
+/// Closes a call opened by a cached enter, by what that enter noted for this entry or edge in
+/// the context's `deferred` bits: [`close_deferred!`], [`close_pending!`] or [`close!`].
+macro_rules! close_as_opened {
+    ($t:expr, $deferred:expr, $defer:expr, $pending:expr, $tt:expr, $it:expr) => {{
+        let t = $t;
+        if $deferred & $defer != 0 {
+            close_deferred!(t, $it);
+        } else if $deferred & $pending != 0 {
+            debug_assert_eq!(t.recursion_level, 0);
+            close_pending!(t, $tt, $it);
+        } else {
+            close!(t, $tt, $it);
+        }
+    }};
+}
+
 /// A cached enter's change to one recursion level (see [`Stack`]): deferred when the level is
 /// above zero, pending at zero, else (below zero, after unmatched events) raised.
 #[inline(always)]
@@ -550,23 +566,9 @@ impl Aggregator {
         if let Some(parent) = stack.frames.last_mut() {
             parent.subt = parent.subt.wrapping_add(tt);
         }
-        if ctx.deferred & DEFER_ENTRY != 0 {
-            close_deferred!(e, it);
-        } else if ctx.deferred & PENDING_ENTRY != 0 {
-            debug_assert_eq!(e.recursion_level, 0);
-            close_pending!(e, tt, it);
-        } else {
-            close!(e, tt, it);
-        }
+        close_as_opened!(e, ctx.deferred, DEFER_ENTRY, PENDING_ENTRY, tt, it);
         if let Some(s) = edge {
-            if ctx.deferred & DEFER_SUB != 0 {
-                close_deferred!(s, it);
-            } else if ctx.deferred & PENDING_SUB != 0 {
-                debug_assert_eq!(s.recursion_level, 0);
-                close_pending!(s, tt, it);
-            } else {
-                close!(s, tt, it);
-            }
+            close_as_opened!(s, ctx.deferred, DEFER_SUB, PENDING_SUB, tt, it);
         }
         Some(t)
     }

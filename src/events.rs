@@ -82,6 +82,23 @@ pub unsafe fn enter_call(
     unsafe { enter_call_slow(py, p, key, make_label) }
 }
 
+/// Runs the copy of a leaf path (`enter_leaf_on` or `leave_leaf_on`) that the state's leaf flag
+/// selects, or answers false with no leaf path. A macro, so each copy is inlined where it is
+/// used (the closure and function-pointer forms were not). Must be used inside `unsafe`, with
+/// no borrow of the state alive.
+macro_rules! by_leaf_flag {
+    ($p:expr, $path:ident, $key:expr) => {{
+        let st = $p.state_ptr();
+        match (*st).leaf {
+            LEAF_ON => $path::<false, false>(&mut *st, $key),
+            LEAF_TL => $path::<true, false>(&mut *st, $key),
+            LEAF_TH => $path::<false, true>(&mut *st, $key),
+            LEAF_TL_TH => $path::<true, true>(&mut *st, $key),
+            _ => false,
+        }
+    }};
+}
+
 /// The common case of [`enter_call`]: a function seen before, called from one seen calling it
 /// before, with the default clock read inline (the TSC) and subcalls on (one flag,
 /// `State::leaf`), room in the timeline if one is recorded, and with threads=True the calling
@@ -93,18 +110,9 @@ pub unsafe fn enter_call(
 /// As for [`enter_call`].
 #[inline(always)]
 pub unsafe fn enter_leaf(p: &Profiler, key: usize) -> bool {
-    let st = p.state_ptr();
     // SAFETY: as for this function: a short read, with no borrow alive; then exclusive access
     // for the path the flag allows.
-    unsafe {
-        match (*st).leaf {
-            LEAF_ON => enter_leaf_on::<false, false>(&mut *st, key),
-            LEAF_TL => enter_leaf_on::<true, false>(&mut *st, key),
-            LEAF_TH => enter_leaf_on::<false, true>(&mut *st, key),
-            LEAF_TL_TH => enter_leaf_on::<true, true>(&mut *st, key),
-            _ => false,
-        }
-    }
+    unsafe { by_leaf_flag!(p, enter_leaf_on, key) }
 }
 
 const LEAF_TL: u8 = LEAF_ON | LEAF_TIMELINE;
@@ -155,17 +163,8 @@ fn enter_leaf_on<const TIMELINE: bool, const THREADS: bool>(s: &mut State, key: 
 /// As for [`enter_call`].
 #[inline(always)]
 pub unsafe fn leave_leaf(p: &Profiler, key: usize) -> bool {
-    let st = p.state_ptr();
     // SAFETY: as in `enter_leaf`.
-    unsafe {
-        match (*st).leaf {
-            LEAF_ON => leave_leaf_on::<false, false>(&mut *st, key),
-            LEAF_TL => leave_leaf_on::<true, false>(&mut *st, key),
-            LEAF_TH => leave_leaf_on::<false, true>(&mut *st, key),
-            LEAF_TL_TH => leave_leaf_on::<true, true>(&mut *st, key),
-            _ => false,
-        }
-    }
+    unsafe { by_leaf_flag!(p, leave_leaf_on, key) }
 }
 
 /// [`leave_leaf`] once its flag has been read, as [`enter_leaf_on`].
