@@ -13,7 +13,8 @@ Modes: `none`, `cProfile`, `rprofile` (threads=False), `rprofile-threads` (threa
 out where that fails), and `floor-threads`: overhead.py's do-nothing hook with the clock reads
 (`floor+clock`) on every thread, what any profiler fed these events costs at least (per event
 it is counted with rprofile-threads' calls); yappi's added time over it is the most that any
-profiler could be ahead of yappi here. Modes are interleaved round by round (the order rotates) so that drift
+profiler could be ahead of yappi here. `rprofile-threads-alt` is rprofile-threads from another build, unpacked into the folder
+RPROFILE_BENCH_ALT names (overhead.py's `rprofile-alt`), for A/B runs. Modes are interleaved round by round (the order rotates) so that drift
 of a noisy machine hits all of them alike.
 
 cProfile and rprofile with threads=False see only the enabling thread on 3.10/3.11, and one
@@ -178,9 +179,14 @@ def make_profiler(mode):
         import overhead  # the single-thread modes are overhead.py's
 
         return overhead.make_profiler(mode)
-    if mode == "rprofile-threads":
+    if mode in ("rprofile-threads", "rprofile-threads-alt"):
+        if mode.endswith("-alt"):
+            # Another build, unpacked into RPROFILE_BENCH_ALT (overhead.py's rprofile-alt).
+            sys.path.insert(0, os.environ["RPROFILE_BENCH_ALT"])
         import rprofile
 
+        if mode.endswith("-alt"):
+            assert os.path.dirname(rprofile.__file__).startswith(os.environ["RPROFILE_BENCH_ALT"])
         return rprofile.Profile(threads=True)
     if mode == "yappi":
         return Yappi()
@@ -233,7 +239,7 @@ def child(mode, workload, n):
         out["calls"], own = stats_calls(prof)
         want = expected_calls(n)
         own = {k: own.get(k, 0) for k in want}
-        if mode == "rprofile-threads" and own != want:
+        if mode.startswith("rprofile-threads") and own != want:
             raise SystemExit("rprofile-threads counted %r, expected %r" % (own, want))
         out["exact"] = own == want
     print(json.dumps(out))
@@ -360,6 +366,10 @@ def main():
         ("yappi / floor-threads added, threaded (the most any profiler gets)", "", added, yt, ft,
          True),
         ("rprofile-threads / floor-threads added, threaded", "", added, rt, ft, True),
+        ("yappi / rprofile-threads-alt added, threaded", ">= 3", added, yt,
+         ("threaded", "rprofile-threads-alt"), True),
+        ("rprofile-threads / rprofile-threads-alt added, threaded", "", added, rt,
+         ("threaded", "rprofile-threads-alt"), True),
     ]
     comparisons = [
         (name, target,
@@ -368,7 +378,8 @@ def main():
     ]
     for how in ("median", "min"):
         line = "added ns per event (%s): " % ("medians" if how == "median" else "fastest runs")
-        cells = [rt, rts, rs, ("threaded", "cProfile"), yt, ft]
+        cells = [rt, rts, rs, ("threaded", "cProfile"), yt, ft,
+                 ("threaded", "rprofile-threads-alt")]
         line += ", ".join("%s %s %.1f" % (c[1], c[0], 1e9 * per_event(c, how)) for c in cells
                           # threads=False sees only the main thread's calls on 3.10/3.11.
                           if c in res and (c != ("threaded", "cProfile")

@@ -3,6 +3,7 @@ viztracer, run by hand, never a pass/fail test.
 
     python bench/timeline_bench.py [--rounds 7] [--workload mixed|fib|builtins]
     python bench/timeline_bench.py --instructions [--scale 4] [--workload ...]
+    python bench/timeline_bench.py --modes viztracer,rprofile-timeline-alt   # an A/B run
 
 Workload: recursion (fib) and/or a loop of builtin calls, 0.02 s bare, timed around the workload
 in a fresh process per measurement, modes interleaved round by round:
@@ -11,6 +12,8 @@ in a fresh process per measurement, modes interleaved round by round:
   (with `rss=True`: the RSS read by a background thread every 10 ms);
 - `viztracer` (installed from PyPI into bench/.build/py3.X/site on first use; C calls logged,
   as rprofile logs them);
+- `rprofile-alt`, `rprofile-timeline-alt`: the same from another build of rprofile, unpacked
+  into the folder RPROFILE_BENCH_ALT names (overhead.py's `rprofile-alt`), for A/B runs;
 - `floor`, `floor+clock`: overhead.py's do-nothing hooks for the events cProfile uses, without
   and with a clock read per timed event: what any profiler fed those events costs at least.
 
@@ -91,7 +94,15 @@ class Span:
 
 
 def child(mode):
+    alt = mode.endswith("-alt")
+    if alt:
+        # An earlier build, unpacked into RPROFILE_BENCH_ALT (as overhead.py's rprofile-alt).
+        sys.path.insert(0, os.environ["RPROFILE_BENCH_ALT"])
+        mode = mode[:-len("-alt")]
     import rprofile
+
+    if alt:
+        assert os.path.dirname(rprofile.__file__).startswith(os.environ["RPROFILE_BENCH_ALT"])
 
     out = {}
     calls_prof = None
@@ -136,7 +147,7 @@ def child(mode):
             workload()
             prof.disable()
         calls_prof = prof
-        if mode == "rprofile-timeline" and "RPROFILE_BENCH_COUNT" not in os.environ:
+        if mode == "rprofile-timeline" and not alt and "RPROFILE_BENCH_COUNT" not in os.environ:
             tl = prof.timeline
             n = len(tl)
             out["events"] = n
@@ -177,17 +188,22 @@ def main():
                     help="count instructions under valgrind instead of timing (one run per mode)")
     ap.add_argument("--scale", type=int, default=1,
                     help="with --instructions: run the workload 1/scale as long")
+    ap.add_argument("--modes", default=",".join(MODES),
+                    help="modes to run (none, rprofile and rprofile-timeline always run); "
+                         "`rprofile-alt` and `rprofile-timeline-alt` are the build unpacked "
+                         "into RPROFILE_BENCH_ALT")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         return child(args.child)
     os.environ["RPROFILE_BENCH_WORKLOAD"] = args.workload
-    modes = list(MODES)
+    modes = ["none", "rprofile", "rprofile-timeline"]
+    modes += [m for m in args.modes.split(",") if m and m not in modes]
     import overhead
 
     os.environ["RPROFILE_BENCH_FLOOR"] = overhead.build_floor()
     site = benchsite.ensure("viztracer")
-    if site is None:
+    if site is None and "viztracer" in modes:
         modes.remove("viztracer")
     else:
         os.environ["RPROFILE_BENCH_SITE"] = site
@@ -215,13 +231,15 @@ def main():
     rp, tl = med("rprofile", "elapsed"), med("rprofile-timeline", "elapsed")
     print("timeline recording alone (rprofile-timeline - rprofile): %.1f ns per call" % (
         (tl - rp) / calls * 1e9))
-    print("RSS sampling (rprofile-timeline-rss - rprofile-timeline): %.1f ns per call" % (
-        (med("rprofile-timeline-rss", "elapsed") - tl) / calls * 1e9))
+    if "rprofile-timeline-rss" in modes:
+        print("RSS sampling (rprofile-timeline-rss - rprofile-timeline): %.1f ns per call" % (
+            (med("rprofile-timeline-rss", "elapsed") - tl) / calls * 1e9))
     if "viztracer" in modes:
         vz = med("viztracer", "elapsed")
-        print("rprofile-timeline added time / viztracer's: %.2f" % ((tl - none) / (vz - none)))
-        for m in ("floor", "floor+clock"):
-            print("%s added time / viztracer's: %.2f" % (m, (med(m, "elapsed") - none) / (vz - none)))
+        for m in ("rprofile-timeline", "rprofile-timeline-alt", "floor", "floor+clock"):
+            if m in modes:
+                print("%s added time / viztracer's: %.2f" % (
+                    m, (med(m, "elapsed") - none) / (vz - none)))
     events = med("rprofile-timeline", "events")
     print("exports of %d events (%d dropped):" % (events, med("rprofile-timeline", "dropped")))
     for key in ("chrome", "speedscope", "dataframe"):

@@ -5,9 +5,10 @@
 use pyo3::ffi;
 use pyo3::prelude::*;
 
+use crate::aggregator::{Aggregator, Stack};
 use crate::clock;
 use crate::profiler::{Profiler, State};
-use crate::profiler::{LEAF_ON, LEAF_THREADS, LEAF_TIMELINE};
+use crate::profiler::{LEAF_NONE, LEAF_ON, LEAF_THREADS, LEAF_TIMELINE};
 use crate::threads;
 use crate::timeline;
 
@@ -82,76 +83,108 @@ pub unsafe fn enter_call(
     unsafe { enter_call_slow(py, p, key, make_label) }
 }
 
-/// Runs the copy of a leaf path (`enter_leaf_on` or `leave_leaf_on`) that the state's leaf flag
-/// selects, or answers false with no leaf path. A macro, so each copy is inlined where it is
-/// used (the closure and function-pointer forms were not). Must be used inside `unsafe`, with
-/// no borrow of the state alive.
-macro_rules! by_leaf_flag {
-    ($p:expr, $path:ident, $key:expr) => {{
+/// The leaf flags that callbacks are specialized for (see [`enter_leaf`]).
+pub const LEAF_TL: u8 = LEAF_ON | LEAF_TIMELINE;
+pub const LEAF_TH: u8 = LEAF_ON | LEAF_THREADS;
+pub const LEAF_TL_TH: u8 = LEAF_ON | LEAF_TIMELINE | LEAF_THREADS;
+
+/// Runs the copy of a leaf path (`enter_leaf_on` or `leave_leaf_on`) that the callback's mode
+/// `$mode` (a constant) names, if the state's leaf flag is that mode, or answers false. A
+/// macro, so that each copy is inlined where it is used and the constant tests fold away. Must
+/// be used inside `unsafe`, with no borrow of the state alive.
+macro_rules! by_mode {
+    ($mode:expr, $p:expr, $path:ident, $key:expr) => {{
         let st = $p.state_ptr();
-        match (*st).leaf {
-            LEAF_ON => $path::<false, false>(&mut *st, $key),
-            LEAF_TL => $path::<true, false>(&mut *st, $key),
-            LEAF_TH => $path::<false, true>(&mut *st, $key),
-            LEAF_TL_TH => $path::<true, true>(&mut *st, $key),
-            _ => false,
+        if $mode == LEAF_NONE || (*st).leaf != $mode {
+            false
+        } else {
+            match $mode {
+                LEAF_ON => $path::<false, false>(&mut *st, $key),
+                LEAF_TL => $path::<true, false>(&mut *st, $key),
+                LEAF_TH => $path::<false, true>(&mut *st, $key),
+                _ => $path::<true, true>(&mut *st, $key),
+            }
         }
     }};
 }
 
+/// `$make::<MODE>()` for the mode equal to the runtime leaf flag `$leaf` ([`LEAF_NONE`] for any
+/// other value): how a front end picks the callbacks specialized for a profiler's flag.
+macro_rules! for_leaf_mode {
+    ($leaf:expr, $make:ident) => {{
+        use $crate::events::{LEAF_TH, LEAF_TL, LEAF_TL_TH};
+        use $crate::profiler::{LEAF_NONE, LEAF_ON};
+        match $leaf {
+            LEAF_ON => $make::<LEAF_ON>(),
+            LEAF_TL => $make::<LEAF_TL>(),
+            LEAF_TH => $make::<LEAF_TH>(),
+            LEAF_TL_TH => $make::<LEAF_TL_TH>(),
+            _ => $make::<LEAF_NONE>(),
+        }
+    }};
+}
+pub(crate) use for_leaf_mode;
+
 /// The common case of [`enter_call`]: a function seen before, called from one seen calling it
-/// before, with the default clock read inline (the TSC) and subcalls on (one flag,
-/// `State::leaf`), room in the timeline if one is recorded, and with threads=True the calling
-/// thread's track in place. Makes no call, so a callback that tries it first and hands every
-/// other event on with values it already holds compiles to a leaf that saves no registers.
-/// False if the event must take the general path.
+/// before, with the default clock read inline (the TSC) and subcalls on, room in the timeline
+/// if one is recorded, and with threads=True the calling thread's track in place. Makes no
+/// call, so a callback that tries it first and hands every other event on with values it
+/// already holds compiles to a leaf that saves no registers. False if the event must take the
+/// general path.
+///
+/// `MODE` is the leaf flag (`State::leaf`) the calling callback was made for, chosen when it
+/// was installed: the path for that flag is compiled in, and the state's flag is compared with
+/// it, one test where a dispatch on the flag would take a jump table. A flag changed since
+/// (a bias set while profiling) sends every event to the general path, which is always right.
 ///
 /// # Safety
 /// As for [`enter_call`].
 #[inline(always)]
-pub unsafe fn enter_leaf(p: &Profiler, key: usize) -> bool {
+pub unsafe fn enter_leaf<const MODE: u8>(p: &Profiler, key: usize) -> bool {
     // SAFETY: as for this function: a short read, with no borrow alive; then exclusive access
     // for the path the flag allows.
-    unsafe { by_leaf_flag!(p, enter_leaf_on, key) }
+    unsafe { by_mode!(MODE, p, enter_leaf_on, key) }
 }
 
-const LEAF_TL: u8 = LEAF_ON | LEAF_TIMELINE;
-const LEAF_TH: u8 = LEAF_ON | LEAF_THREADS;
-const LEAF_TL_TH: u8 = LEAF_ON | LEAF_TIMELINE | LEAF_THREADS;
-
-/// Whether the leaf paths may run on the state as it is: the timeline (`TIMELINE`) has room;
-/// with threads=True (`THREADS`), the track in place is the calling thread's. That is known
-/// when the last event that made sure of it came from the thread with this thread pointer and
-/// the track still has calls open: its thread is then alive, so no other live thread has that
-/// pointer (with none open, the thread may have ended and its pointer gone to a new one).
+/// The state split for a leaf path, if one may run on it as it is: the timeline's free slot
+/// (`TIMELINE`: None without room), the aggregator and the stack. With threads=True
+/// (`THREADS`), the track in place must be the calling thread's. That is known when the last
+/// event that made sure of it came from the thread with this thread pointer and the track
+/// still has calls open: its thread is then alive, so no other live thread has that pointer
+/// (with none open, the thread may have ended and its pointer gone to a new one). The slot is
+/// taken before the bookkeeping, so that the write after it needs no second test.
 #[inline(always)]
-fn leaf_ready<const TIMELINE: bool, const THREADS: bool>(s: &State) -> bool {
-    if TIMELINE && s.timeline.as_deref().is_some_and(|tl| !tl.has_room()) {
-        return false;
+fn leaf_parts<const TIMELINE: bool, const THREADS: bool>(
+    s: &mut State,
+) -> Option<(Option<timeline::Slot<'_>>, &mut Aggregator, &mut Stack)> {
+    if THREADS && (s.leaf_thread != threads::thread_pointer() || s.stack.frames.is_empty()) {
+        return None;
     }
-    !THREADS || (s.leaf_thread == threads::thread_pointer() && !s.stack.frames.is_empty())
+    let slot = match s.timeline.as_deref_mut() {
+        Some(tl) if TIMELINE => Some(tl.free_slot()?),
+        _ => None,
+    };
+    Some((slot, &mut s.agg, &mut s.stack))
 }
 
 /// [`enter_leaf`] once its flag has been read. (Functions, not closures, so that every copy is
 /// inlined into the callbacks.)
 #[inline(always)]
 fn enter_leaf_on<const TIMELINE: bool, const THREADS: bool>(s: &mut State, key: usize) -> bool {
-    if !leaf_ready::<TIMELINE, THREADS>(s) {
+    let Some((slot, agg, stack)) = leaf_parts::<TIMELINE, THREADS>(s) else {
         return false;
-    }
+    };
     let mut t = 0;
     let now = || {
         t = clock::tsc_now();
         t
     };
     // Subcalls are on (the flag's condition).
-    if !s.agg.enter_cached_as(&mut s.stack, key, now, true) {
+    if !agg.enter_cached_as(stack, key, now, true) {
         return false;
     }
-    if TIMELINE {
-        if let Some(tl) = s.timeline.as_deref_mut() {
-            tl.record_in_room(timeline::ENTER, t, key, s.stack.frames.len() - 1);
-        }
+    if let Some(slot) = slot {
+        slot.record(timeline::ENTER, t, key, stack.frames.len() - 1);
     }
     true
 }
@@ -162,29 +195,24 @@ fn enter_leaf_on<const TIMELINE: bool, const THREADS: bool>(s: &mut State, key: 
 /// # Safety
 /// As for [`enter_call`].
 #[inline(always)]
-pub unsafe fn leave_leaf(p: &Profiler, key: usize) -> bool {
+pub unsafe fn leave_leaf<const MODE: u8>(p: &Profiler, key: usize) -> bool {
     // SAFETY: as in `enter_leaf`.
-    unsafe { by_leaf_flag!(p, leave_leaf_on, key) }
+    unsafe { by_mode!(MODE, p, leave_leaf_on, key) }
 }
 
 /// [`leave_leaf`] once its flag has been read, as [`enter_leaf_on`].
 #[inline(always)]
 fn leave_leaf_on<const TIMELINE: bool, const THREADS: bool>(s: &mut State, key: usize) -> bool {
-    if !leaf_ready::<TIMELINE, THREADS>(s) {
-        return false;
-    }
-    // Subcalls are on (the flag's condition).
-    let Some(t) = s
-        .agg
-        .stop_cached_as(&mut s.stack, key, clock::tsc_now, true)
-    else {
+    let Some((slot, agg, stack)) = leaf_parts::<TIMELINE, THREADS>(s) else {
         return false;
     };
-    if TIMELINE {
-        if let Some(tl) = s.timeline.as_deref_mut() {
-            // The call was at the depth the stack now has.
-            tl.record_in_room(timeline::LEAVE, t, key, s.stack.frames.len());
-        }
+    // Subcalls are on (the flag's condition).
+    let Some(t) = agg.stop_cached_as(stack, key, clock::tsc_now, true) else {
+        return false;
+    };
+    if let Some(slot) = slot {
+        // The call was at the depth the stack now has.
+        slot.record(timeline::LEAVE, t, key, stack.frames.len());
     }
     true
 }

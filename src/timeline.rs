@@ -116,6 +116,85 @@ pub struct Timeline {
     pub memory_base: i64,
 }
 
+/// Writes a word of the buffer without reading its cache line first (a non-temporal store on
+/// x86_64): the buffer is written once, in order, and read only after profiling, so the line
+/// would be fetched from memory for nothing. Readers of the buffer fence first ([`fence`]).
+///
+/// # Safety
+/// `p` is valid for an 8-byte write and 8-byte aligned.
+#[inline(always)]
+unsafe fn stream(p: *mut i64, v: i64) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: as for this function; SSE2 is part of every x86_64 target.
+    unsafe {
+        std::arch::x86_64::_mm_stream_si64(p, v)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: as for this function.
+    unsafe {
+        p.write(v)
+    };
+}
+
+/// Orders the buffer's non-temporal stores ([`stream`]) before the reads that follow.
+#[inline(always)]
+fn fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `sfence` has no operands and no precondition.
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
+}
+
+/// A free place in the buffer ([`Timeline::free_slot`]): the timeline is borrowed while it
+/// lives, so the place stays free and in bounds until [`Slot::record`] fills it.
+pub struct Slot<'a> {
+    tl: &'a mut Timeline,
+    /// `i < room <= buf.len()`.
+    i: usize,
+}
+
+impl Slot<'_> {
+    /// [`Timeline::record`] into this place.
+    #[inline(always)]
+    pub fn record(self, kind: u8, t: i64, key: usize, depth: usize) {
+        let (tl, i) = (self.tl, self.i);
+        tl.last_t = t;
+        // SAFETY: `i < room <= buf.len()` (the slot's invariant; see `push` for the room).
+        let slot: *mut Event = unsafe { tl.buf.get_unchecked_mut(i) };
+        #[cfg(target_endian = "little")]
+        {
+            // depth, thread, kind and hi (0) as the third word: one store where the fields
+            // would take three.
+            let tail = depth as u32 as u64 | (tl.current as u64) << 32 | (kind as u64) << 48;
+            // SAFETY: `Event` is `repr(C)` with these fields: t, key, then the 8 bytes of
+            // depth, thread, kind and hi in that order, no padding, 8-byte aligned; any bits are
+            // a valid value of each field. The slot is in bounds (above).
+            unsafe {
+                let w = slot.cast::<i64>();
+                stream(w, t);
+                stream(w.add(1), key as i64);
+                stream(w.add(2), tail as i64);
+            }
+        }
+        #[cfg(not(target_endian = "little"))]
+        {
+            // SAFETY: the slot is in bounds (above).
+            unsafe {
+                slot.write(Event {
+                    t,
+                    key,
+                    depth: depth as u32,
+                    thread: tl.current,
+                    kind,
+                    hi: 0,
+                })
+            };
+        }
+        tl.next = i + 1;
+    }
+}
+
 impl Timeline {
     /// A buffer of `capacity` events (at least one), its memory touched now rather than while
     /// profiling.
@@ -176,51 +255,12 @@ impl Timeline {
         self.current = i.min(u16::MAX as usize) as u16;
     }
 
-    /// Whether the next event fits without the buffer's full-buffer policy.
+    /// The next event's place if it fits without the buffer's full-buffer policy: what the
+    /// callbacks' leaf paths record into, with no call, so that they stay leaves.
     #[inline(always)]
-    pub fn has_room(&self) -> bool {
-        self.next < self.room
-    }
-
-    /// [`Timeline::record`] for a caller that found [`Timeline::has_room`] true and has not
-    /// recorded since: no full-buffer policy to apply, so no call, and the callbacks' leaf
-    /// paths stay leaves.
-    #[inline(always)]
-    pub fn record_in_room(&mut self, kind: u8, t: i64, key: usize, depth: usize) {
+    pub fn free_slot(&mut self) -> Option<Slot<'_>> {
         let i = self.next;
-        debug_assert!(i < self.room, "record_in_room without room");
-        if i >= self.room {
-            // Out of contract (see above); never a write out of bounds.
-            return;
-        }
-        self.last_t = t;
-        // SAFETY: `i < room <= buf.len()` (see `push`).
-        let slot: *mut Event = unsafe { self.buf.get_unchecked_mut(i) };
-        #[cfg(target_endian = "little")]
-        {
-            // depth, thread, kind and hi (0) as the third word: one store where the fields
-            // would take three.
-            let tail = depth as u32 as u64 | (self.current as u64) << 32 | (kind as u64) << 48;
-            // SAFETY: `Event` is `repr(C)` with these fields: t, key, then the 8 bytes of
-            // depth, thread, kind and hi in that order, no padding, 8-byte aligned; any bits are
-            // a valid value of each field. The slot is in bounds (above).
-            unsafe { slot.cast::<[u64; 3]>().write([t as u64, key as u64, tail]) };
-        }
-        #[cfg(not(target_endian = "little"))]
-        {
-            // SAFETY: the slot is in bounds (above).
-            unsafe {
-                slot.write(Event {
-                    t,
-                    key,
-                    depth: depth as u32,
-                    thread: self.current,
-                    kind,
-                    hi: 0,
-                })
-            };
-        }
-        self.next = i + 1;
+        (i < self.room).then_some(Slot { tl: self, i })
     }
 
     #[inline(always)]
@@ -306,6 +346,7 @@ impl Timeline {
         }
         let i = self.next;
         self.next = if i + 1 >= cap { 0 } else { i + 1 };
+        fence();
         if let Some(slot) = self.buf.get_mut(i) {
             // The overwritten event's memory change now belongs to what came before the kept ones.
             self.memory_base += slot.delta();
@@ -315,6 +356,7 @@ impl Timeline {
 
     /// The kept events, oldest first.
     pub fn iter(&self) -> impl Iterator<Item = &Event> + '_ {
+        fence();
         let (older, newer) = if self.full {
             let (a, b) = self.buf.split_at(self.next);
             (b, a)
@@ -870,7 +912,7 @@ mod tests {
     }
 
     #[test]
-    fn record_in_room_writes_what_record_writes() {
+    fn a_free_slot_records_what_record_writes() {
         let mut a = Timeline::new(8, WhenFull::KeepOldest);
         let mut b = Timeline::new(8, WhenFull::KeepOldest);
         for tl in [&mut a, &mut b] {
@@ -884,12 +926,15 @@ mod tests {
         ];
         for &(kind, t, key, depth) in &events {
             a.record(kind, t, key, depth);
-            assert!(b.has_room());
-            b.record_in_room(kind, t, key, depth);
+            b.free_slot().expect("room").record(kind, t, key, depth);
         }
         assert_eq!(a.buf[..events.len()], b.buf[..events.len()]);
         assert_eq!((a.next, a.last_t), (b.next, b.last_t));
         assert_eq!(b.buf[1].thread, 1);
+        // No place once the buffer is full, whatever its policy.
+        let mut full = Timeline::new(1, WhenFull::KeepNewest);
+        full.free_slot().expect("room").record(ENTER, 1, 2, 0);
+        assert!(full.free_slot().is_none());
     }
 
     #[test]

@@ -206,7 +206,7 @@ mod watch {
                 std::ptr::null_mut(),
             );
             ffi::PyErr_Fetch(&mut t, &mut v, &mut tb);
-            if _PyEval_SetProfile(ts, Some(profile_hook), obj) < 0 {
+            if _PyEval_SetProfile(ts, Some(hook_of(obj)), obj) < 0 {
                 ffi::PyErr_WriteUnraisable(obj);
             } else if PROFILER.load(Ordering::Relaxed) != obj {
                 // Disabled (or another profiler enabled) meanwhile: not this profiler's hook.
@@ -313,7 +313,9 @@ pub fn install(slf: &Bound<'_, Profiler>) -> PyResult<()> {
     if unsafe { (*slf.get().state_ptr()).threads } {
         // Every running thread, and (through `threading.setprofile`) every thread `threading`
         // starts later: its first event installs this hook on it.
-        set_all_threads(Some(profile_hook), slf.as_ptr())?;
+        // SAFETY: a live profiler, GIL held.
+        let hook = unsafe { hook_of(slf.as_ptr()) };
+        set_all_threads(Some(hook), slf.as_ptr())?;
         let starter = ThreadStarter {
             profiler: slf.clone().unbind(),
         };
@@ -325,7 +327,7 @@ pub fn install(slf: &Bound<'_, Profiler>) -> PyResult<()> {
     }
     // SAFETY: GIL held; the thread state takes a strong reference to `slf`, which keeps the
     // profiler alive for as long as the hook can call it.
-    unsafe { ffi::PyEval_SetProfile(Some(profile_hook), slf.as_ptr()) };
+    unsafe { ffi::PyEval_SetProfile(Some(hook_of(slf.as_ptr())), slf.as_ptr()) };
     Ok(())
 }
 
@@ -364,8 +366,10 @@ impl ThreadStarter {
         arg: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         let obj = self.profiler.as_ptr();
-        // SAFETY: GIL held; the thread state takes its own reference to the profiler.
-        unsafe { ffi::PyEval_SetProfile(Some(profile_hook), obj) };
+        // SAFETY: GIL held, `obj` a live profiler; the thread state takes its own reference.
+        let hook = unsafe { hook_of(obj) };
+        // SAFETY: GIL held.
+        unsafe { ffi::PyEval_SetProfile(Some(hook), obj) };
         let what = match event {
             "call" => ffi::PyTrace_CALL,
             "return" => ffi::PyTrace_RETURN,
@@ -377,7 +381,7 @@ impl ThreadStarter {
         let _ = py;
         // SAFETY: the arguments are the live frame and event argument this call received; the
         // hook expects exactly what the interpreter would have passed it for this event.
-        unsafe { profile_hook(obj, frame.as_ptr().cast(), what, arg.as_ptr()) };
+        unsafe { hook(obj, frame.as_ptr().cast(), what, arg.as_ptr()) };
         Ok(())
     }
 }
@@ -544,10 +548,31 @@ unsafe fn async_event(
     }
 }
 
+/// The profile hook made for the leaf flag the profiler `obj` has now (see
+/// `events::enter_leaf`): what every thread it profiles is given.
+///
+/// # Safety
+/// `obj` is a live `Profiler`; GIL held, no borrow of its state alive.
+unsafe fn hook_of(obj: *mut ffi::PyObject) -> ffi::Py_tracefunc {
+    // SAFETY: as for this function; a short read of a flag.
+    let leaf = unsafe {
+        let py = Python::assume_attached();
+        let p = Bound::ref_from_ptr(py, &obj)
+            .cast_unchecked::<Profiler>()
+            .get();
+        (*p.state_ptr()).leaf
+    };
+    events::for_leaf_mode!(leaf, hook_for)
+}
+
+fn hook_for<const MODE: u8>() -> ffi::Py_tracefunc {
+    profile_hook::<MODE>
+}
+
 // The profile hook. The common events (a function seen before, called from one seen calling it
 // before) are answered on the leaf paths, with no call; every other event goes on to
 // `profile_event` by a tail call that needs only the hook's own arguments.
-unsafe extern "C" fn profile_hook(
+unsafe extern "C" fn profile_hook<const MODE: u8>(
     obj: *mut ffi::PyObject,
     frame: *mut ffi::PyFrameObject,
     what: c_int,
@@ -559,22 +584,23 @@ unsafe extern "C" fn profile_hook(
     let p = unsafe { Bound::ref_from_ptr(py, &obj).cast_unchecked::<Profiler>() }.get();
     let st = p.state_ptr();
     // SAFETY: short reads of flags with no borrow alive; a leaf flag other than LEAF_NONE
-    // means the frame's code may be read directly (`update_leaf` asks `reads_frame_code`) and
-    // async_aware is off; `frame` is the event's live frame and `arg` the called object of a
-    // C event. The leaf paths run with no borrow alive.
+    // (this hook's MODE, tested by the leaf paths) means the frame's code may be read directly
+    // (`update_leaf` asks `reads_frame_code`) and async_aware is off; `frame` is the event's
+    // live frame and `arg` the called object of a C event. The leaf paths run with no borrow
+    // alive.
     unsafe {
-        if (*st).leaf != LEAF_NONE {
+        if MODE != LEAF_NONE && (*st).leaf == MODE {
             let done = match what {
-                ffi::PyTrace_CALL => events::enter_leaf(p, frame_code(frame) as usize),
-                ffi::PyTrace_RETURN => events::leave_leaf(p, frame_code(frame) as usize),
+                ffi::PyTrace_CALL => events::enter_leaf::<MODE>(p, frame_code(frame) as usize),
+                ffi::PyTrace_RETURN => events::leave_leaf::<MODE>(p, frame_code(frame) as usize),
                 ffi::PyTrace_C_CALL | ffi::PyTrace_C_RETURN
                     if (*st).builtins && ffi::Py_TYPE(arg) == &raw mut ffi::PyCFunction_Type =>
                 {
                     let ml = (*(arg as *mut ffi::PyCFunctionObject)).m_ml as usize;
                     if what == ffi::PyTrace_C_CALL {
-                        events::enter_leaf(p, ml)
+                        events::enter_leaf::<MODE>(p, ml)
                     } else {
-                        events::leave_leaf(p, ml)
+                        events::leave_leaf::<MODE>(p, ml)
                     }
                 }
                 _ => false,

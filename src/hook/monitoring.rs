@@ -14,7 +14,7 @@ use pyo3::sync::PyOnceLock;
 use super::callback;
 use crate::events;
 use crate::labels::builtin_label;
-use crate::profiler::Profiler;
+use crate::profiler::{Profiler, LEAF_NONE};
 
 /// `sys.monitoring.PROFILER_ID`.
 const TOOL_ID: u8 = 2;
@@ -71,22 +71,35 @@ type Entry = ffi::vectorcallfunc;
 
 /// The events `_lsprof` registers and the callback each gets. Async-aware profiling tells a
 /// coroutine's resume from its start and its await from its return.
-fn event_table(async_aware: bool) -> [(&'static str, Entry); 9] {
+/// The callbacks are made for the profiler's leaf flag `leaf` (see `events::enter_leaf`).
+fn event_table(async_aware: bool, leaf: u8) -> [(&'static str, Entry); 9] {
+    let [pystart, pyreturn, ccall, creturn] = events::for_leaf_mode!(leaf, leaf_callbacks);
     let (start, resume, suspend): (Entry, Entry, Entry) = if async_aware {
         (pyresume_callback, pyresume_callback, pyyield_callback)
     } else {
-        (pystart_callback, pystart_callback, pyreturn_callback)
+        (pystart, pystart, pyreturn)
     };
     [
         ("PY_START", start),
         ("PY_RESUME", resume),
         ("PY_THROW", resume),
-        ("PY_RETURN", pyreturn_callback),
+        ("PY_RETURN", pyreturn),
         ("PY_YIELD", suspend),
-        ("PY_UNWIND", pyreturn_callback),
-        ("CALL", ccall_callback),
-        ("C_RETURN", creturn_callback),
-        ("C_RAISE", creturn_callback),
+        ("PY_UNWIND", pyreturn),
+        ("CALL", ccall),
+        ("C_RETURN", creturn),
+        ("C_RAISE", creturn),
+    ]
+}
+
+/// The callbacks with leaf paths, made for the leaf flag `MODE`: PY_START, PY_RETURN, CALL and
+/// C_RETURN.
+fn leaf_callbacks<const MODE: u8>() -> [Entry; 4] {
+    [
+        pystart_callback::<MODE>,
+        pyreturn_callback::<MODE>,
+        ccall_callback::<MODE>,
+        creturn_callback::<MODE>,
     ]
 }
 
@@ -113,8 +126,11 @@ pub fn install(slf: &Bound<'_, Profiler>) -> PyResult<()> {
 
 fn register(slf: &Bound<'_, Profiler>, mon: &Bound<'_, PyAny>) -> PyResult<()> {
     let events = mon.getattr("events")?;
-    // SAFETY: short read of a flag.
-    let table = event_table(unsafe { (*slf.get().state_ptr()).async_aware });
+    // SAFETY: short reads of flags.
+    let table = unsafe {
+        let st = slf.get().state_ptr();
+        event_table((*st).async_aware, (*st).leaf)
+    };
     let mut all = 0i64;
     for (name, entry) in table {
         let ev: i64 = events.getattr(name)?.extract()?;
@@ -142,7 +158,7 @@ pub fn uninstall(slf: &Bound<'_, Profiler>) -> PyResult<()> {
     };
     match mon.getattr("events") {
         Ok(events) => {
-            for (name, _) in event_table(false) {
+            for (name, _) in event_table(false, LEAF_NONE) {
                 note(events.getattr(name).and_then(|ev| {
                     mon.call_method1("register_callback", (TOOL_ID, ev, py.None()))
                 }));
@@ -238,7 +254,7 @@ unsafe fn leaf_profiler<'a>(
 // The PY_START (and PY_RESUME, PY_THROW) callback: the start of a function seen before is
 // answered here with no call. Every other event goes on by a tail call that needs only values
 // already in hand, so no register has to be kept across a call: the callback is a leaf.
-unsafe extern "C" fn pystart_callback(
+unsafe extern "C" fn pystart_callback<const MODE: u8>(
     cb: *mut ffi::PyObject,
     args: *const *mut ffi::PyObject,
     nargsf: usize,
@@ -251,7 +267,7 @@ unsafe extern "C" fn pystart_callback(
             return pystart_event(cb, args, nargsf, kwnames);
         };
         let code = *args;
-        if events::enter_leaf(p, code as usize) {
+        if events::enter_leaf::<MODE>(p, code as usize) {
             return none();
         }
         pystart_general(p, code)
@@ -346,7 +362,7 @@ unsafe extern "C" fn pyyield_callback(
 
 // The PY_RETURN (and PY_UNWIND, and PY_YIELD unless async-aware) callback: the return of the
 // call on top is answered here with no call; the rest go on as in `pystart_callback`.
-unsafe extern "C" fn pyreturn_callback(
+unsafe extern "C" fn pyreturn_callback<const MODE: u8>(
     cb: *mut ffi::PyObject,
     args: *const *mut ffi::PyObject,
     nargsf: usize,
@@ -358,7 +374,7 @@ unsafe extern "C" fn pyreturn_callback(
             return pyreturn_event(cb, args, nargsf, kwnames);
         };
         let code = *args;
-        if events::leave_leaf(p, code as usize) {
+        if events::leave_leaf::<MODE>(p, code as usize) {
             return none();
         }
         pyreturn_general(p, code)
@@ -475,7 +491,7 @@ unsafe fn exact_builtin_key(
 // CALL events: the ones for Python functions (answered by their PY_START) and for builtins
 // seen before are answered here, with no call; the rest go on by a tail call, as in
 // `pystart_callback`.
-unsafe extern "C" fn ccall_callback(
+unsafe extern "C" fn ccall_callback<const MODE: u8>(
     cb: *mut ffi::PyObject,
     args: *const *mut ffi::PyObject,
     nargsf: usize,
@@ -496,8 +512,29 @@ unsafe extern "C" fn ccall_callback(
             }
         } else if !(*p.state_ptr()).builtins || surely_not_builtin(p, tp) {
             return none();
-        } else if let Some(key) = exact_builtin_key(p, callable, arg0) {
-            if events::enter_leaf(p, key) {
+        } else {
+            return ccall_builtin::<MODE>(p, callable, arg0);
+        }
+        ccall_general(p, callable, arg0)
+    }
+}
+
+/// A CALL event that may be a builtin's, on from `ccall_callback` by a tail call: the calls of
+/// Python functions, the most frequent CALL events, then return without the registers that
+/// the leaf path saves.
+///
+/// # Safety
+/// As for [`ccall_general`].
+#[inline(never)]
+unsafe fn ccall_builtin<const MODE: u8>(
+    p: &Profiler,
+    callable: *mut ffi::PyObject,
+    arg0: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    // SAFETY: as for this function; `enter_leaf` runs with no borrow alive.
+    unsafe {
+        if let Some(key) = exact_builtin_key(p, callable, arg0) {
+            if events::enter_leaf::<MODE>(p, key) {
                 return none();
             }
         }
@@ -565,7 +602,7 @@ unsafe fn ccall_general(
 
 // C_RETURN and C_RAISE events: the return of a builtin call opened on a cached path is
 // answered here with no call; the rest go on as in `ccall_callback`.
-unsafe extern "C" fn creturn_callback(
+unsafe extern "C" fn creturn_callback<const MODE: u8>(
     cb: *mut ffi::PyObject,
     args: *const *mut ffi::PyObject,
     nargsf: usize,
@@ -581,7 +618,7 @@ unsafe extern "C" fn creturn_callback(
             return none();
         }
         if let Some(key) = exact_builtin_key(p, callable, arg0) {
-            if events::leave_leaf(p, key) {
+            if events::leave_leaf::<MODE>(p, key) {
                 return none();
             }
         }
