@@ -49,17 +49,18 @@ unsafe fn now_slow(py: Python<'_>, p: &Profiler) -> i64 {
     } else {
         native.now()
     };
-    if bias == 0.0 {
-        return t;
-    }
     // profile.Profile subtracts the bias once per event; we take it off the clock instead, so
     // every interval loses `bias` per event it contains, and a changed bias only affects later
-    // events.
+    // events. What was taken stays taken after the bias goes back to zero: a call open across
+    // that change keeps what it lost.
     // SAFETY: short-lived exclusive access to an accumulator.
     let acc = unsafe {
         (*st).bias_acc += bias;
         (*st).bias_acc
     };
+    if acc == 0.0 {
+        return t;
+    }
     t.wrapping_sub(acc.round() as i64)
 }
 

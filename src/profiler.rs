@@ -977,7 +977,11 @@ fn unit(st: &State) -> f64 {
 fn set_bias(st: &mut State, bias: f64) {
     st.bias = bias;
     st.bias_units = if bias == 0.0 { 0.0 } else { bias / unit(st) };
-    st.plain_clock = !st.external_timer && st.bias_units == 0.0 && st.clock == clock::Native::Wall;
+    // (Once a bias has been taken off the clock, it stays off: no plain clock reads after.)
+    st.plain_clock = !st.external_timer
+        && st.bias_units == 0.0
+        && st.bias_acc == 0.0
+        && st.clock == clock::Native::Wall;
     st.bare = st.plain_clock && st.timeline.is_none();
     st.update_leaf();
 }

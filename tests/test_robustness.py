@@ -1405,6 +1405,36 @@ def test_bias_on_the_default_clock_is_seconds_per_event():
     assert -10.5e-3 < tt < -9e-3
 
 
+@pytest.mark.parametrize("threads", [False, True])
+def test_a_bias_set_and_reset_while_profiling(threads):
+    # enable() installs callbacks made for the fast paths of that moment; a bias set while they
+    # run must still be applied from the next event on, and once it is back to 0 a call open
+    # across both changes keeps what the biased events took (1 ms each, far more than the
+    # calls take): profile.Profile's per-event subtraction, which never gives time back.
+    p = rprofile.Profile(builtins=False, threads=threads)
+
+    def loop(n):
+        for _ in range(n):
+            _leaf()
+
+    def outer():
+        loop(50)
+        p.bias = 1e-3
+        loop(10)
+        p.bias = 0.0
+        loop(40)
+
+    p.runcall(outer)
+    p.create_stats()
+    rows = {k[2]: v for k, v in p.stats.items()}
+    assert rows["_leaf"][:2] == (100, 100)
+    assert rows["loop"][:2] == (3, 3)
+    # The 10 biased calls of _leaf lost ~1 ms each; the others, at most microseconds.
+    assert -10.5e-3 < rows["_leaf"][2] < -9e-3
+    # outer contains the 22 biased events (the 10 calls' and the second loop's): about -22 ms.
+    assert -23e-3 < rows["outer"][3] < -21e-3
+
+
 def test_calibrate_returns_a_float_and_prints_what_profile_prints(capsys):
     import inspect
     import profile
