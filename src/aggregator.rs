@@ -180,20 +180,19 @@ const CACHE_SLOTS: usize = 1024;
 /// call still pending knows nothing happened since its enter: the level is still zero, the
 /// call was the outermost, and no level is stored on either side of a leaf call.
 #[derive(Debug, Default)]
+#[repr(C)]
 pub struct Stack {
     pub frames: Vec<Context>,
     pub settled: usize,
 }
 
-/// Totals for every function and caller edge seen, in creation order.
+/// Totals for every function and caller edge seen, in creation order. `repr(C)`, with what
+/// every event reads first (see `profiler::State`).
 #[derive(Debug)]
+#[repr(C)]
 pub struct Aggregator {
     pub entries: Vec<Entry>,
     pub subs: Vec<SubEntry>,
-    /// Entry ids by key (the key is read from the entry).
-    index: HashTable<EntryId>,
-    /// Edge ids by (caller, callee), read from the edge.
-    sub_index: HashTable<u32>,
     /// Recently seen keys and their entries; most events are answered here. A key is never
     /// reused while its entry exists (the entry holds the code object), and `clear` empties it.
     cache: Box<[(usize, EntryId); CACHE_SLOTS]>,
@@ -203,6 +202,10 @@ pub struct Aggregator {
     edge_cache: Box<[EdgeSlot; EDGE_SLOTS]>,
     /// Whether caller/callee pairs are recorded (cProfile's `subcalls`).
     pub subcalls: bool,
+    /// Entry ids by key (the key is read from the entry).
+    index: HashTable<EntryId>,
+    /// Edge ids by (caller, callee), read from the edge.
+    sub_index: HashTable<u32>,
 }
 
 /// Makes room for one more element, growing by an eighth rather than doubling: these arrays only

@@ -21,31 +21,48 @@ use crate::{args, clock, events, hook, threads};
 
 /// Everything the event path mutates. Reached only through `Profiler::state_ptr` with the GIL
 /// held, in short borrows that never span a call into Python.
+///
+/// `repr(C)`, with what the callbacks' leaf paths read first (the stack, the flags, the
+/// timeline, the aggregator's arrays and caches), so that an event touches a few cache lines of
+/// the state rather than one for each field it reads.
+#[repr(C)]
 pub struct State {
-    pub agg: Aggregator,
     pub stack: Stack,
-    /// The object naming each entry (code object or label str), parallel to `agg.entries`; a
-    /// strong reference, so a code object's address cannot be reused while its entry exists.
-    pub user_objs: Vec<Py<PyAny>>,
-    pub enabled: bool,
+    /// Which leaf path the callbacks may try ([`LEAF_NONE`], or [`LEAF_ON`] with
+    /// [`LEAF_TIMELINE`] and [`LEAF_THREADS`]): one test for the plain clock read inline (the
+    /// TSC) and subcalls on, and which of the timeline and per-thread tracks are in use.
+    pub leaf: u8,
     pub builtins: bool,
-    /// A Python timer was given (its result is read instead of the clock).
-    pub external_timer: bool,
-    /// The native clock read when there is no Python timer.
-    pub clock: clock::Native,
+    /// A coroutine counts as one call from start to return (`Profile(async_aware=True)`).
+    pub async_aware: bool,
     /// The default clock with no bias: the one test the per-event clock read makes, and what
     /// lets enter and leave take the aggregator's cached paths (of the current thread's track,
     /// recording the timeline if any).
     pub plain_clock: bool,
     /// The plain clock and no timeline: the events' shortest path, one test.
     pub bare: bool,
-    /// Which leaf path the callbacks may try ([`LEAF_NONE`], or [`LEAF_ON`] with
-    /// [`LEAF_TIMELINE`] and [`LEAF_THREADS`]): one test for the plain clock read inline (the
-    /// TSC) and subcalls on, and which of the timeline and per-thread tracks are in use.
-    pub leaf: u8,
+    /// Every thread has its own track (`Profile(threads=True)`); else one stack for all, as
+    /// in cProfile.
+    pub threads: bool,
+    pub enabled: bool,
+    /// A Python timer was given (its result is read instead of the clock).
+    pub external_timer: bool,
+    /// A label could not be made; reported as MemoryError by the next disable()/getstats().
+    pub nomemory: bool,
     /// With threads=True: the thread pointer (`threads::thread_pointer`) of the thread whose
     /// track is in place, set when an event has made sure of it; 0 when unknown.
     pub leaf_thread: usize,
+    /// Every call and return, when recorded (`Profile(timeline=True)`).
+    pub timeline: Option<Box<Timeline>>,
+    /// Front-end data (`sys.monitoring.MISSING` on 3.12+).
+    pub hook: hook::HookState,
+    /// (Its arrays and caches first; its hash tables, read on the general path only, last.)
+    pub agg: Aggregator,
+    /// The object naming each entry (code object or label str), parallel to `agg.entries`; a
+    /// strong reference, so a code object's address cannot be reused while its entry exists.
+    pub user_objs: Vec<Py<PyAny>>,
+    /// The native clock read when there is no Python timer.
+    pub clock: clock::Native,
     /// Seconds per timer unit for an integer timer; 0.0 for seconds.
     pub timeunit: f64,
     /// Calibration bias in seconds (profile.Profile's `bias`).
@@ -58,20 +75,11 @@ pub struct State {
     pub in_timer: u32,
     /// A callback is making a label (Python may run finalizers): disable()/clear() must refuse.
     pub busy: u32,
-    /// A label could not be made; reported as MemoryError by the next disable()/getstats().
-    pub nomemory: bool,
-    /// Front-end data (`sys.monitoring.MISSING` on 3.12+).
-    pub hook: hook::HookState,
-    /// Every thread has its own track (`Profile(threads=True)`); else one stack for all, as
-    /// in cProfile.
-    pub threads: bool,
     /// The thread whose track `agg`, `stack` and `user_objs` hold, and its name.
     pub thread: threads::ThreadKey,
     pub thread_info: threads::ThreadInfo,
     /// The other threads' tracks.
     pub parked: Vec<threads::Track>,
-    /// A coroutine counts as one call from start to return (`Profile(async_aware=True)`).
-    pub async_aware: bool,
     /// Suspended coroutine calls by frame address, with the thread whose track holds them.
     pub suspended: std::collections::HashMap<
         usize,
@@ -84,8 +92,6 @@ pub struct State {
     /// For each coroutine code, the (key of the) coroutine that last made one: the caller a
     /// task of it is charged to.
     pub creators: std::collections::HashMap<usize, usize, rustc_hash::FxBuildHasher>,
-    /// Every call and return, when recorded (`Profile(timeline=True)`).
-    pub timeline: Option<Box<Timeline>>,
     /// Bytes allocated and freed per function, when tracked (`Profile(memory=True)`).
     pub memory: Option<Box<crate::memory::Ledger>>,
     /// The RSS sampler, when the timeline records it (`Profile(rss=True)`).

@@ -88,8 +88,10 @@ impl WhenFull {
     }
 }
 
-/// The bounded event buffer.
+/// The bounded event buffer. `repr(C)`, with what every event reads and writes in the first
+/// cache line.
 #[derive(Debug)]
+#[repr(C)]
 pub struct Timeline {
     /// All slots, allocated and written at creation (never resized). Until it is first full,
     /// `buf[..next]` holds the events; after, all of it does, the oldest at `next`.
@@ -99,6 +101,10 @@ pub struct Timeline {
     /// An event takes the short path while `next < room`: `buf.len()` until the buffer is
     /// first full, 0 after (then every event goes through [`Timeline::push_full`]).
     room: usize,
+    /// The time of the latest event recorded (for a leave that has no time of its own).
+    pub last_t: i64,
+    /// The thread events are being recorded for.
+    current: u16,
     /// The buffer has been filled.
     full: bool,
     pub when_full: WhenFull,
@@ -107,10 +113,6 @@ pub struct Timeline {
     /// The threads seen: the interpreter's thread id (never reused within a process) and the
     /// `threading` ident.
     pub threads: Vec<(u64, u64)>,
-    /// The thread events are being recorded for.
-    current: u16,
-    /// The time of the latest event recorded (for a leave that has no time of its own).
-    pub last_t: i64,
     /// The live bytes that memory events no longer kept (overwritten by the ring) added up to:
     /// what the tracked memory was at the first kept event.
     pub memory_base: i64,

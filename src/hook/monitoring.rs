@@ -20,12 +20,13 @@ use crate::profiler::{Profiler, LEAF_NONE};
 const TOOL_ID: u8 = 2;
 
 /// Per-profiler data of this front end.
+#[repr(C)]
 pub struct HookState {
+    /// The address of `types.MethodType`, the type of bound methods of Python functions (kept
+    /// alive by `METHOD_TYPE`): read by every CALL and C_RETURN event, so first (see `State`).
+    method_type: usize,
     /// `sys.monitoring.MISSING`: the `arg0` of a call with no positional argument.
     missing: Py<PyAny>,
-    /// The address of `types.MethodType`, the type of bound methods of Python functions (kept
-    /// alive by `METHOD_TYPE`).
-    method_type: usize,
 }
 
 static MISSING: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
