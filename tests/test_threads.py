@@ -323,15 +323,19 @@ def test_threads_started_outside_threading_are_profiled():
         return None
 
     done = threading.Event()
+    # The _thread thread lives until the native one has ended: a thread that ended may leave
+    # its ident to the next, and thread_stats() adds up threads with the same name and ident.
+    release = threading.Event()
     prof = rprofile.Profile(threads=True)
     prof.enable()
     try:
-        _thread.start_new_thread(lambda: (thread_work(4), done.set()), ())
+        _thread.start_new_thread(lambda: (thread_work(4), done.set(), release.wait(30)), ())
         tid = ctypes.c_ulong()
         assert libc.pthread_create(ctypes.byref(tid), None, native_start, None) == 0
         assert libc.pthread_join(tid, None) == 0
         assert done.wait(30)
     finally:
+        release.set()
         prof.disable()
     prof.create_stats()
     assert _rows(prof.stats, "c_work")[:2] == (1, 1)
