@@ -70,9 +70,9 @@ fn monitoring(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
 
 type Entry = ffi::vectorcallfunc;
 
-/// The events `_lsprof` registers and the callback each gets. Async-aware profiling tells a
-/// coroutine's resume from its start and its await from its return.
-/// The callbacks are made for the profiler's leaf flag `leaf` (see `events::enter_leaf`).
+/// The events `_lsprof` registers and the callback each gets, made for the profiler's leaf flag
+/// `leaf` (see `events::enter_leaf`). Async-aware profiling tells a coroutine's resume from its
+/// start and its await from its return.
 fn event_table(async_aware: bool, leaf: u8) -> [(&'static str, Entry); 9] {
     let [pystart, pyreturn, ccall, creturn] = events::for_leaf_mode!(leaf, leaf_callbacks);
     let (start, resume, suspend): (Entry, Entry, Entry) = if async_aware {
@@ -520,9 +520,9 @@ unsafe extern "C" fn ccall_callback<const MODE: u8>(
     }
 }
 
-/// A CALL event that may be a builtin's, on from `ccall_callback` by a tail call: the calls of
-/// Python functions, the most frequent CALL events, then return without the registers that
-/// the leaf path saves.
+/// A CALL event that may be a builtin's, handed on by `ccall_callback`: kept out of it so that
+/// the calls of Python functions, the most frequent CALL events, return without saving the
+/// registers this leaf path needs.
 ///
 /// # Safety
 /// As for [`ccall_general`].
