@@ -120,7 +120,10 @@ pub struct Timeline {
 
 /// Writes a word of the buffer without reading its cache line first (a non-temporal store on
 /// x86_64): the buffer is written once, in order, and read only after profiling, so the line
-/// would be fetched from memory for nothing. Readers of the buffer fence first ([`fence`]).
+/// would be fetched from memory for nothing. Such stores are ordered only weakly with other
+/// stores: the writing thread's readers of the buffer fence first ([`fence`]); another thread
+/// reads it only after taking the GIL from the writer, whose release is a locked instruction,
+/// which no earlier store passes.
 ///
 /// # Safety
 /// `p` is valid for an 8-byte write and 8-byte aligned.
