@@ -657,18 +657,31 @@ unsafe fn async_event(
 /// `obj` is a live `Profiler`; GIL held, no borrow of its state alive.
 unsafe fn hook_of(obj: *mut ffi::PyObject) -> ffi::Py_tracefunc {
     // SAFETY: as for this function; a short read of a flag.
-    let leaf = unsafe {
-        let py = Python::assume_attached();
-        let p = Bound::ref_from_ptr(py, &obj)
-            .cast_unchecked::<Profiler>()
-            .get();
-        (*p.state_ptr()).leaf
-    };
+    let leaf = unsafe { (*hook_profiler(&obj).1.state_ptr()).leaf };
     events::for_leaf_mode!(leaf, hook_for)
 }
 
 fn hook_for<const MODE: u8>() -> ffi::Py_tracefunc {
     profile_hook::<MODE>
+}
+
+/// The profiler a profile hook call is for (`obj`), with the GIL token.
+///
+/// # Safety
+/// Called by the profile hook with its own `obj`: the GIL is held and `obj` is the profiler
+/// installed with the hook, kept alive by the thread state.
+#[inline(always)]
+unsafe fn hook_profiler(obj: &*mut ffi::PyObject) -> (Python<'_>, &Profiler) {
+    // SAFETY: as for this function.
+    unsafe {
+        let py = Python::assume_attached();
+        (
+            py,
+            Bound::ref_from_ptr(py, obj)
+                .cast_unchecked::<Profiler>()
+                .get(),
+        )
+    }
 }
 
 // The profile hook. The common events (a function seen before, called from one seen calling it
@@ -680,10 +693,8 @@ unsafe extern "C" fn profile_hook<const MODE: u8>(
     what: c_int,
     arg: *mut ffi::PyObject,
 ) -> c_int {
-    // SAFETY: the interpreter calls the hook with the GIL held.
-    let py = unsafe { Python::assume_attached() };
-    // SAFETY: `obj` is the profiler we installed, kept alive by the thread state.
-    let p = unsafe { Bound::ref_from_ptr(py, &obj).cast_unchecked::<Profiler>() }.get();
+    // SAFETY: the interpreter's own arguments.
+    let (_, p) = unsafe { hook_profiler(&obj) };
     let st = p.state_ptr();
     // SAFETY: short reads of flags with no borrow alive; a leaf flag other than LEAF_NONE
     // (this hook's MODE, tested by the leaf paths) means the frame's code may be read directly
@@ -733,10 +744,8 @@ unsafe fn profile_event(
     what: c_int,
     arg: *mut ffi::PyObject,
 ) -> c_int {
-    // SAFETY: the interpreter calls the hook with the GIL held.
-    let py = unsafe { Python::assume_attached() };
-    // SAFETY: `obj` is the profiler we installed, kept alive by the thread state.
-    let p = unsafe { Bound::ref_from_ptr(py, &obj).cast_unchecked::<Profiler>() }.get();
+    // SAFETY: the interpreter's own arguments.
+    let (py, p) = unsafe { hook_profiler(&obj) };
     match what {
         ffi::PyTrace_CALL | ffi::PyTrace_RETURN => {
             // SAFETY: `frame` is the live frame of the event; PyFrame_GetCode returns a new
