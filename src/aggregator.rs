@@ -171,7 +171,7 @@ const CACHE_SLOTS: usize = 1024;
 /// `else` of `_lsprof`'s test) and changes nothing either. Every other operation that reads a
 /// level or pops a call first adds the marked calls' levels ([`Aggregator::settle`]), after
 /// which the counters are exactly `_lsprof`'s. `settled` bounds that walk: the calls below it
-/// (below `frames.len()` if smaller) are not marked.
+/// (below `frames.len()` if smaller) have no deferred level (the top may be pending).
 ///
 /// Pending levels: most calls in a loop are leaves (a builtin, a small method) whose entry
 /// was not open. The cached enter of such a call does not raise the level from zero either: it
@@ -500,7 +500,9 @@ impl Aggregator {
                 PENDING_ENTRY,
             );
         }
-        if deferred != 0 {
+        // A call only pending is on top, where `settle` looks anyway: `settled` bounds the
+        // deferred ones.
+        if deferred & (DEFER_ENTRY | DEFER_SUB) != 0 {
             stack.settled = stack.settled.min(len);
         }
         let ctx = Context {
@@ -652,6 +654,8 @@ impl Aggregator {
     pub fn settle(&mut self, stack: &mut Stack) {
         if stack.settled < stack.frames.len() {
             self.settle_from(stack);
+        } else {
+            self.raise_pending(stack);
         }
     }
 
@@ -1339,6 +1343,17 @@ mod tests {
                 // general path's.
                 let (entries, subs) = fast.settled_counters();
                 proptest::prop_assert_eq!(&general.agg.entries, &entries);
+                // What `settle` relies on: deferred calls at or above `settled`, a pending
+                // one only on top.
+                let n = fast.stack.frames.len();
+                for (i, c) in fast.stack.frames.iter().enumerate() {
+                    if c.deferred & (DEFER_ENTRY | DEFER_SUB) != 0 {
+                        proptest::prop_assert!(i >= fast.stack.settled);
+                    }
+                    if c.deferred & PENDING != 0 {
+                        proptest::prop_assert_eq!(i + 1, n);
+                    }
+                }
                 proptest::prop_assert_eq!(&general.agg.subs, &subs);
             }
             fast.agg.settle(&mut fast.stack);

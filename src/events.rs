@@ -161,9 +161,12 @@ fn leaf_parts<const TIMELINE: bool, const THREADS: bool>(
     if THREADS && (s.leaf_thread != threads::thread_pointer() || s.stack.frames.is_empty()) {
         return None;
     }
-    let slot = match s.timeline.as_deref_mut() {
-        Some(tl) if TIMELINE => Some(tl.free_slot()?),
-        _ => None,
+    // With the timeline flag, no timeline (never the case) or no room takes the general path,
+    // so the slot is there exactly when TIMELINE is: its test folds away.
+    let slot = if TIMELINE {
+        Some(s.timeline.as_deref_mut()?.free_slot()?)
+    } else {
+        None
     };
     Some((slot, &mut s.agg, &mut s.stack))
 }

@@ -119,7 +119,7 @@ impl State {
             return clock::now();
         }
         if self.external_timer {
-            return self.timeline.as_deref().map_or(0, |tl| tl.last_t);
+            return self.timeline.as_deref().map_or(0, |tl| tl.last_t());
         }
         self.clock.now().wrapping_sub(self.bias_acc.round() as i64)
     }
@@ -145,7 +145,7 @@ impl State {
                 .entries
                 .get(top.entry as usize)
                 .map_or(0, |e| e.key);
-            let t = t.unwrap_or(tl.last_t);
+            let t = t.unwrap_or_else(|| tl.last_t());
             tl.record(kind, t, key, self.stack.frames.len() - 1);
         }
     }

@@ -94,20 +94,26 @@ impl WhenFull {
 #[repr(C)]
 pub struct Timeline {
     /// All slots, allocated and written at creation (never resized). Until it is first full,
-    /// `buf[..next]` holds the events; after, all of it does, the oldest at `next`.
+    /// `buf[..next]` holds the events; after, all of it does, the oldest at `next` (the slot
+    /// `at` names).
     buf: Vec<Event>,
-    /// The slot the next event goes to.
-    next: usize,
-    /// An event takes the short path while `next < room`: `buf.len()` until the buffer is
+    /// Where the next event goes, in bytes from the start of `buf` (`next * EVENT_BYTES`): the
+    /// hot path stores at an offset, with no index to scale.
+    at: usize,
+    /// An event takes the short path while `at < end`: the buffer's size in bytes until it is
     /// first full, 0 after (then every event goes through [`Timeline::push_full`]).
-    room: usize,
-    /// The time of the latest event recorded (for a leave that has no time of its own).
-    pub last_t: i64,
-    /// The thread events are being recorded for.
+    end: usize,
+    /// The thread index of the events being recorded, where it sits in an event's last word
+    /// (`current << 32`), so that word is made with one `or` of the depth and the kind.
+    lane: u64,
+    /// The thread events are being recorded for (index into `threads`).
     current: u16,
     /// The buffer has been filled.
     full: bool,
     pub when_full: WhenFull,
+    /// The time of the latest event before the last [`Timeline::clear`] (see
+    /// [`Timeline::last_t`]).
+    cleared_t: i64,
     /// Events not kept because the buffer was full.
     pub dropped: u64,
     /// The threads seen: the interpreter's thread id (never reused within a process) and the
@@ -118,30 +124,46 @@ pub struct Timeline {
     pub memory_base: i64,
 }
 
-/// Writes a word of the buffer without reading its cache line first (a non-temporal store on
-/// x86_64): the buffer is written once, in order, and read only after profiling, so the line
-/// would be fetched from memory for nothing. Such stores are ordered only weakly with other
-/// stores: the writing thread's readers of the buffer fence first ([`fence`]); another thread
-/// reads it only after taking the GIL from the writer, whose release is a locked instruction,
-/// which no earlier store passes.
+/// The size of an event in the buffer.
+const EVENT_BYTES: usize = std::mem::size_of::<Event>();
+
+/// Writes the three words of an event at `w` without reading its cache line first
+/// (non-temporal stores on x86_64): the buffer is written once, in order, and read only after
+/// profiling, so the line would be fetched from memory for nothing. Such stores are ordered
+/// only weakly with other stores: the writing thread's readers of the buffer fence first
+/// ([`fence`]); another thread reads it only after taking the GIL from the writer, whose
+/// release is a locked instruction, which no earlier store passes. (One `asm!` block, as the
+/// intrinsic made the compiler compute the address anew for each store.)
 ///
 /// # Safety
-/// `p` is valid for an 8-byte write and 8-byte aligned.
+/// `w` is valid for a 24-byte write and 8-byte aligned.
 #[inline(always)]
-unsafe fn stream(p: *mut i64, v: i64) {
+unsafe fn stream3(w: *mut i64, a: i64, b: i64, c: i64) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: as for this function; SSE2 is part of every x86_64 target.
+    // SAFETY: as for this function; `movnti` is SSE2, part of every x86_64 target; the block
+    // writes only those 24 bytes, touches no stack and no flags.
     unsafe {
-        std::arch::x86_64::_mm_stream_si64(p, v)
+        std::arch::asm!(
+            "movnti qword ptr [{w}], {a}",
+            "movnti qword ptr [{w} + 8], {b}",
+            "movnti qword ptr [{w} + 16], {c}",
+            w = in(reg) w,
+            a = in(reg) a,
+            b = in(reg) b,
+            c = in(reg) c,
+            options(nostack, preserves_flags),
+        )
     };
     #[cfg(not(target_arch = "x86_64"))]
     // SAFETY: as for this function.
     unsafe {
-        p.write(v)
+        w.write(a);
+        w.add(1).write(b);
+        w.add(2).write(c);
     };
 }
 
-/// Orders the buffer's non-temporal stores ([`stream`]) before the reads that follow.
+/// Orders the buffer's non-temporal stores ([`stream3`]) before the reads that follow.
 #[inline(always)]
 fn fence() {
     #[cfg(target_arch = "x86_64")]
@@ -155,49 +177,55 @@ fn fence() {
 /// lives, so the place stays free and in bounds until [`Slot::record`] fills it.
 pub struct Slot<'a> {
     tl: &'a mut Timeline,
-    /// `i < room <= buf.len()`.
-    i: usize,
+    /// The place's offset in bytes: `at < end <= buf.len() * EVENT_BYTES`, a multiple of
+    /// `EVENT_BYTES`.
+    at: usize,
 }
 
 impl Slot<'_> {
-    /// [`Timeline::record`] into this place.
+    /// A call or return event (`kind`) of the current thread, into this place.
     #[inline(always)]
     pub fn record(self, kind: u8, t: i64, key: usize, depth: usize) {
-        let (tl, i) = (self.tl, self.i);
-        tl.last_t = t;
-        // SAFETY: `i < room <= buf.len()` (the slot's invariant; see `push` for the room).
-        let slot: *mut Event = unsafe { tl.buf.get_unchecked_mut(i) };
+        // (A depth past u32::MAX would need a stack of over 4 billion calls: it is truncated,
+        // not tested for, on this path.)
+        let tail = depth as u32 as u64 | self.tl.lane | (kind as u64) << 48;
+        self.write(t, key, tail);
+    }
+
+    /// Writes the event whose words are `t`, `key` and `tail` (depth, thread, kind and hi, as
+    /// `Event` lays them out) here.
+    #[inline(always)]
+    fn write(self, t: i64, key: usize, tail: u64) {
+        let (tl, at) = (self.tl, self.at);
         #[cfg(target_endian = "little")]
-        {
-            // depth, thread, kind and hi (0) as the third word: one store where the fields
-            // would take three.
-            let tail = depth as u32 as u64 | (tl.current as u64) << 32 | (kind as u64) << 48;
-            // SAFETY: `Event` is `repr(C)` with these fields: t, key, then the 8 bytes of
-            // depth, thread, kind and hi in that order, no padding, 8-byte aligned; any bits are
-            // a valid value of each field. The slot is in bounds (above).
-            unsafe {
-                let w = slot.cast::<i64>();
-                stream(w, t);
-                stream(w.add(1), key as i64);
-                stream(w.add(2), tail as i64);
-            }
+        // SAFETY: `at` is in bounds and a multiple of `EVENT_BYTES` (the slot's invariant; see
+        // `push_full` for `end`), so it starts an event, 8-byte aligned. `Event` is `repr(C)`:
+        // t, key, then the 8 bytes of depth, thread, kind and hi in that order, no padding; any
+        // bits are a valid value of each field.
+        unsafe {
+            let w = tl.buf.as_mut_ptr().cast::<u8>().add(at).cast::<i64>();
+            stream3(w, t, key as i64, tail as i64);
         }
         #[cfg(not(target_endian = "little"))]
-        {
-            // SAFETY: the slot is in bounds (above).
-            unsafe {
-                slot.write(Event {
-                    t,
-                    key,
-                    depth: depth as u32,
-                    thread: tl.current,
-                    kind,
-                    hi: 0,
-                })
-            };
+        // SAFETY: as above.
+        unsafe {
+            let e = tl.buf.as_mut_ptr().cast::<u8>().add(at).cast::<Event>();
+            e.write(Event {
+                t,
+                key,
+                depth: tail as u32,
+                thread: (tail >> 32) as u16,
+                kind: (tail >> 48) as u8,
+                hi: (tail >> 56) as u8,
+            });
         }
-        tl.next = i + 1;
+        tl.at = at + EVENT_BYTES;
     }
+}
+
+/// An event's last word: depth (or a memory event's low size bits), thread, kind and hi.
+fn tail_of(e: &Event) -> u64 {
+    e.depth as u64 | (e.thread as u64) << 32 | (e.kind as u64) << 48 | (e.hi as u64) << 56
 }
 
 impl Timeline {
@@ -218,15 +246,16 @@ impl Timeline {
 
     fn with_buffer(buf: Vec<Event>, when_full: WhenFull) -> Timeline {
         Timeline {
-            room: buf.len(),
+            end: buf.len() * EVENT_BYTES,
             buf,
-            next: 0,
+            at: 0,
+            lane: 0,
+            current: 0,
             full: false,
             when_full,
+            cleared_t: 0,
             dropped: 0,
             threads: Vec::new(),
-            current: 0,
-            last_t: 0,
             memory_base: 0,
         }
     }
@@ -235,16 +264,41 @@ impl Timeline {
         self.buf.len()
     }
 
+    /// The slot the next event goes to.
+    fn next(&self) -> usize {
+        self.at / EVENT_BYTES
+    }
+
     pub fn len(&self) -> usize {
         if self.full {
             self.buf.len()
         } else {
-            self.next
+            self.next()
         }
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The time of the latest event recorded (for a leave that has no time of its own): read
+    /// from the buffer, so recording an event stores nothing more. (With `keep_oldest` and the
+    /// buffer full, the latest kept one's: the later ones are dropped, and so is every event
+    /// that would use their time.)
+    pub fn last_t(&self) -> i64 {
+        let cap = self.buf.len();
+        let latest = match (self.full, self.next()) {
+            (false, 0) => return self.cleared_t,
+            (false, i) => i - 1,
+            (true, i) => (i + cap - 1) % cap,
+        };
+        fence();
+        self.buf.get(latest).map_or(self.cleared_t, |e| e.t)
+    }
+
+    fn set_current(&mut self, i: u16) {
+        self.current = i;
+        self.lane = (i as u64) << 32;
     }
 
     /// Records the following events as the thread with interpreter id `id` and ident `ident`.
@@ -257,39 +311,31 @@ impl Timeline {
             }
         };
         // More than 65,536 threads in one timeline share the last index (named by the first).
-        self.current = i.min(u16::MAX as usize) as u16;
+        self.set_current(i.min(u16::MAX as usize) as u16);
     }
 
     /// The next event's place if it fits without the buffer's full-buffer policy: what the
     /// callbacks' leaf paths record into, with no call, so that they stay leaves.
     #[inline(always)]
     pub fn free_slot(&mut self) -> Option<Slot<'_>> {
-        let i = self.next;
-        (i < self.room).then_some(Slot { tl: self, i })
+        let at = self.at;
+        (at < self.end).then_some(Slot { tl: self, at })
     }
 
+    /// A call or return event (`kind`) of the current thread.
     #[inline(always)]
     pub fn record(&mut self, kind: u8, t: i64, key: usize, depth: usize) {
-        self.last_t = t;
-        // (A depth past u32::MAX would need a stack of over 4 billion calls: it is truncated,
-        // not tested for, on this path.)
-        let thread = self.current;
-        let event = move || Event {
+        if let Some(slot) = self.free_slot() {
+            return slot.record(kind, t, key, depth);
+        }
+        self.push_full(Event {
             t,
             key,
             depth: depth as u32,
-            thread,
+            thread: self.current,
             kind,
             hi: 0,
-        };
-        let i = self.next;
-        if i < self.room {
-            // SAFETY: `room <= buf.len()` always (see `push`). (Made in place, not copied.)
-            unsafe { *self.buf.get_unchecked_mut(i) = event() };
-            self.next = i + 1;
-            return;
-        }
-        self.push_full(event());
+        });
     }
 
     /// Records a memory event of `kind` and `bytes` at `t`, run by `key`; on the lane of the
@@ -309,30 +355,20 @@ impl Timeline {
                 self.set_thread(id, ident);
             }
         }
-        self.last_t = t;
         let bytes = bytes.min((1 << 40) - 1);
-        self.push(Event {
+        let event = Event {
             t,
             key,
             depth: bytes as u32,
             thread: self.current,
             kind,
             hi: (bytes >> 32) as u8,
-        });
-        self.current = current;
-    }
-
-    #[inline(always)]
-    fn push(&mut self, event: Event) {
-        let i = self.next;
-        if i < self.room {
-            // SAFETY: `room <= buf.len()` always (it is the length or 0, and the buffer is
-            // never resized), so `i` is in bounds.
-            unsafe { *self.buf.get_unchecked_mut(i) = event };
-            self.next = i + 1;
-            return;
+        };
+        match self.free_slot() {
+            Some(slot) => slot.write(t, key, tail_of(&event)),
+            None => self.push_full(event),
         }
-        self.push_full(event);
+        self.set_current(current);
     }
 
     /// An event when the buffer is (or just became) full: kept in a ring, or dropped.
@@ -342,15 +378,15 @@ impl Timeline {
         let cap = self.buf.len();
         if !self.full {
             self.full = true;
-            self.room = 0;
-            self.next = 0;
+            self.end = 0;
+            self.at = 0;
         }
         self.dropped += 1;
         if self.when_full == WhenFull::KeepOldest {
             return;
         }
-        let i = self.next;
-        self.next = if i + 1 >= cap { 0 } else { i + 1 };
+        let i = self.next();
+        self.at = if i + 1 >= cap { 0 } else { i + 1 } * EVENT_BYTES;
         fence();
         if let Some(slot) = self.buf.get_mut(i) {
             // The overwritten event's memory change now belongs to what came before the kept ones.
@@ -362,23 +398,25 @@ impl Timeline {
     /// The kept events, oldest first.
     pub fn iter(&self) -> impl Iterator<Item = &Event> + '_ {
         fence();
+        let next = self.next();
         let (older, newer) = if self.full {
-            let (a, b) = self.buf.split_at(self.next);
+            let (a, b) = self.buf.split_at(next);
             (b, a)
         } else {
-            (&self.buf[..self.next], &self.buf[..0])
+            (&self.buf[..next], &self.buf[..0])
         };
         older.iter().chain(newer.iter())
     }
 
     /// Forgets every event and thread (the buffer stays allocated).
     pub fn clear(&mut self) {
-        self.next = 0;
-        self.room = self.buf.len();
+        self.cleared_t = self.last_t();
+        self.at = 0;
+        self.end = self.buf.len() * EVENT_BYTES;
         self.full = false;
         self.dropped = 0;
         self.threads.clear();
-        self.current = 0;
+        self.set_current(0);
         self.memory_base = 0;
     }
 }
@@ -934,7 +972,7 @@ mod tests {
             b.free_slot().expect("room").record(kind, t, key, depth);
         }
         assert_eq!(a.buf[..events.len()], b.buf[..events.len()]);
-        assert_eq!((a.next, a.last_t), (b.next, b.last_t));
+        assert_eq!((a.at, a.last_t()), (b.at, b.last_t()));
         assert_eq!(b.buf[1].thread, 1);
         // No place once the buffer is full, whatever its policy.
         let mut full = Timeline::new(1, WhenFull::KeepNewest);
