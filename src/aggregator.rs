@@ -59,8 +59,8 @@ pub struct Context {
     /// The (caller, entry) edge opened with this call, or `NO_SUB`; the matching leave charges it
     /// without a lookup.
     pub sub: u32,
-    /// Which of this call's recursion levels (`DEFER_ENTRY`, `DEFER_SUB`) are not yet added to
-    /// its entry's and edge's counters; see [`Stack`].
+    /// Which of this call's recursion levels (`DEFER_ENTRY`, `DEFER_SUB`, `PENDING_*`) are not
+    /// yet added to its entry's and edge's counters (see [`Stack`]), and `MATCHED`.
     pub deferred: u8,
 }
 
@@ -77,6 +77,20 @@ pub const PENDING_SUB: u8 = 8;
 const UNADDED_ENTRY: u8 = DEFER_ENTRY | PENDING_ENTRY;
 const UNADDED_SUB: u8 = DEFER_SUB | PENDING_SUB;
 const PENDING: u8 = PENDING_ENTRY | PENDING_SUB;
+/// The call has an edge exactly when it has a caller on the stack: what a cached leave with
+/// subcalls on charges. Set when the call is pushed (the calls under it stay as long as it is
+/// on the stack), so the leave tests one bit of a byte it reads anyway.
+pub const MATCHED: u8 = 16;
+
+/// [`MATCHED`] for a call with edge `sub` pushed on a stack of `len` calls.
+#[inline(always)]
+fn matched(sub: u32, len: usize) -> u8 {
+    if (sub != NO_SUB) == (len != 0) {
+        MATCHED
+    } else {
+        0
+    }
+}
 
 /// A coroutine's open call while it is suspended, and when it was suspended.
 #[derive(Debug, Clone, Copy)]
@@ -414,13 +428,14 @@ impl Aggregator {
                 }
             }
         }
+        let deferred = matched(sub, stack.frames.len());
         stack.frames.push(Context {
             t0: 0,
             key,
             subt: 0,
             entry,
             sub,
-            deferred: 0,
+            deferred,
         });
     }
 
@@ -456,13 +471,15 @@ impl Aggregator {
         if len == stack.frames.capacity() {
             return false;
         }
-        let (id, sub) = match stack.frames.last() {
+        // The levels will be added to `deferred`, which starts with MATCHED if it applies.
+        let (id, sub, mut deferred) = match stack.frames.last() {
             Some(top) if subcalls => {
                 let slot = self.edge_cache[edge_slot(top.entry, key)];
                 if slot.key != key || slot.caller != top.entry {
                     return false;
                 }
-                (slot.callee, slot.edge)
+                // A cached edge is a real one: the call has both a caller and an edge.
+                (slot.callee, slot.edge, MATCHED)
             }
             _ => {
                 let (k, id) = self.cache[slot(key)];
@@ -470,7 +487,7 @@ impl Aggregator {
                 if k != key || key == 0 {
                     return false;
                 }
-                (id, NO_SUB)
+                (id, NO_SUB, matched(NO_SUB, len))
             }
         };
         // The tests are passed: from here on nothing can fail. The caller stops being on top.
@@ -478,7 +495,6 @@ impl Aggregator {
         debug_assert!((id as usize) < self.entries.len());
         debug_assert!(sub == NO_SUB || (sub as usize) < self.subs.len());
         // A level already above zero is left as it is (see `Stack`): stored only when it moves.
-        let mut deferred = 0;
         // SAFETY: the caches only name entries and edges that exist: a slot is written when its
         // entry or edge is made or found, neither array ever shrinks but in `clear`, which
         // empties both caches too.
@@ -553,7 +569,11 @@ impl Aggregator {
         }
         // An edge is charged when subcalls are on and a caller stays on the stack (as in
         // `stop`); the case where the call has one exactly when one is charged is the cached one.
-        if (ctx.sub != NO_SUB) != (subcalls && n != 1) {
+        if subcalls {
+            if ctx.deferred & MATCHED == 0 {
+                return None;
+            }
+        } else if ctx.sub != NO_SUB {
             return None;
         }
         let e = self.entries.get_mut(ctx.entry as usize)?;
@@ -635,6 +655,8 @@ impl Aggregator {
     pub fn resume(&mut self, stack: &mut Stack, s: Suspended, now: i64) {
         self.raise_pending(stack);
         let mut ctx = s.ctx;
+        // Resumed under whatever caller is on top now (or none).
+        ctx.deferred = ctx.deferred & !MATCHED | matched(ctx.sub, stack.frames.len());
         ctx.subt = ctx.subt.wrapping_add(now.wrapping_sub(s.at));
         if let Some(p) = stack.frames.last_mut() {
             p.subt = p.subt.wrapping_sub(now.wrapping_sub(ctx.t0));
@@ -1259,7 +1281,7 @@ mod tests {
             .stack
             .frames
             .iter()
-            .filter(|c| c.deferred != 0)
+            .filter(|c| c.deferred & !MATCHED != 0)
             .count();
         assert_eq!(
             deferred, 3,
@@ -1269,7 +1291,11 @@ mod tests {
         probe.agg.settle(&mut probe.stack);
         assert_eq!(probe.entry(1).recursion_level, 4);
         assert_eq!(probe.sub(1, 1).recursion_level, 3);
-        assert!(probe.stack.frames.iter().all(|c| c.deferred == 0));
+        assert!(probe
+            .stack
+            .frames
+            .iter()
+            .all(|c| c.deferred & !MATCHED == 0));
         for d in [&mut general, &mut fast] {
             d.ret(7);
         }
@@ -1299,12 +1325,12 @@ mod tests {
         }
         fast.call(16);
         let top = *fast.stack.frames.last().unwrap();
-        assert_eq!(top.deferred, PENDING_ENTRY | PENDING_SUB);
+        assert_eq!(top.deferred, PENDING_ENTRY | PENDING_SUB | MATCHED);
         assert_eq!(fast.entry(16).recursion_level, 0);
         assert_eq!(fast.sub(8, 16).recursion_level, 0);
         // A call inside it (the edge 16 -> 24 made on the general path): levels raised first.
         fast.call(24);
-        assert_eq!(fast.stack.frames[1].deferred, 0);
+        assert_eq!(fast.stack.frames[1].deferred, MATCHED);
         assert_eq!(fast.entry(16).recursion_level, 1);
         assert_eq!(fast.sub(8, 16).recursion_level, 1);
         fast.ret(24);
@@ -1344,7 +1370,7 @@ mod tests {
                 let (entries, subs) = fast.settled_counters();
                 proptest::prop_assert_eq!(&general.agg.entries, &entries);
                 // What `settle` relies on: deferred calls at or above `settled`, a pending
-                // one only on top.
+                // one only on top; and what the cached leave does: MATCHED as the stack is.
                 let n = fast.stack.frames.len();
                 for (i, c) in fast.stack.frames.iter().enumerate() {
                     if c.deferred & (DEFER_ENTRY | DEFER_SUB) != 0 {
@@ -1353,6 +1379,7 @@ mod tests {
                     if c.deferred & PENDING != 0 {
                         proptest::prop_assert_eq!(i + 1, n);
                     }
+                    proptest::prop_assert_eq!(c.deferred & MATCHED, matched(c.sub, i));
                 }
                 proptest::prop_assert_eq!(&general.agg.subs, &subs);
             }

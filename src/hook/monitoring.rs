@@ -48,19 +48,21 @@ impl HookState {
     }
 }
 
-/// Whether `tp`, the type of a CALL or C_RETURN event's callable, is certainly no builtin's: a
-/// class, or a bound method (of a Python function: CPython unpacks those before deciding how to
-/// call). The general path would do nothing with such an event (async-aware profiling looks
-/// only at plain functions), so the leaf paths answer it.
+/// Whether `tp`, the type of a CALL or C_RETURN event's callable, may be a builtin's: false for
+/// a class or a bound method (of a Python function: CPython unpacks those before deciding how
+/// to call), which the general path would do nothing with (async-aware profiling looks only at
+/// plain functions), so the leaf paths answer them. A builtin function, the common case, is
+/// told first.
 ///
 /// # Safety
 /// GIL held; `tp` is a live type; no borrow of the state alive.
 #[inline(always)]
-unsafe fn surely_not_builtin(p: &Profiler, tp: *mut ffi::PyTypeObject) -> bool {
-    // SAFETY: a short read of a field set at construction; reading a type's flags.
+unsafe fn maybe_builtin(p: &Profiler, tp: *mut ffi::PyTypeObject) -> bool {
+    // SAFETY: reading a static's address, a field set at construction, a type's flags.
     unsafe {
-        tp as usize == (*p.state_ptr()).hook.method_type
-            || ffi::PyType_HasFeature(tp, ffi::Py_TPFLAGS_TYPE_SUBCLASS) != 0
+        tp == addr_of_mut!(ffi::PyCFunction_Type)
+            || (tp as usize != (*p.state_ptr()).hook.method_type
+                && ffi::PyType_HasFeature(tp, ffi::Py_TPFLAGS_TYPE_SUBCLASS) == 0)
     }
 }
 
@@ -511,7 +513,7 @@ unsafe extern "C" fn ccall_callback<const MODE: u8>(
             if !(*p.state_ptr()).async_aware {
                 return none();
             }
-        } else if !(*p.state_ptr()).builtins || surely_not_builtin(p, tp) {
+        } else if !(*p.state_ptr()).builtins || !maybe_builtin(p, tp) {
             return none();
         } else {
             return ccall_builtin::<MODE>(p, callable, arg0);
@@ -615,7 +617,7 @@ unsafe extern "C" fn creturn_callback<const MODE: u8>(
             return creturn_event(cb, args, nargsf, kwnames);
         };
         let (callable, arg0) = (*args.add(2), *args.add(3));
-        if !(*p.state_ptr()).builtins || surely_not_builtin(p, ffi::Py_TYPE(callable)) {
+        if !(*p.state_ptr()).builtins || !maybe_builtin(p, ffi::Py_TYPE(callable)) {
             return none();
         }
         if let Some(key) = exact_builtin_key(p, callable, arg0) {
