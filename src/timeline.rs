@@ -221,11 +221,24 @@ impl Slot<'_> {
         }
         tl.at = at + EVENT_BYTES;
     }
-}
 
-/// An event's last word: depth (or a memory event's low size bits), thread, kind and hi.
-fn tail_of(e: &Event) -> u64 {
-    e.depth as u64 | (e.thread as u64) << 32 | (e.kind as u64) << 48 | (e.hi as u64) << 56
+    /// Writes `event` here with ordinary stores: for memory events. The allocator hooks run a
+    /// locked instruction per allocation (their re-entrancy guard), which flushes a line
+    /// partly written by streamed stores to memory: streamed, a memory event cost 177 ns more
+    /// than this (memory_bench, 3.13).
+    fn put(self, event: Event) {
+        let (tl, at) = (self.tl, self.at);
+        // SAFETY: `at` is in bounds and starts an event (the slot's invariant).
+        unsafe {
+            tl.buf
+                .as_mut_ptr()
+                .cast::<u8>()
+                .add(at)
+                .cast::<Event>()
+                .write(event)
+        };
+        tl.at = at + EVENT_BYTES;
+    }
 }
 
 impl Timeline {
@@ -365,7 +378,7 @@ impl Timeline {
             hi: (bytes >> 32) as u8,
         };
         match self.free_slot() {
-            Some(slot) => slot.write(t, key, tail_of(&event)),
+            Some(slot) => slot.put(event),
             None => self.push_full(event),
         }
         self.set_current(current);
