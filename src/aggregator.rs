@@ -471,15 +471,30 @@ impl Aggregator {
         if len == stack.frames.capacity() {
             return false;
         }
-        // The levels will be added to `deferred`, which starts with MATCHED if it applies.
+        // Once the caches have answered, nothing can fail. The caller stops being on top (its
+        // pending levels are raised first), then the new call's levels: a level already above
+        // zero is left as it is (see `Stack`), stored only when it moves.
         let (id, sub, mut deferred) = match stack.frames.last() {
             Some(top) if subcalls => {
                 let slot = self.edge_cache[edge_slot(top.entry, key)];
                 if slot.key != key || slot.caller != top.entry {
                     return false;
                 }
+                self.raise_pending(stack);
+                debug_assert!((slot.edge as usize) < self.subs.len());
                 // A cached edge is a real one: the call has both a caller and an edge.
-                (slot.callee, slot.edge, MATCHED)
+                let mut deferred = MATCHED;
+                // SAFETY: the caches only name entries and edges that exist: a slot is written
+                // when its entry or edge is made or found, neither array ever shrinks but in
+                // `clear`, which empties both caches too.
+                let s = unsafe { self.subs.get_unchecked_mut(slot.edge as usize) };
+                open_level(
+                    &mut s.recursion_level,
+                    &mut deferred,
+                    DEFER_SUB,
+                    PENDING_SUB,
+                );
+                (slot.callee, slot.edge, deferred)
             }
             _ => {
                 let (k, id) = self.cache[slot(key)];
@@ -487,35 +502,19 @@ impl Aggregator {
                 if k != key || key == 0 {
                     return false;
                 }
+                self.raise_pending(stack);
                 (id, NO_SUB, matched(NO_SUB, len))
             }
         };
-        // The tests are passed: from here on nothing can fail. The caller stops being on top.
-        self.raise_pending(stack);
         debug_assert!((id as usize) < self.entries.len());
-        debug_assert!(sub == NO_SUB || (sub as usize) < self.subs.len());
-        // A level already above zero is left as it is (see `Stack`): stored only when it moves.
-        // SAFETY: the caches only name entries and edges that exist: a slot is written when its
-        // entry or edge is made or found, neither array ever shrinks but in `clear`, which
-        // empties both caches too.
-        unsafe {
-            if sub != NO_SUB {
-                let s = self.subs.get_unchecked_mut(sub as usize);
-                open_level(
-                    &mut s.recursion_level,
-                    &mut deferred,
-                    DEFER_SUB,
-                    PENDING_SUB,
-                );
-            }
-            let e = self.entries.get_unchecked_mut(id as usize);
-            open_level(
-                &mut e.recursion_level,
-                &mut deferred,
-                DEFER_ENTRY,
-                PENDING_ENTRY,
-            );
-        }
+        // SAFETY: as above.
+        let e = unsafe { self.entries.get_unchecked_mut(id as usize) };
+        open_level(
+            &mut e.recursion_level,
+            &mut deferred,
+            DEFER_ENTRY,
+            PENDING_ENTRY,
+        );
         // A call only pending is on top, where `settle` looks anyway: `settled` bounds the
         // deferred ones.
         if deferred & (DEFER_ENTRY | DEFER_SUB) != 0 {
