@@ -968,6 +968,33 @@ mod tests {
     }
 
     #[test]
+    fn last_t_is_the_latest_recorded_events_time() {
+        let mut tl = Timeline::new(3, WhenFull::KeepNewest);
+        assert_eq!(tl.last_t(), 0);
+        tl.record(ENTER, 5, 1, 0);
+        tl.record_memory(MALLOC, 7, 1, 8, None);
+        assert_eq!(tl.last_t(), 7);
+        // The ring wraps: the latest is just before the oldest kept.
+        tl.record(LEAVE, 9, 1, 0);
+        tl.record(ENTER, 11, 2, 0);
+        assert_eq!((tl.next(), tl.last_t()), (1, 11));
+        tl.record(LEAVE, 12, 2, 0);
+        tl.record(ENTER, 13, 3, 0);
+        assert_eq!((tl.next(), tl.last_t()), (0, 13));
+        // Cleared: the time of the latest event before, until one is recorded.
+        tl.clear();
+        assert_eq!(tl.last_t(), 13);
+        tl.record(ENTER, 20, 1, 0);
+        assert_eq!(tl.last_t(), 20);
+        // keep_oldest, full: the latest kept (later ones, and what would use their time, go).
+        let mut old = Timeline::new(2, WhenFull::KeepOldest);
+        for t in [1, 2, 3, 4] {
+            old.record(ENTER, t, 1, 0);
+        }
+        assert_eq!((old.last_t(), old.dropped), (2, 2));
+    }
+
+    #[test]
     fn a_free_slot_records_what_record_writes() {
         let mut a = Timeline::new(8, WhenFull::KeepOldest);
         let mut b = Timeline::new(8, WhenFull::KeepOldest);
