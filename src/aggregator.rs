@@ -471,16 +471,23 @@ impl Aggregator {
         if len == stack.frames.capacity() {
             return false;
         }
+        // Where the new call goes, and the caller just below it: one pointer instead of the
+        // stack's base and length, fewer values live (see `stop_cached_as`). Nothing here
+        // grows the stack, so it stays valid.
+        // SAFETY: `len < capacity`: one past the last element, inside the allocation.
+        let end = unsafe { stack.frames.as_mut_ptr().add(len) };
+        // SAFETY: with `len >= 1` the element below `end` is the initialized top.
+        let top = (len != 0).then(|| unsafe { &mut *end.sub(1) });
         // Once the caches have answered, nothing can fail. The caller stops being on top (its
         // pending levels are raised first), then the new call's levels: a level already above
         // zero is left as it is (see `Stack`), stored only when it moves.
-        let (id, sub, mut deferred) = match stack.frames.last() {
+        match top {
             Some(top) if subcalls => {
                 let slot = self.edge_cache[edge_slot(top.entry, key)];
                 if slot.key != key || slot.caller != top.entry {
                     return false;
                 }
-                self.raise_pending(stack);
+                self.raise_pending_of(top);
                 debug_assert!((slot.edge as usize) < self.subs.len());
                 // A cached edge is a real one: the call has both a caller and an edge.
                 let mut deferred = MATCHED;
@@ -494,20 +501,49 @@ impl Aggregator {
                     DEFER_SUB,
                     PENDING_SUB,
                 );
-                (slot.callee, slot.edge, deferred)
+                // SAFETY: as above for the callee; `end` and the room were found above.
+                unsafe { self.push_opened(stack, end, key, slot.callee, slot.edge, deferred, now) };
             }
-            _ => {
+            top => {
                 let (k, id) = self.cache[slot(key)];
                 // (An empty slot holds key 0.)
                 if k != key || key == 0 {
                     return false;
                 }
-                self.raise_pending(stack);
-                (id, NO_SUB, matched(NO_SUB, len))
+                if let Some(top) = top {
+                    self.raise_pending_of(top);
+                }
+                let deferred = matched(NO_SUB, len);
+                // SAFETY: a cached key names an entry that exists (as above for the edges);
+                // `end` and the room were found above.
+                unsafe { self.push_opened(stack, end, key, id, NO_SUB, deferred, now) };
             }
-        };
+        }
+        true
+    }
+
+    /// The end of [`Aggregator::enter_cached_as`] once its caches have answered, written out
+    /// in each of its cases (the constants of each fold in, and no value is merged from two
+    /// places: fewer registers). Opens the level of entry `id` and pushes the call at `end`.
+    ///
+    /// # Safety
+    /// `id` names an entry that exists; `end` is `stack`'s place after its last element, and
+    /// its length is below its capacity.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    unsafe fn push_opened(
+        &mut self,
+        stack: &mut Stack,
+        end: *mut Context,
+        key: usize,
+        id: EntryId,
+        sub: u32,
+        mut deferred: u8,
+        now: impl FnOnce() -> i64,
+    ) {
+        let len = stack.frames.len();
         debug_assert!((id as usize) < self.entries.len());
-        // SAFETY: as above.
+        // SAFETY: `id` exists (function contract).
         let e = unsafe { self.entries.get_unchecked_mut(id as usize) };
         open_level(
             &mut e.recursion_level,
@@ -528,13 +564,12 @@ impl Aggregator {
             sub,
             deferred,
         };
-        // SAFETY: `len < capacity` (tested above): the slot is allocated, and writing it then
-        // counting it is what `push` does without its growth path.
+        // SAFETY: `end` is the place after the last element, below the capacity (function
+        // contract): writing it then counting it is what `push` does without its growth path.
         unsafe {
-            stack.frames.as_mut_ptr().add(len).write(ctx);
+            end.write(ctx);
             stack.frames.set_len(len + 1);
         }
-        true
     }
 
     /// [`Aggregator::stop`] for the common case only, changing nothing and returning None
@@ -562,37 +597,57 @@ impl Aggregator {
         subcalls: bool,
     ) -> Option<i64> {
         let n = stack.frames.len();
-        let ctx = *stack.frames.last()?;
-        if ctx.key != key {
+        if n == 0 {
+            return None;
+        }
+        // The call on top, by a pointer kept instead of its index and the stack's base (one
+        // value where there were three, live across the clock read: the hooks that inline
+        // this then need no register saved). Nothing below pushes, so it stays valid.
+        // SAFETY: `n >= 1`: the last element is in bounds.
+        let top = unsafe { stack.frames.as_mut_ptr().add(n - 1) };
+        // SAFETY: `top` points to an initialized element (above).
+        let Context {
+            key: top_key,
+            deferred,
+            entry,
+            sub,
+            ..
+        } = unsafe { *top };
+        if top_key != key {
             return None;
         }
         // An edge is charged when subcalls are on and a caller stays on the stack (as in
         // `stop`); the case where the call has one exactly when one is charged is the cached one.
         if subcalls {
-            if ctx.deferred & MATCHED == 0 {
+            if deferred & MATCHED == 0 {
                 return None;
             }
-        } else if ctx.sub != NO_SUB {
+        } else if sub != NO_SUB {
             return None;
         }
-        let e = self.entries.get_mut(ctx.entry as usize)?;
-        let edge = if ctx.sub == NO_SUB {
+        let e = self.entries.get_mut(entry as usize)?;
+        let edge = if sub == NO_SUB {
             None
         } else {
-            Some(self.subs.get_mut(ctx.sub as usize)?)
+            Some(self.subs.get_mut(sub as usize)?)
         };
         // The tests are passed: from here on nothing can fail.
         let t = now();
-        let tt = t.wrapping_sub(ctx.t0);
-        let it = tt.wrapping_sub(ctx.subt);
-        // SAFETY: `n >= 1` (there was a last frame), and `Context` needs no drop.
-        unsafe { stack.frames.set_len(n - 1) };
-        if let Some(parent) = stack.frames.last_mut() {
+        // SAFETY: as above; the stack is unchanged since. Read after the clock, not kept from
+        // before it, for the same reason as `top`.
+        let (t0, subt) = unsafe { ((*top).t0, (*top).subt) };
+        let tt = t.wrapping_sub(t0);
+        let it = tt.wrapping_sub(subt);
+        if n >= 2 {
+            // SAFETY: the element below the top is in bounds too.
+            let parent = unsafe { &mut *top.sub(1) };
             parent.subt = parent.subt.wrapping_add(tt);
         }
-        close_as_opened!(e, ctx.deferred, DEFER_ENTRY, PENDING_ENTRY, tt, it);
+        // SAFETY: `n >= 1`, and `Context` needs no drop.
+        unsafe { stack.frames.set_len(n - 1) };
+        close_as_opened!(e, deferred, DEFER_ENTRY, PENDING_ENTRY, tt, it);
         if let Some(s) = edge {
-            close_as_opened!(s, ctx.deferred, DEFER_SUB, PENDING_SUB, tt, it);
+            close_as_opened!(s, deferred, DEFER_SUB, PENDING_SUB, tt, it);
         }
         Some(t)
     }
@@ -710,9 +765,15 @@ impl Aggregator {
     #[inline(always)]
     fn raise_pending(&mut self, stack: &mut Stack) {
         if let Some(top) = stack.frames.last_mut() {
-            if top.deferred & PENDING != 0 {
-                self.add_levels(top, PENDING);
-            }
+            self.raise_pending_of(top);
+        }
+    }
+
+    /// [`Aggregator::raise_pending`] for the call on top, `top`.
+    #[inline(always)]
+    fn raise_pending_of(&mut self, top: &mut Context) {
+        if top.deferred & PENDING != 0 {
+            self.add_levels(top, PENDING);
         }
     }
 

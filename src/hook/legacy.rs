@@ -708,29 +708,83 @@ unsafe extern "C" fn profile_hook<const MODE: u8>(
             // indirect jump, per event). C_CALL (4) and C_RETURN (6) are the two events whose
             // number with bit 1 set is 6.
             const _: () = assert!(ffi::PyTrace_C_CALL | 2 == 6 && ffi::PyTrace_C_RETURN | 2 == 6);
-            let done = if what == ffi::PyTrace_CALL {
-                events::enter_leaf::<MODE>(p, frame_code(frame) as usize)
-            } else if what == ffi::PyTrace_RETURN {
-                events::leave_leaf::<MODE>(p, frame_code(frame) as usize)
-            } else if what | 2 == 6
+            // A leaf path that declines hands the event on with what it holds already: a
+            // Python event's code object (no frame: async_aware is off), a C event's called
+            // object, the kind as a constant. Fewer values live across the leaf path, which
+            // then needs fewer registers saved.
+            if what == ffi::PyTrace_CALL {
+                let code = frame_code(frame);
+                if events::enter_leaf::<MODE>(p, code as usize) {
+                    return 0;
+                }
+                return code_event::<{ ffi::PyTrace_CALL }>(obj, code);
+            }
+            if what == ffi::PyTrace_RETURN {
+                let code = frame_code(frame);
+                if events::leave_leaf::<MODE>(p, code as usize) {
+                    return 0;
+                }
+                return code_event::<{ ffi::PyTrace_RETURN }>(obj, code);
+            }
+            if what | 2 == 6
                 && (*st).builtins
                 && ffi::Py_TYPE(arg) == &raw mut ffi::PyCFunction_Type
             {
                 let ml = (*(arg as *mut ffi::PyCFunctionObject)).m_ml as usize;
                 if what == ffi::PyTrace_C_CALL {
-                    events::enter_leaf::<MODE>(p, ml)
-                } else {
-                    events::leave_leaf::<MODE>(p, ml)
+                    if events::enter_leaf::<MODE>(p, ml) {
+                        return 0;
+                    }
+                    return c_event::<{ ffi::PyTrace_C_CALL }>(obj, arg);
                 }
-            } else {
-                false
-            };
-            if done {
-                return 0;
+                if events::leave_leaf::<MODE>(p, ml) {
+                    return 0;
+                }
+                return c_event::<{ ffi::PyTrace_C_RETURN }>(obj, arg);
             }
         }
         profile_event(obj, frame, what, arg)
     }
+}
+
+/// A call or return of Python code, not a coroutine's with async_aware, by its code object:
+/// what the leaf paths hand on (the code read from the frame) and [`profile_event`] does.
+///
+/// # Safety
+/// `obj` as the interpreter passed it to the hook, for an event of kind `WHAT` (a call or a
+/// return) whose frame runs `code`, which the frame keeps alive.
+#[inline(never)]
+unsafe fn code_event<const WHAT: c_int>(
+    obj: *mut ffi::PyObject,
+    code: *mut ffi::PyObject,
+) -> c_int {
+    // SAFETY: the interpreter's own argument.
+    let (py, p) = unsafe { hook_profiler(&obj) };
+    // SAFETY: GIL held; no borrow of the profiler's state is alive; the code object is alive
+    // for the event.
+    unsafe {
+        if WHAT == ffi::PyTrace_CALL {
+            events::enter_call(py, p, code as usize, || {
+                Ok(Bound::from_borrowed_ptr(py, code).unbind())
+            });
+        } else {
+            events::leave_call(py, p, code as usize);
+        }
+    }
+    // Opaque to the optimizer: a return value it could see is always 0 would be put after the
+    // call in `profile_hook`, which then stops being a tail call and saves registers on every
+    // event, leaf paths included.
+    std::hint::black_box(0)
+}
+
+/// [`profile_event`] for a call or return of a C function: what it reads of such an event.
+///
+/// # Safety
+/// `obj` and `arg` as the interpreter passed them to the hook, for an event of kind `WHAT`.
+#[inline(never)]
+unsafe fn c_event<const WHAT: c_int>(obj: *mut ffi::PyObject, arg: *mut ffi::PyObject) -> c_int {
+    // SAFETY: as for this function; the frame of a C event is not read.
+    unsafe { profile_event(obj, std::ptr::null_mut(), WHAT, arg) }
 }
 
 /// Every event the leaf paths do not answer.
@@ -762,11 +816,11 @@ unsafe fn profile_event(
                 // SAFETY: GIL held; `frame` is the coroutine's live frame.
                 unsafe { async_event(py, p, frame, code, what, label) };
             } else if what == ffi::PyTrace_CALL {
-                // SAFETY: GIL held; no borrow of the profiler's state is alive.
-                unsafe { events::enter_call(py, p, code as usize, label) };
+                // SAFETY: the hook's own `obj`; `code` is the frame's, alive for the event.
+                unsafe { code_event::<{ ffi::PyTrace_CALL }>(obj, code) };
             } else {
                 // SAFETY: as above.
-                unsafe { events::leave_call(py, p, code as usize) };
+                unsafe { code_event::<{ ffi::PyTrace_RETURN }>(obj, code) };
             }
             // SAFETY: releases the reference PyFrame_GetCode gave.
             unsafe { ffi::Py_DECREF(code) };
@@ -795,5 +849,6 @@ unsafe fn profile_event(
         }
         _ => {}
     }
-    0
+    // Opaque, as in `code_event`.
+    std::hint::black_box(0)
 }
