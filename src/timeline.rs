@@ -173,13 +173,12 @@ fn fence() {
     };
 }
 
-/// A free place in the buffer ([`Timeline::free_slot`]): the timeline is borrowed while it
-/// lives, so the place stays free and in bounds until [`Slot::record`] fills it.
+/// A free place in the buffer ([`Timeline::free_slot`]), the one at the timeline's `at`: the
+/// timeline is borrowed while it lives, so the place stays free and in bounds (`at < end <=
+/// buf.len() * EVENT_BYTES`, a multiple of `EVENT_BYTES`) until [`Slot::record`] fills it.
+/// `at` is read again then rather than kept: the leaf paths hold one value fewer meanwhile.
 pub struct Slot<'a> {
     tl: &'a mut Timeline,
-    /// The place's offset in bytes: `at < end <= buf.len() * EVENT_BYTES`, a multiple of
-    /// `EVENT_BYTES`.
-    at: usize,
 }
 
 impl Slot<'_> {
@@ -196,7 +195,8 @@ impl Slot<'_> {
     /// `Event` lays them out) here.
     #[inline(always)]
     fn write(self, t: i64, key: usize, tail: u64) {
-        let (tl, at) = (self.tl, self.at);
+        let tl = self.tl;
+        let at = tl.at;
         #[cfg(target_endian = "little")]
         // SAFETY: `at` is in bounds and a multiple of `EVENT_BYTES` (the slot's invariant; see
         // `push_full` for `end`), so it starts an event, 8-byte aligned. `Event` is `repr(C)`:
@@ -227,7 +227,8 @@ impl Slot<'_> {
     /// partly written by streamed stores to memory: streamed, a memory event cost 177 ns more
     /// than this (memory_bench, 3.13).
     fn put(self, event: Event) {
-        let (tl, at) = (self.tl, self.at);
+        let tl = self.tl;
+        let at = tl.at;
         // SAFETY: `at` is in bounds and starts an event (the slot's invariant).
         unsafe {
             tl.buf
@@ -331,8 +332,7 @@ impl Timeline {
     /// callbacks' leaf paths record into, with no call, so that they stay leaves.
     #[inline(always)]
     pub fn free_slot(&mut self) -> Option<Slot<'_>> {
-        let at = self.at;
-        (at < self.end).then_some(Slot { tl: self, at })
+        (self.at < self.end).then_some(Slot { tl: self })
     }
 
     /// A call or return event (`kind`) of the current thread.

@@ -5,6 +5,7 @@
 //! entry points by vectorcall with no argument tuple, and no Python code runs per event.
 
 use std::ptr::addr_of_mut;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
@@ -35,6 +36,8 @@ static METHOD_TYPE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 impl HookState {
     pub fn new() -> PyResult<Self> {
         Python::attach(|py| {
+            // SAFETY: the address of a static object.
+            NONE.store(unsafe { ffi::Py_None() }, Ordering::Relaxed);
             let missing = MISSING
                 .get_or_try_init(py, || monitoring(py)?.getattr("MISSING").map(Bound::unbind))?;
             let method = METHOD_TYPE.get_or_try_init(py, || {
@@ -231,9 +234,14 @@ unsafe fn code_event<'a>(
 /// its count as it is, so the increment is skipped (an event less to pay for).
 #[inline(always)]
 fn none() -> *mut ffi::PyObject {
-    // SAFETY: reading the address of a static object.
-    unsafe { ffi::Py_None() }
+    NONE.load(Ordering::Relaxed)
 }
+
+/// None's address, stored by [`HookState::new`] before any callback can run. Read from here
+/// rather than through the interpreter's symbol: the optimizer reads that once at a
+/// callback's start and keeps it in a saved register through the whole leaf path, where an
+/// atomic load stays at the return that needs it.
+static NONE: AtomicPtr<ffi::PyObject> = AtomicPtr::new(std::ptr::null_mut());
 
 /// The profiler of a callback called with at least `needed` positional arguments and no
 /// keywords, and not cleared; None sends the event the general way, which reports misuse.
@@ -624,9 +632,24 @@ unsafe extern "C" fn creturn_callback<const MODE: u8>(
             if events::leave_leaf::<MODE>(p, key) {
                 return none();
             }
+            // Handed on with the key in hand: the event's arguments need not stay live
+            // across the leaf path (fewer registers saved on every event).
+            return creturn_key(p, key);
         }
         creturn_general(p, callable, arg0)
     }
+}
+
+/// A C_RETURN/C_RAISE event of the builtin `key` (as [`exact_builtin_key`] tells it, which
+/// is what [`builtin_of`] gives for the same event) that the leaf path did not answer.
+///
+/// # Safety
+/// As for [`ccall_general`].
+#[inline(never)]
+unsafe fn creturn_key(p: &Profiler, key: usize) -> *mut ffi::PyObject {
+    // SAFETY: CPython calls the callbacks with the GIL held; no borrow of the state is alive.
+    unsafe { events::leave_call(Python::assume_attached(), p, key) };
+    none()
 }
 
 #[inline(never)]
