@@ -685,8 +685,9 @@ unsafe fn hook_profiler(obj: &*mut ffi::PyObject) -> (Python<'_>, &Profiler) {
 }
 
 // The profile hook. The common events (a function seen before, called from one seen calling it
-// before) are answered on the leaf paths, with no call; every other event goes on to
-// `profile_event` by a tail call that needs only the hook's own arguments.
+// before) are answered on the leaf paths, with no call; every other event goes on by a tail
+// call with values already in hand: `code_event` or `c_event` for one a leaf path declined,
+// `profile_event` for the rest.
 unsafe extern "C" fn profile_hook<const MODE: u8>(
     obj: *mut ffi::PyObject,
     frame: *mut ffi::PyFrameObject,
