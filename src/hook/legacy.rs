@@ -687,7 +687,9 @@ unsafe fn hook_profiler(obj: &*mut ffi::PyObject) -> (Python<'_>, &Profiler) {
 // The profile hook. The common events (a function seen before, called from one seen calling it
 // before) are answered on the leaf paths, with no call; every other event goes on by a tail
 // call with values already in hand: `code_event` or `c_event` for one a leaf path declined,
-// `profile_event` for the rest.
+// `profile_event` for the rest. Those are `extern "C"` too: a call from a function that must
+// not unwind (as `extern "C"` ones) to one that may needs a landing pad to abort at, and then
+// cannot be a jump; between two that cannot unwind it is one.
 unsafe extern "C" fn profile_hook<const MODE: u8>(
     obj: *mut ffi::PyObject,
     frame: *mut ffi::PyFrameObject,
@@ -755,7 +757,7 @@ unsafe extern "C" fn profile_hook<const MODE: u8>(
 /// `obj` as the interpreter passed it to the hook, for an event of kind `WHAT` (a call or a
 /// return) whose frame runs `code`, which the frame keeps alive.
 #[inline(never)]
-unsafe fn code_event<const WHAT: c_int>(
+unsafe extern "C" fn code_event<const WHAT: c_int>(
     obj: *mut ffi::PyObject,
     code: *mut ffi::PyObject,
 ) -> c_int {
@@ -783,7 +785,10 @@ unsafe fn code_event<const WHAT: c_int>(
 /// # Safety
 /// `obj` and `arg` as the interpreter passed them to the hook, for an event of kind `WHAT`.
 #[inline(never)]
-unsafe fn c_event<const WHAT: c_int>(obj: *mut ffi::PyObject, arg: *mut ffi::PyObject) -> c_int {
+unsafe extern "C" fn c_event<const WHAT: c_int>(
+    obj: *mut ffi::PyObject,
+    arg: *mut ffi::PyObject,
+) -> c_int {
     // SAFETY: as for this function; the frame of a C event is not read.
     unsafe { profile_event(obj, std::ptr::null_mut(), WHAT, arg) }
 }
@@ -793,7 +798,7 @@ unsafe fn c_event<const WHAT: c_int>(obj: *mut ffi::PyObject, arg: *mut ffi::PyO
 /// # Safety
 /// The hook's own arguments, as the interpreter passed them.
 #[inline(never)]
-unsafe fn profile_event(
+unsafe extern "C" fn profile_event(
     obj: *mut ffi::PyObject,
     frame: *mut ffi::PyFrameObject,
     what: c_int,

@@ -264,7 +264,9 @@ unsafe fn leaf_profiler<'a>(
 
 // The PY_START (and PY_RESUME, PY_THROW) callback: the start of a function seen before is
 // answered here with no call. Every other event goes on by a tail call that needs only values
-// already in hand, so no register has to be kept across a call: the callback is a leaf.
+// already in hand, so no register has to be kept across a call: the callback is a leaf. The
+// functions events are handed on to are `extern "C"` (they cannot unwind), or the hand-over
+// needs a landing pad and stops being a jump (see `legacy::profile_hook`).
 unsafe extern "C" fn pystart_callback<const MODE: u8>(
     cb: *mut ffi::PyObject,
     args: *const *mut ffi::PyObject,
@@ -286,7 +288,7 @@ unsafe extern "C" fn pystart_callback<const MODE: u8>(
 }
 
 #[inline(never)]
-unsafe fn pystart_event(
+unsafe extern "C" fn pystart_event(
     cb: *mut ffi::PyObject,
     args: *const *mut ffi::PyObject,
     nargsf: usize,
@@ -305,7 +307,7 @@ unsafe fn pystart_event(
 /// # Safety
 /// GIL held; `code` is the event's live code object; no borrow of the state is alive.
 #[inline(never)]
-unsafe fn pystart_general(p: &Profiler, code: *mut ffi::PyObject) -> *mut ffi::PyObject {
+unsafe extern "C" fn pystart_general(p: &Profiler, code: *mut ffi::PyObject) -> *mut ffi::PyObject {
     // SAFETY: CPython calls the callbacks with the GIL held.
     let py = unsafe { Python::assume_attached() };
     // SAFETY: as for this function.
@@ -393,7 +395,7 @@ unsafe extern "C" fn pyreturn_callback<const MODE: u8>(
 }
 
 #[inline(never)]
-unsafe fn pyreturn_event(
+unsafe extern "C" fn pyreturn_event(
     cb: *mut ffi::PyObject,
     args: *const *mut ffi::PyObject,
     nargsf: usize,
@@ -412,7 +414,10 @@ unsafe fn pyreturn_event(
 /// # Safety
 /// As for [`pystart_general`].
 #[inline(never)]
-unsafe fn pyreturn_general(p: &Profiler, code: *mut ffi::PyObject) -> *mut ffi::PyObject {
+unsafe extern "C" fn pyreturn_general(
+    p: &Profiler,
+    code: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
     // SAFETY: CPython calls the callbacks with the GIL held.
     let py = unsafe { Python::assume_attached() };
     // SAFETY: as for this function.
@@ -537,7 +542,7 @@ unsafe extern "C" fn ccall_callback<const MODE: u8>(
 /// # Safety
 /// As for [`ccall_general`].
 #[inline(never)]
-unsafe fn ccall_builtin<const MODE: u8>(
+unsafe extern "C" fn ccall_builtin<const MODE: u8>(
     p: &Profiler,
     callable: *mut ffi::PyObject,
     arg0: *mut ffi::PyObject,
@@ -554,7 +559,7 @@ unsafe fn ccall_builtin<const MODE: u8>(
 }
 
 #[inline(never)]
-unsafe fn ccall_event(
+unsafe extern "C" fn ccall_event(
     cb: *mut ffi::PyObject,
     args: *const *mut ffi::PyObject,
     nargsf: usize,
@@ -574,7 +579,7 @@ unsafe fn ccall_event(
 /// # Safety
 /// GIL held; `callable` and `arg0` are the event's live arguments; no borrow of the state alive.
 #[inline(never)]
-unsafe fn ccall_general(
+unsafe extern "C" fn ccall_general(
     p: &Profiler,
     callable: *mut ffi::PyObject,
     arg0: *mut ffi::PyObject,
@@ -646,14 +651,14 @@ unsafe extern "C" fn creturn_callback<const MODE: u8>(
 /// # Safety
 /// As for [`ccall_general`].
 #[inline(never)]
-unsafe fn creturn_key(p: &Profiler, key: usize) -> *mut ffi::PyObject {
+unsafe extern "C" fn creturn_key(p: &Profiler, key: usize) -> *mut ffi::PyObject {
     // SAFETY: CPython calls the callbacks with the GIL held; no borrow of the state is alive.
     unsafe { events::leave_call(Python::assume_attached(), p, key) };
     none()
 }
 
 #[inline(never)]
-unsafe fn creturn_event(
+unsafe extern "C" fn creturn_event(
     cb: *mut ffi::PyObject,
     args: *const *mut ffi::PyObject,
     nargsf: usize,
@@ -673,7 +678,7 @@ unsafe fn creturn_event(
 /// # Safety
 /// As for [`ccall_general`].
 #[inline(never)]
-unsafe fn creturn_general(
+unsafe extern "C" fn creturn_general(
     p: &Profiler,
     callable: *mut ffi::PyObject,
     arg0: *mut ffi::PyObject,
