@@ -51,18 +51,55 @@ pub struct SubEntry {
 pub struct Context {
     /// Timer value when the call was entered (read last on enter).
     pub t0: i64,
-    /// The key of `entry`, so the return of this call is recognised without reading the entry.
-    pub key: usize,
+    /// The key of `entry` as [`tag`] marks it: the return of this call is recognised without
+    /// reading the entry, and when subcalls are on, whether it is the cached case, by one
+    /// comparison with the event's key.
+    pub tag: usize,
     /// Inclusive time of the callees that have completed so far.
     pub subt: i64,
-    pub entry: EntryId,
-    /// The (caller, entry) edge opened with this call, or `NO_SUB`; the matching leave charges it
-    /// without a lookup.
-    pub sub: u32,
+    /// The call's entry, by its place in `Aggregator::entries` ([`entry_at`]).
+    pub entry_at: usize,
+    /// The (caller, entry) edge opened with this call by its place in `Aggregator::subs`
+    /// ([`sub_at`]), or `NO_SUB_AT`; the matching leave charges it without a lookup.
+    pub sub_at: usize,
     /// Which of this call's recursion levels (`DEFER_ENTRY`, `DEFER_SUB`, `PENDING_*`) are not
     /// yet added to its entry's and edge's counters (see [`Stack`]), and `MATCHED`.
     pub deferred: u8,
 }
+
+impl Context {
+    /// The id of the call's entry.
+    pub fn entry(&self) -> EntryId {
+        (self.entry_at / ENTRY_SIZE) as EntryId
+    }
+
+    /// The id of the call's edge, if it has one.
+    pub fn sub(&self) -> Option<u32> {
+        (self.sub_at != NO_SUB_AT).then_some((self.sub_at / SUB_SIZE) as u32)
+    }
+}
+
+/// Byte sizes of an entry and an edge.
+const ENTRY_SIZE: usize = std::mem::size_of::<Entry>();
+const SUB_SIZE: usize = std::mem::size_of::<SubEntry>();
+
+/// Where entry `id` is in `Aggregator::entries`, in bytes from its start. Calls on a stack and
+/// the edge cache keep these rather than ids: the event paths then reach an entry with one
+/// addition (an id takes a multiplication by the entry's size first).
+#[inline(always)]
+pub fn entry_at(id: EntryId) -> usize {
+    id as usize * ENTRY_SIZE
+}
+
+/// Where edge `i` is in `Aggregator::subs`, in bytes (as [`entry_at`]).
+#[inline(always)]
+pub fn sub_at(i: u32) -> usize {
+    i as usize * SUB_SIZE
+}
+
+/// No edge (no caller, or subcalls off when the call was entered), as a place: no edge is
+/// that far in.
+pub const NO_SUB_AT: usize = usize::MAX;
 
 /// The call's level on its entry is deferred.
 pub const DEFER_ENTRY: u8 = 1;
@@ -79,13 +116,28 @@ const UNADDED_SUB: u8 = DEFER_SUB | PENDING_SUB;
 const PENDING: u8 = PENDING_ENTRY | PENDING_SUB;
 /// The call has an edge exactly when it has a caller on the stack: what a cached leave with
 /// subcalls on charges. Set when the call is pushed (the calls under it stay as long as it is
-/// on the stack), so the leave tests one bit of a byte it reads anyway.
+/// on the stack), and told to that leave by the call's [`tag`].
 pub const MATCHED: u8 = 16;
 
-/// [`MATCHED`] for a call with edge `sub` pushed on a stack of `len` calls.
+/// What a call's tag flips in its key when the call is not [`MATCHED`].
+const UNMATCHED: usize = 1 << (usize::BITS - 1);
+
+/// The tag of a call of `key` with these `deferred` bits: the key itself when the call is
+/// [`MATCHED`], else the key with its top bit flipped, which no event's key equals when that
+/// of the call does.
 #[inline(always)]
-fn matched(sub: u32, len: usize) -> u8 {
-    if (sub != NO_SUB) == (len != 0) {
+fn tag(key: usize, deferred: u8) -> usize {
+    if deferred & MATCHED != 0 {
+        key
+    } else {
+        key ^ UNMATCHED
+    }
+}
+
+/// [`MATCHED`] for a call with edge `sub_at` pushed on a stack of `len` calls.
+#[inline(always)]
+fn matched(sub_at: usize, len: usize) -> u8 {
+    if (sub_at != NO_SUB_AT) == (len != 0) {
         MATCHED
     } else {
         0
@@ -98,9 +150,6 @@ pub struct Suspended {
     pub ctx: Context,
     pub at: i64,
 }
-
-/// No edge (no caller, or subcalls off when the call was entered).
-pub const NO_SUB: u32 = u32::MAX;
 
 /// Charges a completed call (inclusive time `tt`, inline time `it`) to an entry or an edge, as
 /// `_lsprof` does: inclusive time only at the outermost activation of a recursion.
@@ -222,12 +271,16 @@ pub struct Aggregator {
     sub_index: HashTable<u32>,
 }
 
-/// Makes room for one more element, growing by an eighth rather than doubling: these arrays only
-/// grow when a new function or edge is first seen (never per event), and a program's profile
-/// should not carry up to twice its size in spare capacity.
+/// Makes room for one more element: doubling up to `DOUBLE_UNTIL` elements, by an eighth
+/// beyond. These arrays only grow when a new function or edge is first seen (never per event),
+/// and a big profile should not carry up to twice its size in spare capacity; a small one's
+/// spare room is small anyway, and growing by an eighth from the start copied the arrays a
+/// dozen times over while a program's first functions were seen.
 pub fn reserve_one<T>(v: &mut Vec<T>) {
+    const DOUBLE_UNTIL: usize = 4096;
     if v.len() == v.capacity() {
-        v.reserve_exact((v.len() / 8).max(64));
+        let n = v.len();
+        v.reserve_exact(if n < DOUBLE_UNTIL { n.max(64) } else { n / 8 });
     }
 }
 
@@ -239,31 +292,34 @@ fn edge_hash(caller: EntryId, callee: EntryId) -> u64 {
     FxBuildHasher.hash_one((caller, callee))
 }
 
-/// One slot of the edge cache: the edge `edge` from entry `caller` to entry `callee`, whose key
-/// is `key`.
+/// One slot of the edge cache: the edge at `edge_at` from the entry at `caller_at` to the entry
+/// at `callee_at`, whose key is `key` (places as [`entry_at`] and [`sub_at`] give them).
 #[derive(Debug, Clone, Copy)]
 struct EdgeSlot {
     key: usize,
-    caller: EntryId,
-    callee: EntryId,
-    edge: u32,
+    caller_at: usize,
+    callee_at: usize,
+    edge_at: usize,
 }
 
 /// Slots of the direct-mapped (caller, callee key) -> edge cache, and an empty slot (no entry
-/// has the id `EntryId::MAX`).
-const EDGE_SLOTS: usize = 512;
+/// is at `usize::MAX`).
+const EDGE_SLOTS: usize = 2048;
 const NO_EDGE: EdgeSlot = EdgeSlot {
     key: 0,
-    caller: EntryId::MAX,
-    callee: EntryId::MAX,
-    edge: 0,
+    caller_at: usize::MAX,
+    callee_at: usize::MAX,
+    edge_at: 0,
 };
 
 #[inline(always)]
-fn edge_slot(caller: EntryId, key: usize) -> usize {
-    // Keys are addresses (below 2^48); the caller's id goes above them.
-    let pair = (key as u64) ^ ((caller as u64) << 48);
-    (pair.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - EDGE_SLOTS.trailing_zeros())) as usize
+fn edge_slot(caller_at: usize, key: usize) -> usize {
+    // Keys are addresses of objects at least 16 bytes apart, and callers' places multiples of
+    // an entry's size (48): their low bits mixed by a xor spread a caller's callees, and one
+    // callee's callers, over the slots. Four instructions a call where the multiplicative hash
+    // took seven, for a few more misses (bench/overhead.py's jinja2 at 1/20 on 3.10: 3,045
+    // where it had 2,788, of 134,000 calls; fewer instructions in all).
+    ((key ^ caller_at) >> 4) & (EDGE_SLOTS - 1)
 }
 
 #[inline]
@@ -334,13 +390,14 @@ impl Aggregator {
     #[inline(always)]
     fn cached_sub(&self, caller: EntryId, callee: EntryId) -> Option<u32> {
         let key = self.entries.get(callee as usize)?.key;
-        match self.edge_cache.get(edge_slot(caller, key)) {
+        let (caller_at, callee_at) = (entry_at(caller), entry_at(callee));
+        match self.edge_cache.get(edge_slot(caller_at, key)) {
             Some(e)
-                if e.caller == caller
-                    && e.callee == callee
-                    && (e.edge as usize) < self.subs.len() =>
+                if e.caller_at == caller_at
+                    && e.callee_at == callee_at
+                    && e.edge_at / SUB_SIZE < self.subs.len() =>
             {
-                Some(e.edge)
+                Some((e.edge_at / SUB_SIZE) as u32)
             }
             _ => None,
         }
@@ -385,12 +442,13 @@ impl Aggregator {
             None => return None,
         };
         if let Some(&Entry { key, .. }) = self.entries.get(callee as usize) {
-            if let Some(slot) = self.edge_cache.get_mut(edge_slot(caller, key)) {
+            let caller_at = entry_at(caller);
+            if let Some(slot) = self.edge_cache.get_mut(edge_slot(caller_at, key)) {
                 *slot = EdgeSlot {
                     key,
-                    caller,
-                    callee,
-                    edge: i,
+                    caller_at,
+                    callee_at: entry_at(callee),
+                    edge_at: sub_at(i),
                 };
             }
         }
@@ -401,7 +459,7 @@ impl Aggregator {
     /// [`Stack::set_t0`], because `_lsprof` reads the clock after all bookkeeping on enter.
     #[inline]
     pub fn enter(&mut self, stack: &mut Stack, entry: EntryId) {
-        let parent = stack.frames.last().map(|c| c.entry);
+        let parent = stack.frames.last().map(|c| c.entry());
         self.open(stack, entry, parent);
     }
 
@@ -418,25 +476,58 @@ impl Aggregator {
         let e = &mut self.entries[entry as usize];
         e.recursion_level = e.recursion_level.wrapping_add(1);
         let key = e.key;
-        let mut sub = NO_SUB;
+        let mut sub = NO_SUB_AT;
         if self.subcalls {
             if let Some(caller) = caller {
                 if let Some(i) = self.sub_entry(caller, entry, true) {
                     let s = &mut self.subs[i as usize];
                     s.recursion_level = s.recursion_level.wrapping_add(1);
-                    sub = i;
+                    sub = sub_at(i);
                 }
             }
         }
         let deferred = matched(sub, stack.frames.len());
         stack.frames.push(Context {
             t0: 0,
-            key,
+            tag: tag(key, deferred),
             subt: 0,
-            entry,
-            sub,
+            entry_at: entry_at(entry),
+            sub_at: sub,
             deferred,
         });
+    }
+
+    /// The entry at `at`.
+    ///
+    /// # Safety
+    /// `at` is [`entry_at`] of an entry that exists.
+    #[inline(always)]
+    unsafe fn entry_at_mut(&mut self, at: usize) -> &mut Entry {
+        debug_assert!(at.is_multiple_of(ENTRY_SIZE) && at / ENTRY_SIZE < self.entries.len());
+        // SAFETY: inside the array, at an element's start (function contract).
+        unsafe { &mut *self.entries.as_mut_ptr().byte_add(at) }
+    }
+
+    /// The edge at `at`.
+    ///
+    /// # Safety
+    /// `at` is [`sub_at`] of an edge that exists.
+    #[inline(always)]
+    unsafe fn sub_at_mut(&mut self, at: usize) -> &mut SubEntry {
+        debug_assert!(at.is_multiple_of(SUB_SIZE) && at / SUB_SIZE < self.subs.len());
+        // SAFETY: as in `entry_at_mut`.
+        unsafe { &mut *self.subs.as_mut_ptr().byte_add(at) }
+    }
+
+    /// Whether the places `ctx` names are this aggregator's entry and edge (or no edge): true
+    /// of every call on a stack this aggregator keeps (see [`Aggregator::enter_cached_as`]),
+    /// tested where a call's places are followed outside the event paths.
+    fn names_own(&self, ctx: &Context) -> bool {
+        let entry_ok = ctx.entry_at.is_multiple_of(ENTRY_SIZE)
+            && ctx.entry_at / ENTRY_SIZE < self.entries.len();
+        let sub_ok = ctx.sub_at == NO_SUB_AT
+            || (ctx.sub_at.is_multiple_of(SUB_SIZE) && ctx.sub_at / SUB_SIZE < self.subs.len());
+        entry_ok && sub_ok
     }
 
     /// [`Aggregator::enter`] for the common case only, changing nothing and returning false
@@ -447,20 +538,28 @@ impl Aggregator {
     /// exist.) `now` is read once the tests have passed and is the new call's `t0` (`_lsprof`
     /// reads the clock after the bookkeeping on enter; only the stores of the push come after
     /// it here).
+    ///
+    /// # Safety
+    /// Every call on `stack` was pushed by this aggregator since its last `clear` (the calls of
+    /// a stack name entries and edges by their places, followed here with no bounds test).
     #[inline(always)]
-    pub fn enter_cached(
+    pub unsafe fn enter_cached(
         &mut self,
         stack: &mut Stack,
         key: usize,
         now: impl FnOnce() -> i64,
     ) -> bool {
-        self.enter_cached_as(stack, key, now, self.subcalls)
+        // SAFETY: the same contract.
+        unsafe { self.enter_cached_as(stack, key, now, self.subcalls) }
     }
 
     /// [`Aggregator::enter_cached`] as if `subcalls` were the aggregator's flag: a caller that
     /// knows the flag passes it as a constant, and its test goes.
+    ///
+    /// # Safety
+    /// As for [`Aggregator::enter_cached`].
     #[inline(always)]
-    pub fn enter_cached_as(
+    pub unsafe fn enter_cached_as(
         &mut self,
         stack: &mut Stack,
         key: usize,
@@ -483,18 +582,18 @@ impl Aggregator {
         // zero is left as it is (see `Stack`), stored only when it moves.
         match top {
             Some(top) if subcalls => {
-                let slot = self.edge_cache[edge_slot(top.entry, key)];
-                if slot.key != key || slot.caller != top.entry {
+                let slot = self.edge_cache[edge_slot(top.entry_at, key)];
+                if slot.key != key || slot.caller_at != top.entry_at {
                     return false;
                 }
-                self.raise_pending_of(top);
-                debug_assert!((slot.edge as usize) < self.subs.len());
+                // SAFETY: `top` is a call of this aggregator's (function contract).
+                unsafe { self.raise_pending_of(top) };
                 // A cached edge is a real one: the call has both a caller and an edge.
                 let mut deferred = MATCHED;
                 // SAFETY: the caches only name entries and edges that exist: a slot is written
                 // when its entry or edge is made or found, neither array ever shrinks but in
                 // `clear`, which empties both caches too.
-                let s = unsafe { self.subs.get_unchecked_mut(slot.edge as usize) };
+                let s = unsafe { self.sub_at_mut(slot.edge_at) };
                 open_level(
                     &mut s.recursion_level,
                     &mut deferred,
@@ -502,7 +601,9 @@ impl Aggregator {
                     PENDING_SUB,
                 );
                 // SAFETY: as above for the callee; `end` and the room were found above.
-                unsafe { self.push_opened(stack, end, key, slot.callee, slot.edge, deferred, now) };
+                unsafe {
+                    self.push_opened(stack, end, key, slot.callee_at, slot.edge_at, deferred, now)
+                };
             }
             top => {
                 let (k, id) = self.cache[slot(key)];
@@ -511,12 +612,15 @@ impl Aggregator {
                     return false;
                 }
                 if let Some(top) = top {
-                    self.raise_pending_of(top);
+                    // SAFETY: as above.
+                    unsafe { self.raise_pending_of(top) };
                 }
-                let deferred = matched(NO_SUB, len);
+                let deferred = matched(NO_SUB_AT, len);
                 // SAFETY: a cached key names an entry that exists (as above for the edges);
                 // `end` and the room were found above.
-                unsafe { self.push_opened(stack, end, key, id, NO_SUB, deferred, now) };
+                unsafe {
+                    self.push_opened(stack, end, key, entry_at(id), NO_SUB_AT, deferred, now)
+                };
             }
         }
         true
@@ -524,11 +628,13 @@ impl Aggregator {
 
     /// The end of [`Aggregator::enter_cached_as`] once its caches have answered, written out
     /// in each of its cases (the constants of each fold in, and no value is merged from two
-    /// places: fewer registers). Opens the level of entry `id` and pushes the call at `end`.
+    /// places: fewer registers). Opens the level of the entry at `at` and pushes the call at
+    /// `end`.
     ///
     /// # Safety
-    /// `id` names an entry that exists; `end` is `stack`'s place after its last element, and
-    /// its length is below its capacity.
+    /// `at` is the place of an entry that exists and `sub_at` of an edge that does (or
+    /// `NO_SUB_AT`); `end` is `stack`'s place after its last element, and its length is below
+    /// its capacity.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     unsafe fn push_opened(
@@ -536,15 +642,14 @@ impl Aggregator {
         stack: &mut Stack,
         end: *mut Context,
         key: usize,
-        id: EntryId,
-        sub: u32,
+        at: usize,
+        sub_at: usize,
         mut deferred: u8,
         now: impl FnOnce() -> i64,
     ) {
         let len = stack.frames.len();
-        debug_assert!((id as usize) < self.entries.len());
-        // SAFETY: `id` exists (function contract).
-        let e = unsafe { self.entries.get_unchecked_mut(id as usize) };
+        // SAFETY: the entry exists (function contract).
+        let e = unsafe { self.entry_at_mut(at) };
         open_level(
             &mut e.recursion_level,
             &mut deferred,
@@ -558,10 +663,10 @@ impl Aggregator {
         }
         let ctx = Context {
             t0: now(),
-            key,
+            tag: tag(key, deferred),
             subt: 0,
-            entry: id,
-            sub,
+            entry_at: at,
+            sub_at,
             deferred,
         };
         // SAFETY: `end` is the place after the last element, below the capacity (function
@@ -576,20 +681,27 @@ impl Aggregator {
     /// otherwise: the leave of `key` is that of the call on top of `stack`, and its edge (if
     /// any) was opened with it. Then `now` is read and the call closed at that time, which is
     /// returned.
+    ///
+    /// # Safety
+    /// As for [`Aggregator::enter_cached`].
     #[inline(always)]
-    pub fn stop_cached(
+    pub unsafe fn stop_cached(
         &mut self,
         stack: &mut Stack,
         key: usize,
         now: impl FnOnce() -> i64,
     ) -> Option<i64> {
-        self.stop_cached_as(stack, key, now, self.subcalls)
+        // SAFETY: the same contract.
+        unsafe { self.stop_cached_as(stack, key, now, self.subcalls) }
     }
 
     /// [`Aggregator::stop_cached`] as if `subcalls` were the aggregator's flag (see
     /// [`Aggregator::enter_cached_as`]).
+    ///
+    /// # Safety
+    /// As for [`Aggregator::enter_cached`].
     #[inline(always)]
-    pub fn stop_cached_as(
+    pub unsafe fn stop_cached_as(
         &mut self,
         stack: &mut Stack,
         key: usize,
@@ -607,30 +719,22 @@ impl Aggregator {
         let top = unsafe { stack.frames.as_mut_ptr().add(n - 1) };
         // SAFETY: `top` points to an initialized element (above).
         let Context {
-            key: top_key,
+            tag: top_tag,
             deferred,
-            entry,
-            sub,
+            entry_at,
+            sub_at,
             ..
         } = unsafe { *top };
-        if top_key != key {
-            return None;
-        }
         // An edge is charged when subcalls are on and a caller stays on the stack (as in
-        // `stop`); the case where the call has one exactly when one is charged is the cached one.
+        // `stop`); the case where the call has one exactly when one is charged is the cached
+        // one: with subcalls on, a MATCHED call of `key`, which its tag tells in one test.
         if subcalls {
-            if deferred & MATCHED == 0 {
+            if top_tag != key {
                 return None;
             }
-        } else if sub != NO_SUB {
+        } else if tag(top_tag, deferred) != key || sub_at != NO_SUB_AT {
             return None;
         }
-        let e = self.entries.get_mut(entry as usize)?;
-        let edge = if sub == NO_SUB {
-            None
-        } else {
-            Some(self.subs.get_mut(sub as usize)?)
-        };
         // The tests are passed: from here on nothing can fail.
         let t = now();
         // SAFETY: as above; the stack is unchanged since. Read after the clock, not kept from
@@ -638,16 +742,22 @@ impl Aggregator {
         let (t0, subt) = unsafe { ((*top).t0, (*top).subt) };
         let tt = t.wrapping_sub(t0);
         let it = tt.wrapping_sub(subt);
+        // SAFETY: `n >= 1`, and `Context` needs no drop.
+        unsafe { stack.frames.set_len(n - 1) };
+        // SAFETY: the call is this aggregator's (function contract): its entry exists.
+        let e = unsafe { self.entry_at_mut(entry_at) };
+        close_as_opened!(e, deferred, DEFER_ENTRY, PENDING_ENTRY, tt, it);
         if n >= 2 {
             // SAFETY: the element below the top is in bounds too.
             let parent = unsafe { &mut *top.sub(1) };
             parent.subt = parent.subt.wrapping_add(tt);
-        }
-        // SAFETY: `n >= 1`, and `Context` needs no drop.
-        unsafe { stack.frames.set_len(n - 1) };
-        close_as_opened!(e, deferred, DEFER_ENTRY, PENDING_ENTRY, tt, it);
-        if let Some(s) = edge {
-            close_as_opened!(s, deferred, DEFER_SUB, PENDING_SUB, tt, it);
+            // With subcalls on, a MATCHED call under a caller has an edge (see `matched`).
+            if subcalls {
+                debug_assert!(sub_at != NO_SUB_AT);
+                // SAFETY: as for the entry.
+                let s = unsafe { self.sub_at_mut(sub_at) };
+                close_as_opened!(s, deferred, DEFER_SUB, PENDING_SUB, tt, it);
+            }
         }
         Some(t)
     }
@@ -665,17 +775,16 @@ impl Aggregator {
         let it = tt.wrapping_sub(ctx.subt);
         let parent = stack.frames.last_mut().map(|p| {
             p.subt = p.subt.wrapping_add(tt);
-            p.entry
+            p.entry()
         });
         let e = &mut self.entries[entry as usize];
         close!(e, tt, it);
         if self.subcalls {
             if let Some(caller) = parent {
                 // The edge opened with this call, unless the leave names another function.
-                let found = if entry == ctx.entry && ctx.sub != NO_SUB {
-                    Some(ctx.sub)
-                } else {
-                    self.sub_entry(caller, entry, false)
+                let found = match ctx.sub() {
+                    Some(i) if entry == ctx.entry() => Some(i),
+                    _ => self.sub_entry(caller, entry, false),
                 };
                 if let Some(i) = found {
                     let s = &mut self.subs[i as usize];
@@ -693,10 +802,10 @@ impl Aggregator {
         if let Some(p) = stack.frames.last_mut() {
             p.subt = p.subt.wrapping_add(now.wrapping_sub(ctx.t0));
         }
-        let e = &mut self.entries[ctx.entry as usize];
+        let e = &mut self.entries[ctx.entry() as usize];
         e.recursion_level = e.recursion_level.wrapping_sub(1);
-        if ctx.sub != NO_SUB {
-            let s = &mut self.subs[ctx.sub as usize];
+        if let Some(i) = ctx.sub() {
+            let s = &mut self.subs[i as usize];
             s.recursion_level = s.recursion_level.wrapping_sub(1);
         }
         Some(Suspended { ctx, at: now })
@@ -710,15 +819,16 @@ impl Aggregator {
         self.raise_pending(stack);
         let mut ctx = s.ctx;
         // Resumed under whatever caller is on top now (or none).
-        ctx.deferred = ctx.deferred & !MATCHED | matched(ctx.sub, stack.frames.len());
+        ctx.deferred = ctx.deferred & !MATCHED | matched(ctx.sub_at, stack.frames.len());
+        ctx.tag = tag(self.entries[ctx.entry() as usize].key, ctx.deferred);
         ctx.subt = ctx.subt.wrapping_add(now.wrapping_sub(s.at));
         if let Some(p) = stack.frames.last_mut() {
             p.subt = p.subt.wrapping_sub(now.wrapping_sub(ctx.t0));
         }
-        let e = &mut self.entries[ctx.entry as usize];
+        let e = &mut self.entries[ctx.entry() as usize];
         e.recursion_level = e.recursion_level.wrapping_add(1);
-        if ctx.sub != NO_SUB {
-            let sub = &mut self.subs[ctx.sub as usize];
+        if let Some(i) = ctx.sub() {
+            let sub = &mut self.subs[i as usize];
             sub.recursion_level = sub.recursion_level.wrapping_add(1);
         }
         stack.frames.push(ctx);
@@ -745,18 +855,32 @@ impl Aggregator {
     }
 
     /// Adds the levels of `ctx` that `bits` select and are not yet added, and marks them added.
+    /// (A call naming places this aggregator does not have is left as it is.)
     #[inline(always)]
     fn add_levels(&mut self, ctx: &mut Context, bits: u8) {
+        if self.names_own(ctx) {
+            // SAFETY: tested just above.
+            unsafe { self.add_levels_own(ctx, bits) };
+        }
+    }
+
+    /// [`Aggregator::add_levels`] for a call known to be this aggregator's.
+    ///
+    /// # Safety
+    /// `ctx` names an entry and an edge (or none) of this aggregator's.
+    #[inline(always)]
+    unsafe fn add_levels_own(&mut self, ctx: &mut Context, bits: u8) {
         let todo = ctx.deferred & bits;
         if todo & UNADDED_ENTRY != 0 {
-            if let Some(e) = self.entries.get_mut(ctx.entry as usize) {
-                e.recursion_level = e.recursion_level.wrapping_add(1);
-            }
+            // SAFETY: the entry exists (function contract).
+            let e = unsafe { self.entry_at_mut(ctx.entry_at) };
+            e.recursion_level = e.recursion_level.wrapping_add(1);
         }
-        if todo & UNADDED_SUB != 0 {
-            if let Some(s) = self.subs.get_mut(ctx.sub as usize) {
-                s.recursion_level = s.recursion_level.wrapping_add(1);
-            }
+        // (A level is deferred or pending on an edge only for a call that has one.)
+        if todo & UNADDED_SUB != 0 && ctx.sub_at != NO_SUB_AT {
+            // SAFETY: as for the entry.
+            let s = unsafe { self.sub_at_mut(ctx.sub_at) };
+            s.recursion_level = s.recursion_level.wrapping_add(1);
         }
         ctx.deferred &= !todo;
     }
@@ -765,15 +889,21 @@ impl Aggregator {
     #[inline(always)]
     fn raise_pending(&mut self, stack: &mut Stack) {
         if let Some(top) = stack.frames.last_mut() {
-            self.raise_pending_of(top);
+            if top.deferred & PENDING != 0 {
+                self.add_levels(top, PENDING);
+            }
         }
     }
 
-    /// [`Aggregator::raise_pending`] for the call on top, `top`.
+    /// [`Aggregator::raise_pending`] for the call on top, `top`, on the event paths.
+    ///
+    /// # Safety
+    /// As for [`Aggregator::add_levels_own`].
     #[inline(always)]
-    fn raise_pending_of(&mut self, top: &mut Context) {
+    unsafe fn raise_pending_of(&mut self, top: &mut Context) {
         if top.deferred & PENDING != 0 {
-            self.add_levels(top, PENDING);
+            // SAFETY: the same contract.
+            unsafe { self.add_levels_own(top, PENDING) };
         }
     }
 
@@ -920,7 +1050,7 @@ impl Stack {
     }
 
     pub fn top_entry(&self) -> Option<EntryId> {
-        self.frames.last().map(|c| c.entry)
+        self.frames.last().map(|c| c.entry())
     }
 }
 
@@ -965,7 +1095,8 @@ mod tests {
                 *clock += 1;
                 *clock
             };
-            if self.fast && self.agg.enter_cached(&mut self.stack, key, tick) {
+            // SAFETY: the driver's stack is only ever used with its aggregator.
+            if self.fast && unsafe { self.agg.enter_cached(&mut self.stack, key, tick) } {
                 self.fast_taken += 1;
                 return;
             }
@@ -981,7 +1112,8 @@ mod tests {
                 *clock += 1;
                 *clock
             };
-            if self.fast && self.agg.stop_cached(&mut self.stack, key, tick).is_some() {
+            // SAFETY: as in `call`.
+            if self.fast && unsafe { self.agg.stop_cached(&mut self.stack, key, tick) }.is_some() {
                 self.fast_taken += 1;
                 return;
             }
@@ -1001,10 +1133,10 @@ mod tests {
             let (mut entries, mut subs) = (self.agg.entries.clone(), self.agg.subs.clone());
             for c in &self.stack.frames {
                 if c.deferred & UNADDED_ENTRY != 0 {
-                    entries[c.entry as usize].recursion_level += 1;
+                    entries[c.entry() as usize].recursion_level += 1;
                 }
-                if c.deferred & UNADDED_SUB != 0 {
-                    subs[c.sub as usize].recursion_level += 1;
+                if let Some(i) = c.sub().filter(|_| c.deferred & UNADDED_SUB != 0) {
+                    subs[i as usize].recursion_level += 1;
                 }
             }
             (entries, subs)
@@ -1292,16 +1424,18 @@ mod tests {
 
     #[test]
     fn cached_paths_are_taken_for_recursion_and_alternating_callees() {
-        fn round(d: &mut Driver) {
-            d.call(1);
+        // Keys as the profiler's are: addresses of objects (code objects of one size here).
+        let addr = |k: usize| 0x7f3a_0000_1030 + k * 208;
+        let round = |d: &mut Driver| {
+            d.call(addr(1));
             for k in [2, 3, 4, 2, 3, 4] {
-                d.call(k);
-                d.call(k);
-                d.ret(k);
-                d.ret(k);
+                d.call(addr(k));
+                d.call(addr(k));
+                d.ret(addr(k));
+                d.ret(addr(k));
             }
-            d.ret(1);
-        }
+            d.ret(addr(1));
+        };
         let mut d = Driver::new_fast(true);
         round(&mut d);
         let before = d.fast_taken;
@@ -1439,7 +1573,9 @@ mod tests {
                     if c.deferred & PENDING != 0 {
                         proptest::prop_assert_eq!(i + 1, n);
                     }
-                    proptest::prop_assert_eq!(c.deferred & MATCHED, matched(c.sub, i));
+                    proptest::prop_assert_eq!(c.deferred & MATCHED, matched(c.sub_at, i));
+                    let key = fast.agg.entries[c.entry() as usize].key;
+                    proptest::prop_assert_eq!(c.tag, tag(key, c.deferred));
                 }
                 proptest::prop_assert_eq!(&general.agg.subs, &subs);
             }

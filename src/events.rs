@@ -184,7 +184,9 @@ fn enter_leaf_on<const TIMELINE: bool, const THREADS: bool>(s: &mut State, key: 
         t
     };
     // Subcalls are on (the flag's condition).
-    if !agg.enter_cached_as(stack, key, now, true) {
+    // SAFETY: the stack is the track's own, kept with its aggregator (swapped and cleared with
+    // it): every call on it is that aggregator's.
+    if !unsafe { agg.enter_cached_as(stack, key, now, true) } {
         return false;
     }
     if let Some(slot) = slot {
@@ -211,7 +213,8 @@ fn leave_leaf_on<const TIMELINE: bool, const THREADS: bool>(s: &mut State, key: 
         return false;
     };
     // Subcalls are on (the flag's condition).
-    let Some(t) = agg.stop_cached_as(stack, key, clock::tsc_now, true) else {
+    // SAFETY: as in `enter_leaf_on`.
+    let Some(t) = (unsafe { agg.stop_cached_as(stack, key, clock::tsc_now, true) }) else {
         return false;
     };
     if let Some(slot) = slot {
@@ -248,7 +251,7 @@ unsafe fn cached_state(p: &Profiler) -> Option<*mut State> {
 #[inline(always)]
 unsafe fn enter_cached_on(st: *mut State, key: usize) -> bool {
     // SAFETY: exclusive access to the state (GIL held, no borrow alive: function contract);
-    // nothing here calls Python.
+    // nothing here calls Python. The stack's calls are its aggregator's (as in `enter_leaf_on`).
     unsafe {
         let s = &mut *st;
         let mut t = 0;
@@ -273,7 +276,8 @@ unsafe fn enter_cached_on(st: *mut State, key: usize) -> bool {
 /// As for [`enter_call`]; `st` is the profiler's state.
 #[inline(always)]
 unsafe fn leave_cached_on(st: *mut State, key: usize) -> bool {
-    // SAFETY: exclusive access for the bookkeeping; nothing here calls Python.
+    // SAFETY: exclusive access for the bookkeeping; nothing here calls Python. The stack's
+    // calls are its aggregator's (as in `enter_leaf_on`).
     unsafe {
         let s = &mut *st;
         let Some(t) = s.agg.stop_cached(&mut s.stack, key, clock::now) else {

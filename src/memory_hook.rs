@@ -112,7 +112,7 @@ unsafe fn current_key(st: *mut State, ts: *mut ffi::PyThreadState) -> (usize, Op
         stack
             .frames
             .last()
-            .and_then(|c| agg.entries.get(c.entry as usize))
+            .and_then(|c| agg.entries.get(c.entry() as usize))
             .map_or(0, |e| e.key)
     };
     if s.threads {

@@ -143,7 +143,7 @@ impl State {
             let key = self
                 .agg
                 .entries
-                .get(top.entry as usize)
+                .get(top.entry() as usize)
                 .map_or(0, |e| e.key);
             let t = t.unwrap_or_else(|| tl.last_t());
             tl.record(kind, t, key, self.stack.frames.len() - 1);
