@@ -537,7 +537,7 @@ impl Aggregator {
     /// the profiler's hot path can be a leaf function. (A cached edge or key means its entries
     /// exist.) `now` is read once the tests have passed and is the new call's `t0` (`_lsprof`
     /// reads the clock after the bookkeeping on enter; only the stores of the push come after
-    /// it here).
+    /// it here). It is given the new call's depth (its index on the stack).
     ///
     /// # Safety
     /// Every call on `stack` was pushed by this aggregator since its last `clear` (the calls of
@@ -547,7 +547,7 @@ impl Aggregator {
         &mut self,
         stack: &mut Stack,
         key: usize,
-        now: impl FnOnce() -> i64,
+        now: impl FnOnce(usize) -> i64,
     ) -> bool {
         // SAFETY: the same contract.
         unsafe { self.enter_cached_as(stack, key, now, self.subcalls) }
@@ -563,7 +563,7 @@ impl Aggregator {
         &mut self,
         stack: &mut Stack,
         key: usize,
-        now: impl FnOnce() -> i64,
+        now: impl FnOnce(usize) -> i64,
         subcalls: bool,
     ) -> bool {
         let len = stack.frames.len();
@@ -645,7 +645,7 @@ impl Aggregator {
         at: usize,
         sub_at: usize,
         mut deferred: u8,
-        now: impl FnOnce() -> i64,
+        now: impl FnOnce(usize) -> i64,
     ) {
         let len = stack.frames.len();
         // SAFETY: the entry exists (function contract).
@@ -662,7 +662,7 @@ impl Aggregator {
             stack.settled = stack.settled.min(len);
         }
         let ctx = Context {
-            t0: now(),
+            t0: now(len),
             tag: tag(key, deferred),
             subt: 0,
             entry_at: at,
@@ -679,8 +679,9 @@ impl Aggregator {
 
     /// [`Aggregator::stop`] for the common case only, changing nothing and returning None
     /// otherwise: the leave of `key` is that of the call on top of `stack`, and its edge (if
-    /// any) was opened with it. Then `now` is read and the call closed at that time, which is
-    /// returned.
+    /// any) was opened with it. Then `now` is read, given the call's depth (as in
+    /// [`Aggregator::enter_cached`]: a timeline can record the event there, before the call is
+    /// closed), and the call closed at that time, which is returned.
     ///
     /// # Safety
     /// As for [`Aggregator::enter_cached`].
@@ -689,7 +690,7 @@ impl Aggregator {
         &mut self,
         stack: &mut Stack,
         key: usize,
-        now: impl FnOnce() -> i64,
+        now: impl FnOnce(usize) -> i64,
     ) -> Option<i64> {
         // SAFETY: the same contract.
         unsafe { self.stop_cached_as(stack, key, now, self.subcalls) }
@@ -705,7 +706,7 @@ impl Aggregator {
         &mut self,
         stack: &mut Stack,
         key: usize,
-        now: impl FnOnce() -> i64,
+        now: impl FnOnce(usize) -> i64,
         subcalls: bool,
     ) -> Option<i64> {
         let n = stack.frames.len();
@@ -736,7 +737,7 @@ impl Aggregator {
             return None;
         }
         // The tests are passed: from here on nothing can fail.
-        let t = now();
+        let t = now(n - 1);
         // SAFETY: as above; the stack is unchanged since. Read after the clock, not kept from
         // before it, for the same reason as `top`.
         let (t0, subt) = unsafe { ((*top).t0, (*top).subt) };
@@ -1091,7 +1092,7 @@ mod tests {
         }
         fn call(&mut self, key: usize) {
             let clock = &mut self.clock;
-            let tick = || {
+            let tick = |_| {
                 *clock += 1;
                 *clock
             };
@@ -1108,7 +1109,7 @@ mod tests {
         }
         fn ret(&mut self, key: usize) {
             let clock = &mut self.clock;
-            let tick = || {
+            let tick = |_| {
                 *clock += 1;
                 *clock
             };

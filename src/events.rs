@@ -179,7 +179,7 @@ fn enter_leaf_on<const TIMELINE: bool, const THREADS: bool>(s: &mut State, key: 
         return false;
     };
     let mut t = 0;
-    let now = || {
+    let now = |_| {
         t = clock::tsc_now();
         t
     };
@@ -189,6 +189,8 @@ fn enter_leaf_on<const TIMELINE: bool, const THREADS: bool>(s: &mut State, key: 
     if !unsafe { agg.enter_cached_as(stack, key, now, true) } {
         return false;
     }
+    // Recorded after the push (on a leave, where the clock is read: fewer instructions each,
+    // measured on 3.13).
     if let Some(slot) = slot {
         slot.record(timeline::ENTER, t, key, stack.frames.len() - 1);
     }
@@ -212,16 +214,18 @@ fn leave_leaf_on<const TIMELINE: bool, const THREADS: bool>(s: &mut State, key: 
     let Some((slot, agg, stack)) = leaf_parts::<TIMELINE, THREADS>(s) else {
         return false;
     };
+    // The event is recorded where the clock is read, before the call is closed: fewer values
+    // are live across the rest (fewer registers saved) than after it.
+    let now = |depth| {
+        let t = clock::tsc_now();
+        if let Some(slot) = slot {
+            slot.record(timeline::LEAVE, t, key, depth);
+        }
+        t
+    };
     // Subcalls are on (the flag's condition).
     // SAFETY: as in `enter_leaf_on`.
-    let Some(t) = (unsafe { agg.stop_cached_as(stack, key, clock::tsc_now, true) }) else {
-        return false;
-    };
-    if let Some(slot) = slot {
-        // The call was at the depth the stack now has.
-        slot.record(timeline::LEAVE, t, key, stack.frames.len());
-    }
-    true
+    unsafe { agg.stop_cached_as(stack, key, now, true) }.is_some()
 }
 
 /// The state with the calling thread's track in place (threads=True; a no-op test
@@ -255,7 +259,7 @@ unsafe fn enter_cached_on(st: *mut State, key: usize) -> bool {
     unsafe {
         let s = &mut *st;
         let mut t = 0;
-        let now = || {
+        let now = |_| {
             t = clock::now();
             t
         };
@@ -280,14 +284,16 @@ unsafe fn leave_cached_on(st: *mut State, key: usize) -> bool {
     // calls are its aggregator's (as in `enter_leaf_on`).
     unsafe {
         let s = &mut *st;
-        let Some(t) = s.agg.stop_cached(&mut s.stack, key, clock::now) else {
-            return false;
+        let tl = s.timeline.as_deref_mut();
+        // As in `leave_leaf_on`.
+        let now = |depth| {
+            let t = clock::now();
+            if let Some(tl) = tl {
+                tl.record(timeline::LEAVE, t, key, depth);
+            }
+            t
         };
-        if let Some(tl) = s.timeline.as_deref_mut() {
-            // The call was at the depth the stack now has.
-            tl.record(timeline::LEAVE, t, key, s.stack.frames.len());
-        }
-        true
+        s.agg.stop_cached(&mut s.stack, key, now).is_some()
     }
 }
 
