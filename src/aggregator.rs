@@ -122,9 +122,14 @@ pub const MATCHED: u8 = 16;
 /// What a call's tag flips in its key when the call is not [`MATCHED`].
 const UNMATCHED: usize = 1 << (usize::BITS - 1);
 
+/// Whether a cached leave may tell a MATCHED call by its tag alone: where event keys, addresses
+/// of code objects and method definitions, never have [`UNMATCHED`] set (see
+/// `stop_cached_as`).
+const TAG_ALONE: bool = cfg!(target_arch = "x86_64");
+
 /// The tag of a call of `key` with these `deferred` bits: the key itself when the call is
-/// [`MATCHED`], else the key with its top bit flipped, which no event's key equals when that
-/// of the call does.
+/// [`MATCHED`], else the key with its top bit flipped, which no event's key equals where keys
+/// never have that bit set ([`TAG_ALONE`]).
 #[inline(always)]
 fn tag(key: usize, deferred: u8) -> usize {
     if deferred & MATCHED != 0 {
@@ -543,7 +548,9 @@ impl Aggregator {
     ///
     /// # Safety
     /// Every call on `stack` was pushed by this aggregator since its last `clear` (the calls of
-    /// a stack name entries and edges by their places, followed here with no bounds test).
+    /// a stack name entries and edges by their places, followed here with no bounds test). On
+    /// x86_64 ([`TAG_ALONE`]), no key given to this aggregator has its top bit set (the
+    /// profiler's are user-space addresses of code objects and method definitions).
     #[inline(always)]
     pub unsafe fn enter_cached(
         &mut self,
@@ -732,7 +739,12 @@ impl Aggregator {
         // `stop`); the case where the call has one exactly when one is charged is the cached
         // one: with subcalls on, a MATCHED call of `key`, which its tag tells in one test.
         if subcalls {
-            if top_tag != key {
+            // The tag alone tells it where no key has its top bit set: on x86_64, where keys
+            // are user-space addresses (the upper half is the kernel's; linear address masking
+            // keeps bit 63 too). Elsewhere (aarch64 puts tags in a pointer's top byte) a key
+            // could equal a call's flipped tag, and the bit is tested as well.
+            debug_assert!(!TAG_ALONE || key & UNMATCHED == 0);
+            if top_tag != key || (!TAG_ALONE && deferred & MATCHED == 0) {
                 return None;
             }
         } else if tag(top_tag, deferred) != key || sub_at != NO_SUB_AT {
