@@ -30,8 +30,11 @@ def count(mode, workload, scale, floor_dir, script="overhead.py"):
     whose child marks its span with the floor module's start/stop_counting)."""
     args = ["--child", mode] + ([workload] if workload else [])
     with tempfile.TemporaryDirectory() as d:
+        # A fixed hash seed: with a random one, the workloads' own dict lookups moved by ~1 M
+        # instructions between runs of one build (oo on 3.10: lookdict_unicode and the
+        # allocator's frees), more than most changes of rprofile's hot path.
         env = dict(os.environ, RPROFILE_BENCH_SCALE=str(scale), RPROFILE_BENCH_COUNT="1",
-                   RPROFILE_BENCH_FLOOR=floor_dir)
+                   RPROFILE_BENCH_FLOOR=floor_dir, PYTHONHASHSEED="0")
         subprocess.run(
             ["valgrind", "--tool=callgrind", "--instr-atstart=no",
              "--callgrind-out-file=" + os.path.join(d, "cg.%p"),

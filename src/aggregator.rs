@@ -14,6 +14,8 @@ use std::hash::BuildHasher;
 use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
 
+use crate::lookup_cache::{Caches, EdgeSlot};
+
 /// Index of an entry in `Aggregator::entries`.
 pub type EntryId = u32;
 
@@ -226,9 +228,6 @@ fn open_level(level: &mut i64, deferred: &mut u8, defer: u8, pending: u8) {
     }
 }
 
-/// Slots of the direct-mapped key -> entry cache in front of the hash table.
-const CACHE_SLOTS: usize = 1024;
-
 /// The shadow call stack of one thread of execution. Its storage is reused, so pushes and pops
 /// do not allocate once it has reached the program's maximum depth.
 ///
@@ -263,13 +262,12 @@ pub struct Stack {
 pub struct Aggregator {
     pub entries: Vec<Entry>,
     pub subs: Vec<SubEntry>,
-    /// Recently seen keys and their entries; most events are answered here. A key is never
-    /// reused while its entry exists (the entry holds the code object), and `clear` empties it.
-    cache: Box<[(usize, EntryId); CACHE_SLOTS]>,
-    /// Recently used edges by (caller entry, callee key): a caller alternating between a few
-    /// callees finds each edge, and the callee's entry with it, in one probe keyed by what the
-    /// event gives, so the call's updates need no lookup of the key first. `clear` empties it.
-    edge_cache: Box<[EdgeSlot; EDGE_SLOTS]>,
+    /// Recently seen keys and their entries, and recently used edges by (caller entry, callee
+    /// key); most events are answered here. A caller alternating between a few callees finds
+    /// each edge, and the callee's entry with it, in one probe keyed by what the event gives,
+    /// so the call's updates need no lookup of the key first. A key is never reused while its
+    /// entry exists (the entry holds the code object), and `clear` empties both.
+    caches: Caches,
     /// Whether caller/callee pairs are recorded (cProfile's `subcalls`).
     pub subcalls: bool,
     /// Entry ids by key (the key is read from the entry).
@@ -287,7 +285,7 @@ pub fn reserve_one<T>(v: &mut Vec<T>) {
     const DOUBLE_UNTIL: usize = 4096;
     if v.len() == v.capacity() {
         let n = v.len();
-        v.reserve_exact(if n < DOUBLE_UNTIL { n.max(64) } else { n / 8 });
+        v.reserve_exact(if n < DOUBLE_UNTIL { n.max(8) } else { n / 8 });
     }
 }
 
@@ -299,43 +297,6 @@ fn edge_hash(caller: EntryId, callee: EntryId) -> u64 {
     FxBuildHasher.hash_one((caller, callee))
 }
 
-/// One slot of the edge cache: the edge at `edge_at` from the entry at `caller_at` to the entry
-/// at `callee_at`, whose key is `key` (places as [`entry_at`] and [`sub_at`] give them).
-#[derive(Debug, Clone, Copy)]
-struct EdgeSlot {
-    key: usize,
-    caller_at: usize,
-    callee_at: usize,
-    edge_at: usize,
-}
-
-/// Slots of the direct-mapped (caller, callee key) -> edge cache, and an empty slot (no entry
-/// is at `usize::MAX`).
-const EDGE_SLOTS: usize = 2048;
-const NO_EDGE: EdgeSlot = EdgeSlot {
-    key: 0,
-    caller_at: usize::MAX,
-    callee_at: usize::MAX,
-    edge_at: 0,
-};
-
-#[inline(always)]
-fn edge_slot(caller_at: usize, key: usize) -> usize {
-    // Keys are addresses of objects at least 16 bytes apart, and callers' places multiples of
-    // an entry's size (48): their low bits mixed by a xor spread a caller's callees, and one
-    // callee's callers, over the slots. Four instructions a call where the multiplicative hash
-    // took seven, for a few more misses (bench/overhead.py's jinja2 at 1/20 on 3.10: 3,045
-    // where it had 2,788, of 134,000 calls; fewer instructions in all).
-    ((key ^ caller_at) >> 4) & (EDGE_SLOTS - 1)
-}
-
-#[inline]
-fn slot(key: usize) -> usize {
-    // Fibonacci hashing: the top bits of the product spread aligned addresses over the slots.
-    ((key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - CACHE_SLOTS.trailing_zeros()))
-        as usize
-}
-
 impl Default for Aggregator {
     fn default() -> Self {
         Aggregator::new(true)
@@ -344,10 +305,19 @@ impl Default for Aggregator {
 
 impl Aggregator {
     pub fn new(subcalls: bool) -> Self {
+        Aggregator::with_caches(subcalls, Caches::full())
+    }
+
+    /// An aggregator with minimal caches, until it is given a full set
+    /// ([`Aggregator::put_caches`]).
+    pub fn without_caches(subcalls: bool) -> Self {
+        Aggregator::with_caches(subcalls, Caches::minimal())
+    }
+
+    fn with_caches(subcalls: bool, caches: Caches) -> Self {
         Aggregator {
             subcalls,
-            cache: Box::new([(0, 0); CACHE_SLOTS]),
-            edge_cache: Box::new([NO_EDGE; EDGE_SLOTS]),
+            caches,
             entries: Vec::new(),
             subs: Vec::new(),
             index: HashTable::new(),
@@ -355,16 +325,40 @@ impl Aggregator {
         }
     }
 
+    /// Gives up this aggregator's caches, emptied (they held places in its own arrays), for
+    /// another aggregator's use; a minimal set takes their place.
+    pub fn take_caches(&mut self) -> Caches {
+        let mut c = std::mem::replace(&mut self.caches, Caches::minimal());
+        c.clear();
+        c
+    }
+
+    /// Makes `c`, an empty set ([`Caches::full`], or one [`Aggregator::take_caches`] gave),
+    /// this aggregator's caches.
+    pub fn put_caches(&mut self, c: Caches) {
+        debug_assert!(c.is_empty());
+        self.caches = c;
+    }
+
+    /// Bytes its caches take on the heap.
+    pub fn cache_bytes(&self) -> usize {
+        self.caches.heap_bytes()
+    }
+
+    /// Whether this aggregator has a full set of caches (see [`crate::lookup_cache`]).
+    pub fn has_full_caches(&self) -> bool {
+        self.caches.is_full()
+    }
+
     /// The entry for `key`, if one exists.
     #[inline]
     pub fn get(&mut self, key: usize) -> Option<EntryId> {
-        let i = slot(key);
-        let (k, id) = self.cache[i];
+        let (k, id) = self.caches.key(key);
         if k == key && key != 0 {
             return Some(id);
         }
         let id = self.find(key)?;
-        self.cache[i] = (key, id);
+        self.caches.set_key(key, id);
         Some(id)
     }
 
@@ -389,7 +383,7 @@ impl Aggregator {
         let entries = &self.entries;
         self.index
             .insert_unique(key_hash(key), id, |&i| key_hash(entries[i as usize].key));
-        self.cache[slot(key)] = (key, id);
+        self.caches.set_key(key, id);
         id
     }
 
@@ -398,16 +392,11 @@ impl Aggregator {
     fn cached_sub(&self, caller: EntryId, callee: EntryId) -> Option<u32> {
         let key = self.entries.get(callee as usize)?.key;
         let (caller_at, callee_at) = (entry_at(caller), entry_at(callee));
-        match self.edge_cache.get(edge_slot(caller_at, key)) {
-            Some(e)
-                if e.caller_at == caller_at
-                    && e.callee_at == callee_at
-                    && e.edge_at / SUB_SIZE < self.subs.len() =>
-            {
-                Some((e.edge_at / SUB_SIZE) as u32)
-            }
-            _ => None,
-        }
+        let e = self.caches.edge(caller_at, key);
+        (e.caller_at == caller_at && e.callee_at == callee_at)
+            .then_some(e.edge_at / SUB_SIZE)
+            .filter(|&i| i < self.subs.len())
+            .map(|i| i as u32)
     }
 
     #[inline]
@@ -450,14 +439,12 @@ impl Aggregator {
         };
         if let Some(&Entry { key, .. }) = self.entries.get(callee as usize) {
             let caller_at = entry_at(caller);
-            if let Some(slot) = self.edge_cache.get_mut(edge_slot(caller_at, key)) {
-                *slot = EdgeSlot {
-                    key,
-                    caller_at,
-                    callee_at: entry_at(callee),
-                    edge_at: sub_at(i),
-                };
-            }
+            self.caches.set_edge(EdgeSlot {
+                key,
+                caller_at,
+                callee_at: entry_at(callee),
+                edge_at: sub_at(i),
+            });
         }
         Some(i)
     }
@@ -591,7 +578,7 @@ impl Aggregator {
         // zero is left as it is (see `Stack`), stored only when it moves.
         match top {
             Some(top) if subcalls => {
-                let slot = self.edge_cache[edge_slot(top.entry_at, key)];
+                let slot = self.caches.edge(top.entry_at, key);
                 if slot.key != key || slot.caller_at != top.entry_at {
                     return false;
                 }
@@ -615,7 +602,7 @@ impl Aggregator {
                 };
             }
             top => {
-                let (k, id) = self.cache[slot(key)];
+                let (k, id) = self.caches.key(key);
                 // (An empty slot holds key 0.)
                 if k != key || key == 0 {
                     return false;
@@ -935,8 +922,7 @@ impl Aggregator {
         self.subs.clear();
         self.index.clear();
         self.sub_index.clear();
-        self.cache.iter_mut().for_each(|c| *c = (0, 0));
-        self.edge_cache.iter_mut().for_each(|c| *c = NO_EDGE);
+        self.caches.clear();
     }
 
     /// A copy of the totals, for building results while events may still arrive: the results
@@ -1569,8 +1555,8 @@ mod tests {
             let mut general = Driver::new(subcalls);
             let mut fast = Driver::new_fast(subcalls);
             for &(is_call, k) in &events {
-                // Keys 1024 * CACHE_SLOTS apart share a key-cache slot.
-                let key = 1 + (k % 6) + (k / 6) * 1024 * CACHE_SLOTS;
+                // Keys 1024 * KEY_SLOTS apart share a key-cache slot.
+                let key = 1 + (k % 6) + (k / 6) * 1024 * crate::lookup_cache::KEY_SLOTS;
                 for d in [&mut general, &mut fast] {
                     if is_call { d.call(key) } else { d.ret(key) }
                 }
@@ -1599,5 +1585,65 @@ mod tests {
             proptest::prop_assert_eq!(&general.agg.subs, &fast.agg.subs);
             proptest::prop_assert_eq!(general.stack.depth(), fast.stack.depth());
         }
+
+        /// An aggregator counts the same whatever happens to its caches: taken from it (a
+        /// minimal set in their place) or given another aggregator's, with calls open, as
+        /// `threads::lend_caches` moves sets between threads' tracks. The other aggregator
+        /// sees the same keys in another order, so a set that kept its places would be caught.
+        #[test]
+        fn counts_do_not_depend_on_whose_caches_an_aggregator_has(
+            subcalls: bool,
+            events in proptest::collection::vec((proptest::bool::ANY, 0usize..12), 0..400),
+            swaps in proptest::collection::vec(0usize..400, 0..8),
+        ) {
+            let mut general = Driver::new(subcalls);
+            let mut fast = Driver::new_fast(subcalls);
+            let mut other = Driver::new_fast(subcalls);
+            for (i, &(is_call, k)) in events.iter().enumerate() {
+                if swaps.contains(&i) {
+                    if fast.agg.has_full_caches() {
+                        other.agg.put_caches(fast.agg.take_caches());
+                    } else {
+                        fast.agg.put_caches(other.agg.take_caches());
+                    }
+                }
+                let key = |k: usize| 1 + (k % 6) + (k / 6) * 1024 * crate::lookup_cache::KEY_SLOTS;
+                for d in [&mut general, &mut fast] {
+                    if is_call { d.call(key(k)) } else { d.ret(key(k)) }
+                }
+                if is_call { other.call(key(11 - k)) } else { other.ret(key(11 - k)) }
+            }
+            fast.agg.settle(&mut fast.stack);
+            proptest::prop_assert_eq!(&general.agg.entries, &fast.agg.entries);
+            proptest::prop_assert_eq!(&general.agg.subs, &fast.agg.subs);
+        }
+    }
+
+    /// With a minimal set of caches an aggregator answers most lookups from its tables: the
+    /// cached enters decline where the full set answers, and the counts are the same.
+    #[test]
+    fn a_minimal_set_of_caches_sends_enters_to_the_tables() {
+        fn rounds(d: &mut Driver) -> usize {
+            let before = d.fast_taken;
+            for _ in 0..3 {
+                d.call(0x100);
+                for callee in [0x200, 0x300] {
+                    d.call(callee);
+                    d.ret(callee);
+                }
+                d.ret(0x100);
+            }
+            d.fast_taken - before
+        }
+        let mut d = Driver::new_fast(true);
+        d.agg = Aggregator::without_caches(true);
+        assert!(!d.agg.has_full_caches());
+        // One slot each: 0x200 and 0x300 evict each other's edge (both called by 0x100), and
+        // the top call's key slot is taken by the callees in between; the leaves need none.
+        let minimal = rounds(&mut d);
+        d.agg.put_caches(crate::lookup_cache::Caches::full());
+        let full = rounds(&mut d);
+        assert!(full > minimal, "{minimal} then {full}");
+        assert_eq!(d.sub(0x100, 0x300).callcount, 6);
     }
 }

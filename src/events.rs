@@ -636,14 +636,19 @@ pub unsafe fn flush_unmatched(py: Python<'_>, p: &Profiler) {
         // SAFETY: exclusive access for the swap; the flush manages its own borrows.
         unsafe {
             let s = &mut *st;
-            let mut t = std::mem::replace(&mut s.parked[i], crate::threads::Track::empty());
+            let Some((_, slot)) = s.parked.get_index_mut(i) else {
+                break;
+            };
+            let mut t = std::mem::replace(slot, crate::threads::Track::empty());
             crate::threads::swap_in(s, &mut t);
             s.timeline_thread_of_track();
             resume_all_suspended(py, p);
             flush_current(py, p);
             let s = &mut *st;
             crate::threads::swap_in(s, &mut t);
-            s.parked[i] = t;
+            if let Some((_, slot)) = s.parked.get_index_mut(i) {
+                *slot = t;
+            }
             s.timeline_thread_of_track();
         }
     }

@@ -1,7 +1,7 @@
 //! rprofile's native core: a deterministic profiler with cProfile's accounting.
 //!
 //! - `aggregator`: the Python-free call-tree totals (ncalls, primitive calls, tottime, cumtime,
-//!   caller edges);
+//!   caller edges), with `lookup_cache` in front of its tables;
 //! - `events`: the per-event path shared by both front ends;
 //! - `hook`: the interpreter front end (profile hook on 3.10/3.11, `sys.monitoring` on 3.12+);
 //! - `profiler`: the `Profiler` class Python's `rprofile.Profile` subclasses;
@@ -19,6 +19,7 @@ mod entries;
 mod events;
 mod hook;
 mod labels;
+pub mod lookup_cache;
 pub mod marshal;
 mod marshal_py;
 pub mod memory;

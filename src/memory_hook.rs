@@ -119,7 +119,7 @@ unsafe fn current_key(st: *mut State, ts: *mut ffi::PyThreadState) -> (usize, Op
         let ts = ts as usize;
         if s.thread.tstate != ts {
             // Another thread's track is in place (the GIL changed hands since the last event).
-            return match s.parked.iter().find(|t| t.key.tstate == ts) {
+            return match s.parked.values().find(|t| t.key.tstate == ts) {
                 Some(t) => (top_key(&t.agg, &t.stack), Some((t.key.id, t.info.ident))),
                 // A thread with no track yet (no event of it seen): its own lane all the same.
                 // SAFETY: `ts` is the calling thread's live state; neither call allocates.

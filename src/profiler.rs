@@ -78,8 +78,11 @@ pub struct State {
     /// The thread whose track `agg`, `stack` and `user_objs` hold, and its name.
     pub thread: threads::ThreadKey,
     pub thread_info: threads::ThreadInfo,
-    /// The other threads' tracks.
-    pub parked: Vec<threads::Track>,
+    /// The other threads' tracks, by thread.
+    pub parked: indexmap::IndexMap<threads::ThreadKey, threads::Track, rustc_hash::FxBuildHasher>,
+    /// The threads whose tracks hold a full set of lookup caches, the most recently switched
+    /// in last (see `threads::lend_caches`).
+    pub cache_holders: Vec<threads::ThreadKey>,
     /// Suspended coroutine calls by frame address, with the thread whose track holds them.
     pub suspended: std::collections::HashMap<
         usize,
@@ -153,7 +156,7 @@ impl State {
     /// cProfile's `subcalls` flag, for every thread's track.
     pub fn set_subcalls(&mut self, subcalls: bool) {
         self.agg.subcalls = subcalls;
-        for t in &mut self.parked {
+        for t in self.parked.values_mut() {
             t.agg.subcalls = subcalls;
         }
         self.update_leaf();
@@ -261,7 +264,7 @@ impl Profiler {
         // Several threads' tracks: one profile of their sums.
         let mut parts = vec![st.agg.totals()];
         let mut labels = vec![&st.user_objs];
-        for t in &st.parked {
+        for t in st.parked.values() {
             parts.push(t.agg.totals());
             labels.push(&t.user_objs);
         }
@@ -283,7 +286,7 @@ impl Profiler {
         let mut out = Vec::new();
         let current = (&st.thread_info, &st.agg, &st.user_objs);
         for (info, agg, objs) in std::iter::once(current)
-            .chain(st.parked.iter().map(|t| (&t.info, &t.agg, &t.user_objs)))
+            .chain(st.parked.values().map(|t| (&t.info, &t.agg, &t.user_objs)))
         {
             if agg.entries.is_empty() {
                 continue;
@@ -438,7 +441,8 @@ impl Profiler {
             threads: false,
             thread: threads::ThreadKey::default(),
             thread_info: threads::ThreadInfo::default(),
-            parked: Vec::new(),
+            parked: Default::default(),
+            cache_holders: Vec::new(),
             async_aware: false,
             suspended: Default::default(),
             coroutine_code: Default::default(),
@@ -800,6 +804,21 @@ impl Profiler {
         self.thread_snapshots(py)
     }
 
+    /// `(tracks, tracks holding a full set of lookup caches, the most that may, bytes of the
+    /// sets)`: one track with threads=False; with threads=True, one per thread seen.
+    fn _lookup_caches(&self) -> (usize, usize, usize, usize) {
+        // SAFETY: short shared access with the GIL held; nothing here runs Python code.
+        let st = unsafe { &*self.state_ptr() };
+        let aggs = std::iter::once(&st.agg).chain(st.parked.values().map(|t| &t.agg));
+        let (mut tracks, mut full, mut bytes) = (0, 0, 0);
+        for agg in aggs {
+            tracks += 1;
+            full += usize::from(agg.has_full_caches());
+            bytes += agg.cache_bytes();
+        }
+        (tracks, full, crate::threads::CACHED_TRACKS, bytes)
+    }
+
     /// `(events kept, capacity, events dropped, when_full)` of the timeline, or None without one.
     fn _timeline_info(&self, py: Python<'_>) -> Option<(usize, usize, u64, &'static str)> {
         // SAFETY: short shared access with the GIL held; taking copies runs no Python code.
@@ -850,7 +869,7 @@ impl Profiler {
             let rows = ledger.funcs.clone();
             let mut objs: std::collections::HashMap<usize, Py<PyAny>> = Default::default();
             let tracks = std::iter::once((&st.agg, &st.user_objs))
-                .chain(st.parked.iter().map(|t| (&t.agg, &t.user_objs)));
+                .chain(st.parked.values().map(|t| (&t.agg, &t.user_objs)));
             for (agg, labels) in tracks {
                 for (e, o) in agg.entries.iter().zip(labels.iter()) {
                     objs.entry(e.key).or_insert_with(|| o.clone_ref(py));

@@ -11,12 +11,13 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 
 use crate::aggregator::{Aggregator, Stack};
+use crate::lookup_cache::Caches;
 use crate::profiler::State;
 
 /// Which thread a track belongs to: its thread state's address and the interpreter's id for
 /// it. Events compare the address only (one call into the interpreter); the id, which later
 /// threads do not reuse as they may reuse an address, is checked when tracks are switched.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ThreadKey {
     pub tstate: usize,
     pub id: u64,
@@ -37,7 +38,7 @@ impl Track {
         Track {
             key: ThreadKey::default(),
             info: ThreadInfo::default(),
-            agg: Aggregator::default(),
+            agg: Aggregator::without_caches(true),
             stack: Stack::default(),
             user_objs: Vec::new(),
         }
@@ -130,16 +131,17 @@ unsafe fn switch(st: *mut State, me: ThreadKey) {
     // SAFETY: exclusive access for the swap; nothing here runs Python.
     let new = unsafe {
         let s = &mut *st;
-        let mut incoming = match s.parked.iter().position(|t| t.key == me) {
-            Some(i) => s.parked.swap_remove(i),
+        let mut incoming = match s.parked.swap_remove(&me) {
+            Some(t) => t,
             None => Track {
                 key: me,
                 info: ThreadInfo::default(),
-                agg: Aggregator::new(s.agg.subcalls),
+                agg: Aggregator::without_caches(s.agg.subcalls),
                 stack: Stack::default(),
                 user_objs: Vec::new(),
             },
         };
+        lend_caches(s, &mut incoming.agg, me);
         // A thread `threading` starts makes events before it registers its name: the name is
         // looked for again at each switch until found (switches are rare: GIL hand-overs).
         let unnamed = incoming.info.name.is_none();
@@ -148,7 +150,7 @@ unsafe fn switch(st: *mut State, me: ThreadKey) {
             // (GIL held: this function's contract.)
             tl.set_thread(me.id, ffi::PyThread_get_thread_ident() as u64);
         }
-        s.parked.push(incoming);
+        s.parked.insert(incoming.key, incoming);
         unnamed
     };
     if new {
@@ -160,6 +162,47 @@ unsafe fn switch(st: *mut State, me: ThreadKey) {
             select(st);
         }
     }
+}
+
+/// Tracks that keep a full set of lookup caches (80 KB) at a time, at most: the ones switched
+/// in most recently. A thread needs its set only while it runs, and a program may start
+/// thousands of threads (one per request, say), each keeping its track until `disable()`.
+pub const CACHED_TRACKS: usize = 8;
+
+/// Gives `agg`, the aggregator of the track of thread `me` about to be switched in, a full set
+/// of caches if it has none: a new one while fewer than [`CACHED_TRACKS`] tracks hold one, else
+/// the set of the track switched in least recently.
+fn lend_caches(s: &mut State, agg: &mut Aggregator, me: ThreadKey) {
+    let State {
+        cache_holders: holders,
+        parked,
+        thread,
+        agg: current,
+        ..
+    } = s;
+    // The first track never came in by a switch; tracks dropped by `clear()` hold no set now.
+    if current.has_full_caches() && !holders.contains(thread) {
+        holders.insert(0, *thread);
+    }
+    holders.retain(|k| {
+        *k != me
+            && if k == thread {
+                current.has_full_caches()
+            } else {
+                parked.get(k).is_some_and(|t| t.agg.has_full_caches())
+            }
+    });
+    if !agg.has_full_caches() {
+        let set = if holders.len() < CACHED_TRACKS {
+            None
+        } else {
+            // The current track came in last, so it is not the oldest.
+            let oldest = holders.remove(0);
+            parked.get_mut(&oldest).map(|t| t.agg.take_caches())
+        };
+        agg.put_caches(set.unwrap_or_else(Caches::full));
+    }
+    holders.push(me);
 }
 
 /// Exchanges the current track with `t`.

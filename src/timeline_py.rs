@@ -72,7 +72,7 @@ pub fn take(py: Python<'_>, st: &State) -> Option<Taken> {
     }
     let mut known_names = HashMap::new();
     let tracks = std::iter::once((&st.agg, &st.user_objs, &st.thread_info))
-        .chain(st.parked.iter().map(|t| (&t.agg, &t.user_objs, &t.info)));
+        .chain(st.parked.values().map(|t| (&t.agg, &t.user_objs, &t.info)));
     for (agg, objs, info) in tracks {
         for (e, o) in agg.entries.iter().zip(objs.iter()) {
             if let Some(slot) = wanted.get_mut(&e.key) {

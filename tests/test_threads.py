@@ -121,6 +121,43 @@ def test_thread_pool_and_dying_threads():
     assert _rows(prof.stats, "leaf")[:2] == (123, 123)
 
 
+def test_a_thread_per_task_keeps_few_cache_sets_and_exact_counts():
+    """A thread's track keeps its counts until disable(), but a full set of lookup caches
+    (80 KB) only while it is among the threads switched in last: a program that starts a
+    thread per task must not keep a set for every thread it ever ran."""
+    prof = rprofile.Profile(threads=True)
+    prof.enable()
+    for _ in range(40):
+        t = threading.Thread(target=work, args=(5, 2))
+        t.start()
+        t.join()
+    # More threads running at once than there are sets: they pass the sets around.
+    go = threading.Barrier(12)
+
+    def together():
+        go.wait()
+        for _ in range(20):
+            work(3, 3)
+            time.sleep(0)
+
+    crowd = [threading.Thread(target=together) for _ in range(12)]
+    for t in crowd:
+        t.start()
+    for t in crowd:
+        t.join()
+    tracks, full, most, nbytes = prof._lookup_caches()
+    prof.disable()
+    prof.create_stats()
+    assert tracks >= 1 + 40 + 12
+    assert 1 <= full <= most < 40
+    full_set = 80 * 1024
+    assert nbytes < (most + 1) * full_set
+    calls = 40 * 5 + 12 * 20 * 3
+    assert _rows(prof.stats, "rec")[:2] == (calls, 40 * 5 * 3 + 12 * 20 * 3 * 4)
+    assert _rows(prof.stats, "leaf")[:2] == (calls, calls)
+    assert _rows(prof.stats, "together")[:2] == (12, 12)
+
+
 def test_thread_cpu_clock_per_thread():
     prof = rprofile.Profile("thread_cpu", threads=True)
     prof.enable()
