@@ -14,6 +14,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 
 use crate::profiler::{Profiler, State};
+use crate::threads::ThreadKey;
 use crate::timeline;
 
 /// One domain's hook of one activation: the allocator it wraps (never changed after the hook
@@ -119,14 +120,16 @@ unsafe fn current_key(st: *mut State, ts: *mut ffi::PyThreadState) -> (usize, Op
         let ts = ts as usize;
         if s.thread.tstate != ts {
             // Another thread's track is in place (the GIL changed hands since the last event).
-            return match s.parked.values().find(|t| t.key.tstate == ts) {
+            // SAFETY: `ts` is the calling thread's live state; the call does not allocate.
+            let id = unsafe { ffi::PyThreadState_GetID(ts as *mut ffi::PyThreadState) } as u64;
+            return match s.parked.get(&ThreadKey { tstate: ts, id }) {
                 Some(t) => (top_key(&t.agg, &t.stack), Some((t.key.id, t.info.ident))),
                 // A thread with no track yet (no event of it seen): its own lane all the same.
-                // SAFETY: `ts` is the calling thread's live state; neither call allocates.
-                None => unsafe {
-                    let id = ffi::PyThreadState_GetID(ts as *mut ffi::PyThreadState) as u64;
-                    (0, Some((id, ffi::PyThread_get_thread_ident() as u64)))
-                },
+                // SAFETY: as above.
+                None => (
+                    0,
+                    Some((id, unsafe { ffi::PyThread_get_thread_ident() } as u64)),
+                ),
             };
         }
     }
