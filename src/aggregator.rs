@@ -14,7 +14,7 @@ use std::hash::BuildHasher;
 use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
 
-use crate::lookup_cache::{Caches, EdgeSlot};
+use crate::lookup_cache::{Caches, EdgeSlot, EmptyCaches};
 
 /// Index of an entry in `Aggregator::entries`.
 pub type EntryId = u32;
@@ -327,17 +327,13 @@ impl Aggregator {
 
     /// Gives up this aggregator's caches, emptied (they held places in its own arrays), for
     /// another aggregator's use; a minimal set takes their place.
-    pub fn take_caches(&mut self) -> Caches {
-        let mut c = std::mem::replace(&mut self.caches, Caches::minimal());
-        c.clear();
-        c
+    pub fn take_caches(&mut self) -> EmptyCaches {
+        EmptyCaches::from_cleared(std::mem::replace(&mut self.caches, Caches::minimal()))
     }
 
-    /// Makes `c`, an empty set ([`Caches::full`], or one [`Aggregator::take_caches`] gave),
-    /// this aggregator's caches.
-    pub fn put_caches(&mut self, c: Caches) {
-        debug_assert!(c.is_empty());
-        self.caches = c;
+    /// Makes `c` this aggregator's caches.
+    pub fn put_caches(&mut self, c: EmptyCaches) {
+        self.caches = c.into_inner();
     }
 
     /// Bytes its caches take on the heap.
@@ -1598,6 +1594,7 @@ mod tests {
         ) {
             let mut general = Driver::new(subcalls);
             let mut fast = Driver::new_fast(subcalls);
+            let mut other_general = Driver::new(subcalls);
             let mut other = Driver::new_fast(subcalls);
             for (i, &(is_call, k)) in events.iter().enumerate() {
                 if swaps.contains(&i) {
@@ -1611,11 +1608,16 @@ mod tests {
                 for d in [&mut general, &mut fast] {
                     if is_call { d.call(key(k)) } else { d.ret(key(k)) }
                 }
-                if is_call { other.call(key(11 - k)) } else { other.ret(key(11 - k)) }
+                for d in [&mut other_general, &mut other] {
+                    if is_call { d.call(key(11 - k)) } else { d.ret(key(11 - k)) }
+                }
             }
-            fast.agg.settle(&mut fast.stack);
-            proptest::prop_assert_eq!(&general.agg.entries, &fast.agg.entries);
-            proptest::prop_assert_eq!(&general.agg.subs, &fast.agg.subs);
+            for (general, fast) in [(general, fast), (other_general, other)] {
+                let mut fast = fast;
+                fast.agg.settle(&mut fast.stack);
+                proptest::prop_assert_eq!(&general.agg.entries, &fast.agg.entries);
+                proptest::prop_assert_eq!(&general.agg.subs, &fast.agg.subs);
+            }
         }
     }
 
@@ -1641,7 +1643,7 @@ mod tests {
         // One slot each: 0x200 and 0x300 evict each other's edge (both called by 0x100), and
         // the top call's key slot is taken by the callees in between; the leaves need none.
         let minimal = rounds(&mut d);
-        d.agg.put_caches(crate::lookup_cache::Caches::full());
+        d.agg.put_caches(EmptyCaches::full());
         let full = rounds(&mut d);
         assert!(full > minimal, "{minimal} then {full}");
         assert_eq!(d.sub(0x100, 0x300).callcount, 6);

@@ -34,6 +34,29 @@ const NO_EDGE: EdgeSlot = EdgeSlot {
 /// An empty key slot: key 0 is never looked up (the event paths test for it).
 const NO_KEY: (usize, EntryId) = (0, 0);
 
+/// A set no aggregator uses, empty: what [`crate::aggregator::Aggregator::take_caches`] gives
+/// and `put_caches` takes. It has no way to be filled, so a set cannot reach an aggregator with
+/// another's places in it (the event paths follow them unchecked).
+#[derive(Debug)]
+pub struct EmptyCaches(Caches);
+
+impl EmptyCaches {
+    /// A new set of the size the event paths want.
+    pub fn full() -> EmptyCaches {
+        EmptyCaches(Caches::full())
+    }
+
+    /// Empties `c` to make it one.
+    pub(crate) fn from_cleared(mut c: Caches) -> EmptyCaches {
+        c.clear();
+        EmptyCaches(c)
+    }
+
+    pub(crate) fn into_inner(self) -> Caches {
+        self.0
+    }
+}
+
 /// One aggregator's caches. The masks are the slot counts less one (the edges' shifted left by
 /// 4; the fields are private and only [`Caches::with_slots`] sets them), so a masked index is
 /// always in bounds.
@@ -47,12 +70,12 @@ pub struct Caches {
 
 impl Caches {
     /// An empty set of the size the event paths want.
-    pub fn full() -> Caches {
+    pub(crate) fn full() -> Caches {
         Caches::with_slots(KEY_SLOTS, EDGE_SLOTS)
     }
 
     /// An empty set of one slot each: what an aggregator keeps while another uses its set.
-    pub fn minimal() -> Caches {
+    pub(crate) fn minimal() -> Caches {
         Caches::with_slots(1, 1)
     }
 
@@ -72,13 +95,14 @@ impl Caches {
     }
 
     /// Forgets every slot.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.edges.fill(NO_EDGE);
         self.keys.fill(NO_KEY);
     }
 
     /// Whether every slot is empty.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    fn is_empty(&self) -> bool {
         self.edges.iter().all(|e| *e == NO_EDGE) && self.keys.iter().all(|k| *k == NO_KEY)
     }
 
@@ -114,6 +138,7 @@ impl Caches {
     #[inline(always)]
     pub fn edge(&self, caller_at: usize, key: usize) -> EdgeSlot {
         let half = self.edge_offset_half(caller_at, key);
+        debug_assert!(half * 2 < std::mem::size_of_val(&*self.edges));
         // SAFETY: `half` is the slot's index (masked by `edges.len() - 1`) times 16, so twice
         // it is the byte offset of a slot inside `edges`.
         unsafe { *self.edges.as_ptr().byte_add(half * 2) }
@@ -121,7 +146,7 @@ impl Caches {
 
     /// Stores the edge slot for a call of `key` by the entry at `caller_at`.
     #[inline(always)]
-    pub fn set_edge(&mut self, slot: EdgeSlot) {
+    pub(crate) fn set_edge(&mut self, slot: EdgeSlot) {
         let i = self.edge_index(slot.caller_at, slot.key);
         // SAFETY: masked by `edges.len() - 1`.
         unsafe { *self.edges.get_unchecked_mut(i) = slot };
@@ -137,7 +162,7 @@ impl Caches {
 
     /// Stores `id` as the entry of `key`.
     #[inline(always)]
-    pub fn set_key(&mut self, key: usize, id: EntryId) {
+    pub(crate) fn set_key(&mut self, key: usize, id: EntryId) {
         let i = self.key_index(key);
         // SAFETY: as in `key`.
         unsafe { *self.keys.get_unchecked_mut(i) = (key, id) };

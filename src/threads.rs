@@ -11,7 +11,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 
 use crate::aggregator::{Aggregator, Stack};
-use crate::lookup_cache::Caches;
+use crate::lookup_cache::EmptyCaches;
 use crate::profiler::State;
 
 /// Which thread a track belongs to: its thread state's address and the interpreter's id for
@@ -167,11 +167,14 @@ unsafe fn switch(st: *mut State, me: ThreadKey) {
 /// Tracks that keep a full set of lookup caches (80 KB) at a time, at most: the ones switched
 /// in most recently. A thread needs its set only while it runs, and a program may start
 /// thousands of threads (one per request, say), each keeping its track until `disable()`.
-pub const CACHED_TRACKS: usize = 8;
+/// Beyond this many threads taking turns, a switch passes a set on (~3 us: it is emptied, and
+/// the thread finds it cold), so a pool of up to this many workers does not pay that.
+pub const CACHED_TRACKS: usize = 32;
 
 /// Gives `agg`, the aggregator of the track of thread `me` about to be switched in, a full set
-/// of caches if it has none: a new one while fewer than [`CACHED_TRACKS`] tracks hold one, else
-/// the set of the track switched in least recently.
+/// of caches if it has none: the set of the track going out if that one has recorded nothing
+/// (the track in place before the first thread's, say), else a new one while fewer than
+/// [`CACHED_TRACKS`] tracks hold one, else the set of the track switched in least recently.
 fn lend_caches(s: &mut State, agg: &mut Aggregator, me: ThreadKey) {
     let State {
         cache_holders: holders,
@@ -193,14 +196,18 @@ fn lend_caches(s: &mut State, agg: &mut Aggregator, me: ThreadKey) {
             }
     });
     if !agg.has_full_caches() {
-        let set = if holders.len() < CACHED_TRACKS {
+        let set = if current.has_full_caches() && current.entries.is_empty() {
+            holders.retain(|k| k != thread);
+            Some(current.take_caches())
+        } else if holders.len() < CACHED_TRACKS {
             None
         } else {
             // The current track came in last, so it is not the oldest.
             let oldest = holders.remove(0);
+            debug_assert!(oldest != *thread);
             parked.get_mut(&oldest).map(|t| t.agg.take_caches())
         };
-        agg.put_caches(set.unwrap_or_else(Caches::full));
+        agg.put_caches(set.unwrap_or_else(EmptyCaches::full));
     }
     holders.push(me);
 }
