@@ -809,6 +809,9 @@ def test_recursion_error_under_profiling_matches_cprofile():
 INTERRUPT = r'''
 import _thread, signal, threading, time
 KIND = sys.argv[2]
+# Python leaves SIGINT ignored when it starts ignoring it, as a shell's background job does:
+# KeyboardInterrupt is what this scenario is about, whoever started the tests.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 count = [0]
 
 

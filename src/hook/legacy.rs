@@ -157,12 +157,17 @@ mod watch {
         static VISITED: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
     }
 
-    /// The hook function [`start`] gave every thread, as an address.
-    static HOOK: AtomicUsize = AtomicUsize::new(0);
+    /// The hook function [`start`] gave every thread, as an address; [`NO_HOOK`] while the
+    /// slots below are not known.
+    static HOOK: AtomicUsize = AtomicUsize::new(NO_HOOK);
     /// Where a thread state keeps its profile function and its argument (`c_profilefunc`,
-    /// `c_profileobj`), as word indexes found by [`find_profile_slots`]; `NO_SLOTS` if not found.
-    static SLOTS: AtomicU64 = AtomicU64::new(NO_SLOTS);
-    const NO_SLOTS: u64 = u64::MAX;
+    /// `c_profileobj`), as word indexes found by [`find_profile_slots`]; 0 if not found.
+    static FUNC_AT: AtomicUsize = AtomicUsize::new(0);
+    static OBJ_AT: AtomicUsize = AtomicUsize::new(0);
+    /// No function's address: a thread state's first word (the previous thread state, or
+    /// null) never holds it, so with the slots unknown no thread state is taken to have the
+    /// hook, with no test of its own.
+    const NO_HOOK: usize = 1;
     /// How far into a thread state the profile slots are looked for: its head, well within
     /// the struct (on x86_64 they are words 7 and 9 of 35 on 3.10, 8 and 10 of 45 on 3.11).
     const SLOT_SEARCH_WORDS: usize = 16;
@@ -230,14 +235,14 @@ mod watch {
     /// `ts` is a live thread state of this interpreter.
     #[inline(always)]
     unsafe fn has_hook(ts: *mut ffi::PyThreadState) -> bool {
-        let slots = SLOTS.load(Ordering::Relaxed);
-        if slots == NO_SLOTS {
-            return false;
-        }
-        let (func, obj) = ((slots >> 32) as usize, (slots & 0xffff_ffff) as usize);
+        let (func, obj) = (
+            FUNC_AT.load(Ordering::Relaxed),
+            OBJ_AT.load(Ordering::Relaxed),
+        );
         let words = ts as *const usize;
-        // SAFETY: both indexes are below SLOT_SEARCH_WORDS and were found inside a thread
-        // state of this interpreter, whose every thread state has the same layout.
+        // SAFETY: both indexes are 0 or were found below SLOT_SEARCH_WORDS inside a thread
+        // state of this interpreter, whose every thread state has the same layout. (All four
+        // statics change only in `start`, with the GIL held, as frames are evaluated.)
         unsafe {
             *words.add(func) == HOOK.load(Ordering::Relaxed)
                 && *words.add(obj) == PROFILER.load(Ordering::Relaxed) as usize
@@ -250,7 +255,7 @@ mod watch {
     ///
     /// # Safety
     /// GIL held; the calling thread's profile hook is `hook` with argument `obj`.
-    unsafe fn find_profile_slots(hook: usize, obj: usize) -> u64 {
+    unsafe fn find_profile_slots(hook: usize, obj: usize) -> Option<(usize, usize)> {
         // SAFETY: GIL held: the calling thread has a live state.
         let words = unsafe { ffi::PyThreadState_Get() } as *const usize;
         let only = |value: usize| {
@@ -258,14 +263,11 @@ mod watch {
             // 45 on 3.11, and no build of either drops fields from its head).
             let mut at = (0..SLOT_SEARCH_WORDS).filter(|&i| unsafe { *words.add(i) } == value);
             match (at.next(), at.next()) {
-                (Some(i), None) => Some(i as u64),
+                (Some(i), None) => Some(i),
                 _ => None,
             }
         };
-        match (only(hook), only(obj)) {
-            (Some(f), Some(o)) => f << 32 | o,
-            _ => NO_SLOTS,
-        }
+        only(hook).zip(only(obj))
     }
 
     /// Gives the thread of `ts` the watched profiler's hook if it has not had it since the
@@ -331,9 +333,12 @@ mod watch {
         // this one included (`install` fails before this otherwise).
         unsafe {
             let hook = hook_of(slf.as_ptr()) as usize;
-            HOOK.store(hook, Ordering::Relaxed);
-            SLOTS.store(
-                find_profile_slots(hook, slf.as_ptr() as usize),
+            let slots = find_profile_slots(hook, slf.as_ptr() as usize);
+            let (func, obj) = slots.unwrap_or((0, 0));
+            FUNC_AT.store(func, Ordering::Relaxed);
+            OBJ_AT.store(obj, Ordering::Relaxed);
+            HOOK.store(
+                if slots.is_some() { hook } else { NO_HOOK },
                 Ordering::Relaxed,
             );
         }
