@@ -213,15 +213,26 @@ macro_rules! close_as_opened {
 }
 
 /// A cached enter's change to one recursion level (see [`Stack`]): deferred when the level is
-/// above zero, pending at zero, else (below zero, after unmatched events) raised.
+/// above zero, pending at zero, else (below zero, after unmatched events) raised. A call with
+/// a deferred level is pushed at `len`, so `settled` is brought down to it where the deferral
+/// is decided, not by a test of the bits after both levels are opened (the common case, both
+/// pending, then tests nothing).
 #[inline(always)]
-fn open_level(level: &mut i64, deferred: &mut u8, defer: u8, pending: u8) {
+fn open_level(
+    level: &mut i64,
+    deferred: &mut u8,
+    defer: u8,
+    pending: u8,
+    settled: &mut usize,
+    len: usize,
+) {
     let l = *level;
     // Zero first: a leaf called in a loop, the most frequent call.
     if l == 0 {
         *deferred |= pending;
     } else if l > 0 {
         *deferred |= defer;
+        *settled = (*settled).min(len);
     } else {
         std::hint::cold_path();
         *level = l.wrapping_add(1);
@@ -509,14 +520,20 @@ impl Aggregator {
         unsafe { &mut *self.subs.as_mut_ptr().byte_add(at) }
     }
 
-    /// Whether the places `ctx` names are this aggregator's entry and edge (or no edge): true
-    /// of every call on a stack this aggregator keeps (see [`Aggregator::enter_cached_as`]),
-    /// tested where a call's places are followed outside the event paths.
+    /// Whether the places `ctx` names are this aggregator's entry and edge (or no edge, and then
+    /// no edge level unadded): true of every call on a stack this aggregator keeps (see
+    /// [`Aggregator::enter_cached_as`]), tested where a call's places are followed outside the
+    /// event paths.
     fn names_own(&self, ctx: &Context) -> bool {
         let entry_ok = ctx.entry_at.is_multiple_of(ENTRY_SIZE)
             && ctx.entry_at / ENTRY_SIZE < self.entries.len();
-        let sub_ok = ctx.sub_at == NO_SUB_AT
-            || (ctx.sub_at.is_multiple_of(SUB_SIZE) && ctx.sub_at / SUB_SIZE < self.subs.len());
+        // A level deferred or pending on an edge is one of a call that has an edge: followed
+        // with no test by `add_levels_own`.
+        let sub_ok = if ctx.sub_at == NO_SUB_AT {
+            ctx.deferred & UNADDED_SUB == 0
+        } else {
+            ctx.sub_at.is_multiple_of(SUB_SIZE) && ctx.sub_at / SUB_SIZE < self.subs.len()
+        };
         entry_ok && sub_ok
     }
 
@@ -591,6 +608,8 @@ impl Aggregator {
                     &mut deferred,
                     DEFER_SUB,
                     PENDING_SUB,
+                    &mut stack.settled,
+                    len,
                 );
                 // SAFETY: as above for the callee; `end` and the room were found above.
                 unsafe {
@@ -642,17 +661,16 @@ impl Aggregator {
         let len = stack.frames.len();
         // SAFETY: the entry exists (function contract).
         let e = unsafe { self.entry_at_mut(at) };
+        // (A call only pending is on top, where `settle` looks anyway: `settled` bounds the
+        // deferred ones.)
         open_level(
             &mut e.recursion_level,
             &mut deferred,
             DEFER_ENTRY,
             PENDING_ENTRY,
+            &mut stack.settled,
+            len,
         );
-        // A call only pending is on top, where `settle` looks anyway: `settled` bounds the
-        // deferred ones.
-        if deferred & (DEFER_ENTRY | DEFER_SUB) != 0 {
-            stack.settled = stack.settled.min(len);
-        }
         let ctx = Context {
             t0: now(len),
             tag: tag(key, deferred),
@@ -865,7 +883,8 @@ impl Aggregator {
     /// [`Aggregator::add_levels`] for a call known to be this aggregator's.
     ///
     /// # Safety
-    /// `ctx` names an entry and an edge (or none) of this aggregator's.
+    /// `ctx` names an entry and an edge (or none) of this aggregator's, and has no edge level
+    /// unadded unless it names an edge ([`Aggregator::names_own`] tests both).
     #[inline(always)]
     unsafe fn add_levels_own(&mut self, ctx: &mut Context, bits: u8) {
         let todo = ctx.deferred & bits;
@@ -874,8 +893,10 @@ impl Aggregator {
             let e = unsafe { self.entry_at_mut(ctx.entry_at) };
             e.recursion_level = e.recursion_level.wrapping_add(1);
         }
-        // (A level is deferred or pending on an edge only for a call that has one.)
-        if todo & UNADDED_SUB != 0 && ctx.sub_at != NO_SUB_AT {
+        // A level is deferred or pending on an edge only for a call that has one (the cached
+        // enter sets those bits only with an edge from its cache; see the contract).
+        if todo & UNADDED_SUB != 0 {
+            debug_assert!(ctx.sub_at != NO_SUB_AT);
             // SAFETY: as for the entry.
             let s = unsafe { self.sub_at_mut(ctx.sub_at) };
             s.recursion_level = s.recursion_level.wrapping_add(1);
