@@ -55,6 +55,8 @@ CONFIGS = {
     "float_seconds": (lambda: dict(timer=MillisecondTimer()), True),
     # The real clock: only the call counts and the call graph can be compared.
     "builtin_clock": (lambda: dict(), False),
+    # The builtins' leaf paths are compiled in; the profiler's flag turns them away.
+    "builtin_clock_no_builtins": (lambda: dict(builtins=False), False),
 }
 
 
@@ -164,3 +166,45 @@ def test_comparison_detects_one_extra_tick():
     assert without_times(actual.stats) == without_times(expected.stats)
     assert actual.stats != expected.stats
     assert entries(actual, True) != entries(expected, True)
+
+
+def _builtins_work():
+    total = 0
+    for i in range(60):
+        total += len(str(i)) + max(i, 3)
+        [].append(i)
+    return total
+
+
+def _run_toggling_flags(module):
+    """Profiles with the real clock (the callbacks' leaf paths) while the builtins and subcalls
+    flags change under a running profiler: by enable() (on 3.12+ _lsprof sets the flags before
+    its ValueError for the tool slot it holds) and by __init__."""
+    prof = module.Profile()
+    prof.enable()
+    _builtins_work()
+    for flags in (dict(builtins=False), dict(builtins=True), dict(subcalls=False),
+                  dict(subcalls=True, builtins=False), dict(builtins=True)):
+        try:
+            prof.enable(**flags)
+        except ValueError:
+            pass
+        _builtins_work()
+    prof.disable()
+    prof.__init__(builtins=False)
+    prof.enable()
+    _builtins_work()
+    prof.__init__(builtins=True)
+    _builtins_work()
+    prof.disable()
+    prof.create_stats()
+    return without_times(prof.stats)
+
+
+def test_flags_changed_while_profiling_count_as_cprofile():
+    _builtins_work()
+    expected = _run_toggling_flags(cProfile)
+    assert _run_toggling_flags(cProfile) == expected, "cProfile is not deterministic here"
+    actual = _run_toggling_flags(rprofile)
+    assert any(func[0] == "~" for func in expected)
+    assert actual == expected

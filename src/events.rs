@@ -90,21 +90,27 @@ pub const LEAF_TH: u8 = LEAF_ON | LEAF_THREADS;
 pub const LEAF_TL_TH: u8 = LEAF_ON | LEAF_TIMELINE | LEAF_THREADS;
 
 /// Runs the copy of a leaf path (`enter_leaf_on` or `leave_leaf_on`) that the callback's mode
-/// `$mode` (a constant) names, if the state's leaf flag is that mode, or answers false. A
-/// macro, so that each copy is inlined where it is used and the constant tests fold away. Must
-/// be used inside `unsafe`, with no borrow of the state alive.
+/// `$mode` (a constant) names, if the state's leaf flag is that mode, or answers false; with
+/// `trusted`, the flag is not read (the caller knows it is `$mode`). A macro, so that each copy
+/// is inlined where it is used and the constant tests fold away. Must be used inside `unsafe`,
+/// with no borrow of the state alive.
 macro_rules! by_mode {
     ($mode:expr, $p:expr, $path:ident, $key:expr) => {{
         let st = $p.state_ptr();
-        if $mode == LEAF_NONE || (*st).leaf != $mode {
+        if (*st).leaf != $mode {
             false
         } else {
-            match $mode {
-                LEAF_ON => $path::<false, false>(&mut *st, $key),
-                LEAF_TL => $path::<true, false>(&mut *st, $key),
-                LEAF_TH => $path::<false, true>(&mut *st, $key),
-                _ => $path::<true, true>(&mut *st, $key),
-            }
+            by_mode!($mode, $p, trusted, $path, $key)
+        }
+    }};
+    ($mode:expr, $p:expr, trusted, $path:ident, $key:expr) => {{
+        let st = $p.state_ptr();
+        match $mode {
+            LEAF_NONE => false,
+            LEAF_ON => $path::<false, false>(&mut *st, $key),
+            LEAF_TL => $path::<true, false>(&mut *st, $key),
+            LEAF_TH => $path::<false, true>(&mut *st, $key),
+            _ => $path::<true, true>(&mut *st, $key),
         }
     }};
 }
@@ -141,10 +147,36 @@ pub(crate) use for_leaf_mode;
 /// # Safety
 /// As for [`enter_call`].
 #[inline(always)]
+#[cfg_attr(Py_3_12, allow(dead_code))]
 pub unsafe fn enter_leaf<const MODE: u8>(p: &Profiler, key: usize) -> bool {
     // SAFETY: as for this function: a short read, with no borrow alive; then exclusive access
     // for the path the flag allows.
     unsafe { by_mode!(MODE, p, enter_leaf_on, key) }
+}
+
+/// [`enter_leaf`] for a caller that knows the state's leaf flag is `MODE` (the `sys.monitoring`
+/// callbacks, whose entry points are swapped when the flag changes: `hook::leaf_changed`), so
+/// the flag is not read.
+///
+/// # Safety
+/// As for [`enter_call`]; the state's leaf flag is `MODE`.
+#[inline(always)]
+#[cfg_attr(not(Py_3_12), allow(dead_code))]
+pub unsafe fn enter_leaf_as<const MODE: u8>(p: &Profiler, key: usize) -> bool {
+    // SAFETY: as in `enter_leaf`; the flag is `MODE` (function contract).
+    unsafe { by_mode!(MODE, p, trusted, enter_leaf_on, key) }
+}
+
+/// [`leave_leaf`] for a caller that knows the state's leaf flag is `MODE`, as
+/// [`enter_leaf_as`].
+///
+/// # Safety
+/// As for [`enter_leaf_as`].
+#[inline(always)]
+#[cfg_attr(not(Py_3_12), allow(dead_code))]
+pub unsafe fn leave_leaf_as<const MODE: u8>(p: &Profiler, key: usize) -> bool {
+    // SAFETY: as in `enter_leaf_as`.
+    unsafe { by_mode!(MODE, p, trusted, leave_leaf_on, key) }
 }
 
 /// The state split for a leaf path, if one may run on it as it is: the timeline's free slot
@@ -203,6 +235,7 @@ fn enter_leaf_on<const TIMELINE: bool, const THREADS: bool>(s: &mut State, key: 
 /// # Safety
 /// As for [`enter_call`].
 #[inline(always)]
+#[cfg_attr(Py_3_12, allow(dead_code))]
 pub unsafe fn leave_leaf<const MODE: u8>(p: &Profiler, key: usize) -> bool {
     // SAFETY: as in `enter_leaf`.
     unsafe { by_mode!(MODE, p, leave_leaf_on, key) }

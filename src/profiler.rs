@@ -162,8 +162,9 @@ impl State {
         self.update_leaf();
     }
 
-    /// Recomputes [`State::leaf`]; called wherever what it depends on changes (the clock, the
-    /// bias, the timeline, threads: `set_bias`; subcalls: `set_subcalls`).
+    /// Recomputes [`State::leaf`], and has the front end's callbacks follow it (and the
+    /// builtins flag); called wherever what it depends on changes (the clock, the bias, the
+    /// timeline, threads: `set_bias`; subcalls: `set_subcalls`; builtins: `set_builtins`).
     pub fn update_leaf(&mut self) {
         let threads_ok = !self.threads || crate::threads::HAS_THREAD_POINTER;
         // Before 3.12 the hook reads a frame's code itself on the leaf paths, and a coroutine's
@@ -188,6 +189,14 @@ impl State {
                 }
                 | if self.threads { LEAF_THREADS } else { 0 }
         };
+        hook::leaf_changed(self);
+    }
+
+    /// Sets whether builtins are profiled (and the callbacks' paths for it, see
+    /// [`State::update_leaf`]).
+    pub fn set_builtins(&mut self, builtins: bool) {
+        self.builtins = builtins;
+        self.update_leaf();
     }
 }
 
@@ -641,7 +650,7 @@ impl Profiler {
             None
         };
         st.set_subcalls(subcalls);
-        st.builtins = builtins;
+        st.set_builtins(builtins);
         st.timeunit = timeunit;
         st.external_timer = timer.is_some();
         st.clock = native;
@@ -692,7 +701,7 @@ impl Profiler {
         // SAFETY: short exclusive writes; no Python runs meanwhile.
         unsafe {
             (*p.state_ptr()).set_subcalls(subcalls);
-            (*p.state_ptr()).builtins = builtins;
+            (*p.state_ptr()).set_builtins(builtins);
         }
         // SAFETY: short read.
         let memory = unsafe { (*p.state_ptr()).memory.is_some() };

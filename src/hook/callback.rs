@@ -21,6 +21,9 @@ struct Callback {
     vectorcall: Option<ffi::vectorcallfunc>,
     /// The profiler (a strong reference), NULL once the garbage collector cleared it.
     profiler: *mut ffi::PyObject,
+    /// Which of the front end's events this callback is for (its place in the event table),
+    /// so that its entry point can be swapped for that event's when the profiler's flags change.
+    event: usize,
 }
 
 // The members of the callback type: read when the type is made, never written.
@@ -94,9 +97,11 @@ fn callback_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
     Ok(tp.bind(py))
 }
 
-/// A new callback bound to `profiler` whose calls go to `entry`.
+/// A new callback bound to `profiler` for `event` (the caller's index of it) whose calls go to
+/// `entry`. The profiler's state lists it (`HookState::callbacks`) until it is cleared.
 pub fn new<'py>(
-    profiler: &Bound<'py, PyAny>,
+    profiler: &Bound<'py, crate::profiler::Profiler>,
+    event: usize,
     entry: ffi::vectorcallfunc,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = profiler.py();
@@ -111,7 +116,12 @@ pub fn new<'py>(
         }
         let cb = obj as *mut Callback;
         (*cb).vectorcall = Some(entry);
+        (*cb).event = event;
         (*cb).profiler = ffi::Py_NewRef(profiler.as_ptr());
+        (*profiler.get().state_ptr())
+            .hook
+            .callbacks
+            .push(obj as usize);
         Ok(Bound::from_owned_ptr(py, obj))
     }
 }
@@ -147,25 +157,53 @@ pub unsafe fn unpack<'a>(
     ))
 }
 
-/// The profiler `cb` is bound to, unless the collector cleared it.
+/// The profiler `cb` is bound to, read with no test: an entry point runs only while the
+/// callback is bound, since clearing it first swaps its entry point for [`cleared_entry`].
 ///
 /// # Safety
-/// `cb` is a callback made by [`new`], called with the GIL held.
+/// `cb` is a callback made by [`new`] whose entry point (given to `new`) is being called by
+/// CPython, with the GIL held.
 #[inline(always)]
-pub unsafe fn profiler<'a>(cb: *mut ffi::PyObject) -> Option<&'a crate::profiler::Profiler> {
-    // SAFETY: as for this function; the callback holds a strong reference to the profiler.
+pub unsafe fn profiler<'a>(cb: *mut ffi::PyObject) -> &'a crate::profiler::Profiler {
+    // SAFETY: as for this function: the callback is bound and holds a strong reference to the
+    // profiler.
     unsafe {
-        let p = (*(cb as *mut Callback)).profiler;
-        if p.is_null() {
-            return None;
-        }
         let py = Python::assume_attached();
-        Some(
-            Bound::ref_from_ptr(py, &(*(cb as *mut Callback)).profiler)
-                .cast_unchecked::<crate::profiler::Profiler>()
-                .get(),
-        )
+        Bound::ref_from_ptr(py, &(*(cb as *mut Callback)).profiler)
+            .cast_unchecked::<crate::profiler::Profiler>()
+            .get()
     }
+}
+
+/// Which event `cb` is for, as given to [`new`].
+///
+/// # Safety
+/// `cb` is a live callback made by [`new`]; GIL held.
+pub unsafe fn event(cb: *mut ffi::PyObject) -> usize {
+    // SAFETY: as for this function.
+    unsafe { (*(cb as *mut Callback)).event }
+}
+
+/// Sends the calls of `cb` to `entry` from now on.
+///
+/// # Safety
+/// `cb` is a live callback made by [`new`], not cleared; `entry` is an entry point for its
+/// event and its profiler's current flags; GIL held.
+pub unsafe fn set_entry(cb: *mut ffi::PyObject, entry: ffi::vectorcallfunc) {
+    // SAFETY: as for this function.
+    unsafe { (*(cb as *mut Callback)).vectorcall = Some(entry) };
+}
+
+/// The entry point of a cleared callback: None for every event, as the instrumentation expects
+/// of a callback with nothing to do.
+unsafe extern "C" fn cleared_entry(
+    _cb: *mut ffi::PyObject,
+    _args: *const *mut ffi::PyObject,
+    _nargsf: usize,
+    _kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    // SAFETY: the GIL is held (CPython calls callbacks with it); a new reference to None.
+    unsafe { ffi::Py_NewRef(ffi::Py_None()) }
 }
 
 unsafe extern "C" fn traverse(
@@ -188,11 +226,22 @@ unsafe extern "C" fn traverse(
 }
 
 unsafe extern "C" fn clear(obj: *mut ffi::PyObject) -> c_int {
-    // SAFETY: CPython passes a live callback; the reference is dropped after the field is
-    // emptied, so code run by the decref sees a cleared callback.
+    // SAFETY: CPython passes a live callback; the entry point is swapped first (the entry
+    // points read the profiler with no test, see `profiler`), and the reference is dropped
+    // after the field is emptied, so code run by the decref sees a cleared callback.
     unsafe {
+        (*(obj as *mut Callback)).vectorcall = Some(cleared_entry);
         let p = std::mem::replace(&mut (*(obj as *mut Callback)).profiler, ptr::null_mut());
-        ffi::Py_XDECREF(p);
+        if !p.is_null() {
+            // No longer the profiler's to retarget: it may outlive this callback.
+            let py = Python::assume_attached();
+            let prof = Bound::ref_from_ptr(py, &p).cast_unchecked::<crate::profiler::Profiler>();
+            let list = &mut (*prof.get().state_ptr()).hook.callbacks;
+            if let Some(i) = list.iter().position(|&c| c == obj as usize) {
+                list.swap_remove(i);
+            }
+            ffi::Py_DECREF(p);
+        }
     }
     0
 }

@@ -415,6 +415,10 @@ fn set_all_threads(func: Option<ffi::Py_tracefunc>, arg: *mut ffi::PyObject) -> 
     first_error.map_or(Ok(()), Err)
 }
 
+/// The profiler's leaf flag or builtins flag changed: nothing to do here, where the hook reads
+/// the flag on every event.
+pub fn leaf_changed(_st: &mut crate::profiler::State) {}
+
 pub fn install(slf: &Bound<'_, Profiler>) -> PyResult<()> {
     // SAFETY: short read of a flag.
     if unsafe { (*slf.get().state_ptr()).threads } {

@@ -15,7 +15,7 @@ use pyo3::sync::PyOnceLock;
 use super::callback;
 use crate::events;
 use crate::labels::builtin_label;
-use crate::profiler::{Profiler, LEAF_NONE};
+use crate::profiler::{Profiler, State, LEAF_NONE};
 
 /// `sys.monitoring.PROFILER_ID`.
 const TOOL_ID: u8 = 2;
@@ -28,6 +28,10 @@ pub struct HookState {
     method_type: usize,
     /// `sys.monitoring.MISSING`: the `arg0` of a call with no positional argument.
     missing: Py<PyAny>,
+    /// The addresses of the callbacks bound to this profiler and not cleared (borrowed: each
+    /// takes itself off when it is cleared), whose entry points follow the profiler's flags
+    /// ([`leaf_changed`]).
+    pub callbacks: Vec<usize>,
 }
 
 static MISSING: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -46,26 +50,26 @@ impl HookState {
             Ok(HookState {
                 missing: missing.clone_ref(py),
                 method_type: method.as_ptr() as usize,
+                callbacks: Vec::new(),
             })
         })
     }
 }
 
-/// Whether `tp`, the type of a CALL or C_RETURN event's callable, may be a builtin's: false for
-/// a class or a bound method (of a Python function: CPython unpacks those before deciding how
-/// to call), which the general path would do nothing with (async-aware profiling looks only at
-/// plain functions), so the leaf paths answer them. A builtin function, the common case, is
-/// told first.
+/// Whether `tp`, the type of a CALL or C_RETURN event's callable, neither a Python function's
+/// nor a builtin function's (told before), may be a builtin's: false for a class or a bound
+/// method (of a Python function: CPython unpacks those before deciding how to call), which the
+/// general path would do nothing with (async-aware profiling looks only at plain functions), so
+/// the leaf paths answer them.
 ///
 /// # Safety
 /// GIL held; `tp` is a live type; no borrow of the state alive.
 #[inline(always)]
-unsafe fn maybe_builtin(p: &Profiler, tp: *mut ffi::PyTypeObject) -> bool {
-    // SAFETY: reading a static's address, a field set at construction, a type's flags.
+unsafe fn other_maybe_builtin(p: &Profiler, tp: *mut ffi::PyTypeObject) -> bool {
+    // SAFETY: reading a field set at construction, a type's flags.
     unsafe {
-        tp == addr_of_mut!(ffi::PyCFunction_Type)
-            || (tp as usize != (*p.state_ptr()).hook.method_type
-                && ffi::PyType_HasFeature(tp, ffi::Py_TPFLAGS_TYPE_SUBCLASS) == 0)
+        tp as usize != (*p.state_ptr()).hook.method_type
+            && ffi::PyType_HasFeature(tp, ffi::Py_TPFLAGS_TYPE_SUBCLASS) == 0
     }
 }
 
@@ -75,11 +79,24 @@ fn monitoring(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
 
 type Entry = ffi::vectorcallfunc;
 
-/// The events `_lsprof` registers and the callback each gets, made for the profiler's leaf flag
-/// `leaf` (see `events::enter_leaf`). Async-aware profiling tells a coroutine's resume from its
-/// start and its await from its return.
-fn event_table(async_aware: bool, leaf: u8) -> [(&'static str, Entry); 9] {
-    let [pystart, pyreturn, ccall, creturn] = events::for_leaf_mode!(leaf, leaf_callbacks);
+/// The events `_lsprof` registers and the callback each gets, made for the profiler's flags:
+/// the leaf flag `leaf` (see `events::enter_leaf`), and for builtins' events whether they are
+/// profiled. Async-aware profiling tells a coroutine's resume from its start and its await
+/// from its return.
+///
+/// The entry points run the leaf path of the mode they were made for without reading the flag:
+/// every callback bound to a profiler is given the entry point of the profiler's flags when it
+/// is made and whenever they change ([`leaf_changed`]).
+fn event_table(async_aware: bool, leaf: u8, builtins: bool) -> [(&'static str, Entry); 9] {
+    let [pystart, pyreturn, ..] = events::for_leaf_mode!(leaf, leaf_callbacks);
+    let builtins_leaf = if builtins { leaf } else { LEAF_NONE };
+    let [_, _, ccall_plain, ccall_async, creturn] =
+        events::for_leaf_mode!(builtins_leaf, leaf_callbacks);
+    let ccall = if async_aware {
+        ccall_async
+    } else {
+        ccall_plain
+    };
     let (start, resume, suspend): (Entry, Entry, Entry) = if async_aware {
         (pyresume_callback, pyresume_callback, pyyield_callback)
     } else {
@@ -98,13 +115,15 @@ fn event_table(async_aware: bool, leaf: u8) -> [(&'static str, Entry); 9] {
     ]
 }
 
-/// The callbacks with leaf paths, made for the leaf flag `MODE`: PY_START, PY_RETURN, CALL and
+/// The callbacks with leaf paths, made for the leaf flag `MODE`: PY_START, PY_RETURN, CALL
+/// (without and with async-aware profiling, which cannot change while they are installed) and
 /// C_RETURN.
-fn leaf_callbacks<const MODE: u8>() -> [Entry; 4] {
+fn leaf_callbacks<const MODE: u8>() -> [Entry; 5] {
     [
         pystart_callback::<MODE>,
         pyreturn_callback::<MODE>,
-        ccall_callback::<MODE>,
+        ccall_callback::<MODE, false>,
+        ccall_callback::<MODE, true>,
         creturn_callback::<MODE>,
     ]
 }
@@ -133,21 +152,39 @@ pub fn install(slf: &Bound<'_, Profiler>) -> PyResult<()> {
 fn register(slf: &Bound<'_, Profiler>, mon: &Bound<'_, PyAny>) -> PyResult<()> {
     let events = mon.getattr("events")?;
     // SAFETY: short reads of flags.
-    let table = unsafe {
-        let st = slf.get().state_ptr();
-        event_table((*st).async_aware, (*st).leaf)
-    };
+    let table = unsafe { state_table(&*slf.get().state_ptr()) };
     let mut all = 0i64;
-    for (name, entry) in table {
+    for (i, (name, entry)) in table.into_iter().enumerate() {
         let ev: i64 = events.getattr(name)?.extract()?;
         // The callback holds a strong reference to the profiler, so the profiler outlives its
         // registration.
-        let func = callback::new(slf.as_any(), entry)?;
+        let func = callback::new(slf, i, entry)?;
         mon.call_method1("register_callback", (TOOL_ID, ev, func))?;
         all |= ev;
     }
     mon.call_method1("set_events", (TOOL_ID, all))?;
     Ok(())
+}
+
+/// The event table for the state's flags.
+fn state_table(st: &State) -> [(&'static str, Entry); 9] {
+    event_table(st.async_aware, st.leaf, st.builtins)
+}
+
+/// Gives every callback bound to the profiler of `st` the entry point for its event under the
+/// profiler's flags as they are now: called whenever the leaf flag or the builtins flag may
+/// have changed (`State::update_leaf`). The flags cannot change during a leaf path (it calls
+/// nothing), so an entry point never runs a leaf path of a mode not the profiler's.
+pub fn leaf_changed(st: &mut State) {
+    let table = state_table(st);
+    for &cb in &st.hook.callbacks {
+        // SAFETY: the list holds live callbacks bound to this profiler (each takes itself off
+        // when cleared); their events are indexes of this table. GIL held (state access).
+        unsafe {
+            let cb = cb as *mut ffi::PyObject;
+            callback::set_entry(cb, table[callback::event(cb)].1);
+        }
+    }
 }
 
 /// Unregisters every callback, clears the events and frees the slot, going through every step
@@ -164,7 +201,7 @@ pub fn uninstall(slf: &Bound<'_, Profiler>) -> PyResult<()> {
     };
     match mon.getattr("events") {
         Ok(events) => {
-            for (name, _) in event_table(false, LEAF_NONE) {
+            for (name, _) in event_table(false, LEAF_NONE, false) {
                 note(events.getattr(name).and_then(|ev| {
                     mon.call_method1("register_callback", (TOOL_ID, ev, py.None()))
                 }));
@@ -244,10 +281,12 @@ fn none() -> *mut ffi::PyObject {
 static NONE: AtomicPtr<ffi::PyObject> = AtomicPtr::new(std::ptr::null_mut());
 
 /// The profiler of a callback called with at least `needed` positional arguments and no
-/// keywords, and not cleared; None sends the event the general way, which reports misuse.
+/// keywords; None sends the event the general way, which reports misuse. (A cleared callback's
+/// entry point is no longer one of these: see `callback::profiler`.)
 ///
 /// # Safety
-/// `cb` is one of this module's callbacks, called with the GIL held.
+/// `cb` is one of this module's callbacks, called by CPython through its entry point, with the
+/// GIL held.
 #[inline(always)]
 unsafe fn leaf_profiler<'a>(
     cb: *mut ffi::PyObject,
@@ -261,12 +300,14 @@ unsafe fn leaf_profiler<'a>(
         std::hint::cold_path();
         return None;
     }
-    if (nargsf & !ffi::PY_VECTORCALL_ARGUMENTS_OFFSET) < needed {
+    // The count without the offset flag (the top bit), shifted out: one instruction fewer
+    // than masking it with a 64-bit constant.
+    if nargsf << 1 < needed << 1 {
         std::hint::cold_path();
         return None;
     }
     // SAFETY: as for this function.
-    unsafe { callback::profiler(cb) }
+    Some(unsafe { callback::profiler(cb) })
 }
 
 // The PY_START (and PY_RESUME, PY_THROW) callback: the start of a function seen before is
@@ -281,13 +322,14 @@ unsafe extern "C" fn pystart_callback<const MODE: u8>(
     kwnames: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
     // SAFETY: `cb` is one of this module's callbacks and `args` holds at least one argument
-    // (tested), the event's live code object; `enter_leaf` runs with no borrow alive.
+    // (tested), the event's live code object; `enter_leaf_as` runs with no borrow alive, and the
+    // profiler's leaf flag is `MODE` (entry points follow it: `leaf_changed`).
     unsafe {
         let Some(p) = leaf_profiler(cb, nargsf, kwnames, 1) else {
             return pystart_event(cb, args, nargsf, kwnames);
         };
         let code = *args;
-        if events::enter_leaf::<MODE>(p, code as usize) {
+        if events::enter_leaf_as::<MODE>(p, code as usize) {
             return none();
         }
         pystart_general(p, code)
@@ -394,7 +436,7 @@ unsafe extern "C" fn pyreturn_callback<const MODE: u8>(
             return pyreturn_event(cb, args, nargsf, kwnames);
         };
         let code = *args;
-        if events::leave_leaf::<MODE>(p, code as usize) {
+        if events::leave_leaf_as::<MODE>(p, code as usize) {
             return none();
         }
         pyreturn_general(p, code)
@@ -477,28 +519,21 @@ unsafe fn builtin_of(
     Some((unsafe { (*d).d_method }, arg0, std::ptr::null_mut()))
 }
 
-/// CALL: most are calls of Python functions, which only async-aware profiling looks at (a
-/// coroutine being created); they are answered here, before anything that needs the
-/// registers a full event does, so this path compiles to a few loads and a return.
-/// The key of the builtin a CALL/C_RETURN/C_RAISE event is about when exact type tests tell
-/// it (the common builtins): a builtin function or method object, or a method descriptor
-/// called on an object of exactly its type. None leaves the event to [`builtin_of`].
+/// The key of a method descriptor called on an object of exactly its type (the common case:
+/// `list.append`, `str.join`, ...), or None, which leaves the event to [`builtin_of`].
 ///
 /// # Safety
-/// `callable` and `arg0` are the event's live arguments; GIL held.
+/// `callable` and `arg0` are the event's live arguments, `tp` the callable's type; GIL held.
 #[inline(always)]
-unsafe fn exact_builtin_key(
+unsafe fn descriptor_key(
     p: &Profiler,
+    tp: *mut ffi::PyTypeObject,
     callable: *mut ffi::PyObject,
     arg0: *mut ffi::PyObject,
 ) -> Option<usize> {
     // SAFETY: `callable` and `arg0` are alive for the event; the fields read are set at
     // construction; `missing` is a short read of a field that never changes after it.
     unsafe {
-        let tp = ffi::Py_TYPE(callable);
-        if tp == addr_of_mut!(ffi::PyCFunction_Type) {
-            return Some((*(callable as *mut ffi::PyCFunctionObject)).m_ml as usize);
-        }
         if tp == addr_of_mut!(ffi::PyMethodDescr_Type) {
             let d = callable as *mut ffi::PyMethodDescrObject;
             if ffi::Py_TYPE(arg0) == (*d).d_common.d_type
@@ -511,10 +546,21 @@ unsafe fn exact_builtin_key(
     }
 }
 
-// CALL events: the ones for Python functions (answered by their PY_START) and for builtins
+/// The key of a builtin function or method object (`len`, `obj.method` bound to its object).
+///
+/// # Safety
+/// `callable` is a live object of exactly `PyCFunction_Type`.
+#[inline(always)]
+unsafe fn function_key(callable: *mut ffi::PyObject) -> usize {
+    // SAFETY: as for this function: its method definition, set at construction.
+    unsafe { (*(callable as *mut ffi::PyCFunctionObject)).m_ml as usize }
+}
+
+// CALL events: the ones for Python functions (answered by their PY_START, or with `ASYNC`
+// looked at for a coroutine being created), for classes and bound methods, and for builtins
 // seen before are answered here, with no call; the rest go on by a tail call, as in
-// `pystart_callback`.
-unsafe extern "C" fn ccall_callback<const MODE: u8>(
+// `pystart_callback`. (With builtins not profiled, `MODE` is `LEAF_NONE`: see `event_table`.)
+unsafe extern "C" fn ccall_callback<const MODE: u8, const ASYNC: bool>(
     cb: *mut ffi::PyObject,
     args: *const *mut ffi::PyObject,
     nargsf: usize,
@@ -522,7 +568,8 @@ unsafe extern "C" fn ccall_callback<const MODE: u8>(
 ) -> *mut ffi::PyObject {
     // SAFETY: `cb` is one of this module's callbacks and `args` holds at least four arguments
     // (tested): code, offset, callable, arg0, live for the event. Short reads of flags;
-    // `enter_leaf` runs with no borrow alive.
+    // `enter_leaf_as` runs with no borrow alive, and the profiler's leaf flag is `MODE` (entry
+    // points follow it: `leaf_changed`).
     unsafe {
         let Some(p) = leaf_profiler(cb, nargsf, kwnames, 4) else {
             return ccall_event(cb, args, nargsf, kwnames);
@@ -530,34 +577,62 @@ unsafe extern "C" fn ccall_callback<const MODE: u8>(
         let (callable, arg0) = (*args.add(2), *args.add(3));
         let tp = ffi::Py_TYPE(callable);
         if tp == addr_of_mut!(ffi::PyFunction_Type) {
-            if !(*p.state_ptr()).async_aware {
+            if !ASYNC {
                 return none();
             }
-        } else if !(*p.state_ptr()).builtins || !maybe_builtin(p, tp) {
+            return ccall_general(p, callable, arg0);
+        }
+        if tp == addr_of_mut!(ffi::PyCFunction_Type) {
+            return ccall_function::<MODE>(p, callable, arg0);
+        }
+        if tp == addr_of_mut!(ffi::PyMethodDescr_Type) {
+            return ccall_descriptor::<MODE>(p, callable, arg0);
+        }
+        if !other_maybe_builtin(p, tp) {
             return none();
-        } else {
-            return ccall_builtin::<MODE>(p, callable, arg0);
         }
         ccall_general(p, callable, arg0)
     }
 }
 
-/// A CALL event that may be a builtin's, handed on by `ccall_callback`: kept out of it so that
-/// the calls of Python functions, the most frequent CALL events, return without saving the
-/// registers this leaf path needs.
+/// A CALL event of a builtin function or method object, handed on by `ccall_callback`: kept
+/// out of it, where the leaf path's registers would be saved on every CALL event (a Python
+/// function's too).
 ///
 /// # Safety
-/// As for [`ccall_general`].
+/// As for [`ccall_general`]; `callable` is of exactly `PyCFunction_Type`.
 #[inline(never)]
-unsafe extern "C" fn ccall_builtin<const MODE: u8>(
+unsafe extern "C" fn ccall_function<const MODE: u8>(
     p: &Profiler,
     callable: *mut ffi::PyObject,
     arg0: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
-    // SAFETY: as for this function; `enter_leaf` runs with no borrow alive.
+    // SAFETY: as for this function; `enter_leaf_as` runs with no borrow alive, and the
+    // profiler's leaf flag is `MODE` (entry points follow it: `leaf_changed`).
     unsafe {
-        if let Some(key) = exact_builtin_key(p, callable, arg0) {
-            if events::enter_leaf::<MODE>(p, key) {
+        if events::enter_leaf_as::<MODE>(p, function_key(callable)) {
+            return none();
+        }
+        ccall_general(p, callable, arg0)
+    }
+}
+
+/// A CALL event of a method descriptor, handed on by `ccall_callback` (as [`ccall_function`]).
+///
+/// # Safety
+/// As for [`ccall_general`].
+#[inline(never)]
+unsafe extern "C" fn ccall_descriptor<const MODE: u8>(
+    p: &Profiler,
+    callable: *mut ffi::PyObject,
+    arg0: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    // SAFETY: as for this function; `enter_leaf_as` runs with no borrow alive, and the
+    // profiler's leaf flag is `MODE` (entry points follow it: `leaf_changed`).
+    unsafe {
+        let tp = ffi::Py_TYPE(callable);
+        if let Some(key) = descriptor_key(p, tp, callable, arg0) {
+            if events::enter_leaf_as::<MODE>(p, key) {
                 return none();
             }
         }
@@ -624,7 +699,8 @@ unsafe extern "C" fn ccall_general(
 }
 
 // C_RETURN and C_RAISE events: the return of a builtin call opened on a cached path is
-// answered here with no call; the rest go on as in `ccall_callback`.
+// answered here with no call, and those of classes and bound methods at once; the rest go on
+// as in `ccall_callback`.
 unsafe extern "C" fn creturn_callback<const MODE: u8>(
     cb: *mut ffi::PyObject,
     args: *const *mut ffi::PyObject,
@@ -637,30 +713,39 @@ unsafe extern "C" fn creturn_callback<const MODE: u8>(
             return creturn_event(cb, args, nargsf, kwnames);
         };
         let (callable, arg0) = (*args.add(2), *args.add(3));
-        if !(*p.state_ptr()).builtins || !maybe_builtin(p, ffi::Py_TYPE(callable)) {
+        let tp = ffi::Py_TYPE(callable);
+        let key = if tp == addr_of_mut!(ffi::PyCFunction_Type) {
+            function_key(callable)
+        } else if let Some(key) = descriptor_key(p, tp, callable, arg0) {
+            key
+        } else if !other_maybe_builtin(p, tp) {
+            return none();
+        } else {
+            return creturn_general(p, callable, arg0);
+        };
+        if events::leave_leaf_as::<MODE>(p, key) {
             return none();
         }
-        if let Some(key) = exact_builtin_key(p, callable, arg0) {
-            if events::leave_leaf::<MODE>(p, key) {
-                return none();
-            }
-            // Handed on with the key in hand: the event's arguments need not stay live
-            // across the leaf path (fewer registers saved on every event).
-            return creturn_key(p, key);
-        }
-        creturn_general(p, callable, arg0)
+        // Handed on with the key in hand: the event's arguments need not stay live across the
+        // leaf path (fewer registers saved on every event).
+        creturn_key(p, key)
     }
 }
 
-/// A C_RETURN/C_RAISE event of the builtin `key` (as [`exact_builtin_key`] tells it, which
-/// is what [`builtin_of`] gives for the same event) that the leaf path did not answer.
+/// A C_RETURN/C_RAISE event of the builtin `key` (as [`function_key`] or [`descriptor_key`]
+/// tell it, which is what [`builtin_of`] gives for the same event) that the leaf path did not
+/// answer: nothing unless builtins are profiled (the leaf path does not ask).
 ///
 /// # Safety
 /// As for [`ccall_general`].
 #[inline(never)]
 unsafe extern "C" fn creturn_key(p: &Profiler, key: usize) -> *mut ffi::PyObject {
     // SAFETY: CPython calls the callbacks with the GIL held; no borrow of the state is alive.
-    unsafe { events::leave_call(Python::assume_attached(), p, key) };
+    unsafe {
+        if (*p.state_ptr()).builtins {
+            events::leave_call(Python::assume_attached(), p, key);
+        }
+    }
     none()
 }
 
