@@ -14,6 +14,7 @@ use std::hash::BuildHasher;
 use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
 
+use crate::frames::Frames;
 use crate::lookup_cache::{Caches, EdgeSlot, EmptyCaches};
 
 /// Index of an entry in `Aggregator::entries`.
@@ -225,25 +226,19 @@ macro_rules! close_as_opened {
 
 /// A cached enter's change to one recursion level (see [`Stack`]): deferred when the level is
 /// above zero, pending at zero, else (below zero, after unmatched events) raised. A call with
-/// a deferred level is pushed at `len`, so `settled` is brought down to it where the deferral
+/// a deferred level is pushed on `stack`, so `settled` is brought down to it where the deferral
 /// is decided, not by a test of the bits after both levels are opened (the common case, both
 /// pending, then tests nothing).
 #[inline(always)]
-fn open_level(
-    level: &mut i64,
-    deferred: &mut u8,
-    defer: u8,
-    pending: u8,
-    settled: &mut usize,
-    len: usize,
-) {
+fn open_level(level: &mut i64, deferred: &mut u8, defer: u8, pending: u8, stack: &mut Stack) {
     let l = *level;
     // Zero first: a leaf called in a loop, the most frequent call.
     if l == 0 {
         *deferred |= pending;
     } else if l > 0 {
         *deferred |= defer;
-        *settled = (*settled).min(len);
+        // (The new call's index: it is not pushed yet.)
+        stack.settled = stack.settled.min(stack.frames.byte_len());
     } else {
         std::hint::cold_path();
         *level = l.wrapping_add(1);
@@ -262,7 +257,9 @@ fn open_level(
 /// `else` of `_lsprof`'s test) and changes nothing either. Every other operation that reads a
 /// level or pops a call first adds the marked calls' levels ([`Aggregator::settle`]), after
 /// which the counters are exactly `_lsprof`'s. `settled` bounds that walk: the calls below it
-/// (below `frames.len()` if smaller) have no deferred level (the top may be pending).
+/// (below the top if smaller) have no deferred level (the top may be pending). It is kept in
+/// bytes from the bottom call's place, a call's index times its size: what the cached enter
+/// has at hand with no division.
 ///
 /// Pending levels: most calls in a loop are leaves (a builtin, a small method) whose entry
 /// was not open. The cached enter of such a call does not raise the level from zero either: it
@@ -273,7 +270,7 @@ fn open_level(
 #[derive(Debug, Default)]
 #[repr(C)]
 pub struct Stack {
-    pub frames: Vec<Context>,
+    pub frames: Frames,
     pub settled: usize,
 }
 
@@ -586,17 +583,14 @@ impl Aggregator {
         now: impl FnOnce(usize) -> i64,
         subcalls: bool,
     ) -> bool {
-        let len = stack.frames.len();
-        if len == stack.frames.capacity() {
+        if !stack.frames.has_room() {
             return false;
         }
-        // Where the new call goes, and the caller just below it: one pointer instead of the
-        // stack's base and length, fewer values live (see `stop_cached_as`). Nothing here
+        // Where the new call goes, and the caller just below it (see `Frames`). Nothing here
         // grows the stack, so it stays valid.
-        // SAFETY: `len < capacity`: one past the last element, inside the allocation.
-        let end = unsafe { stack.frames.as_mut_ptr().add(len) };
-        // SAFETY: with `len >= 1` the element below `end` is the initialized top.
-        let top = (len != 0).then(|| unsafe { &mut *end.sub(1) });
+        let end = stack.frames.end();
+        // SAFETY: on a stack that is not empty the place below `end` holds the top call.
+        let top = (end != stack.frames.base()).then(|| unsafe { &mut *end.sub(1) });
         // Once the caches have answered, nothing can fail. The caller stops being on top (its
         // pending levels are raised first), then the new call's levels: a level already above
         // zero is left as it is (see `Stack`), stored only when it moves.
@@ -619,8 +613,7 @@ impl Aggregator {
                     &mut deferred,
                     DEFER_SUB,
                     PENDING_SUB,
-                    &mut stack.settled,
-                    len,
+                    stack,
                 );
                 // SAFETY: as above for the callee; `end` and the room were found above.
                 unsafe {
@@ -633,11 +626,14 @@ impl Aggregator {
                 if k != key || key == 0 {
                     return false;
                 }
-                if let Some(top) = top {
+                let deferred = if let Some(top) = top {
                     // SAFETY: as above.
                     unsafe { self.raise_pending_of(top) };
-                }
-                let deferred = matched(NO_SUB_AT, len);
+                    // (A caller and no edge: subcalls are off.)
+                    0
+                } else {
+                    MATCHED
+                };
                 // SAFETY: a cached key names an entry that exists (as above for the edges);
                 // `end` and the room were found above.
                 unsafe {
@@ -655,8 +651,8 @@ impl Aggregator {
     ///
     /// # Safety
     /// `at` is the place of an entry that exists and `sub_at` of an edge that does (or
-    /// `NO_SUB_AT`); `end` is `stack`'s place after its last element, and its length is below
-    /// its capacity.
+    /// `NO_SUB_AT`); `end` is `stack`'s place after its last call (`Frames::end`), and the
+    /// stack has room.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     unsafe fn push_opened(
@@ -669,7 +665,6 @@ impl Aggregator {
         mut deferred: u8,
         now: impl FnOnce(usize) -> i64,
     ) {
-        let len = stack.frames.len();
         // SAFETY: the entry exists (function contract).
         let e = unsafe { self.entry_at_mut(at) };
         // (A call only pending is on top, where `settle` looks anyway: `settled` bounds the
@@ -679,22 +674,23 @@ impl Aggregator {
             &mut deferred,
             DEFER_ENTRY,
             PENDING_ENTRY,
-            &mut stack.settled,
-            len,
+            stack,
         );
         let ctx = Context {
-            t0: now(len),
+            // (The depth is read only where a timeline records it: otherwise it folds away.)
+            t0: now(stack.frames.len()),
             tag: tag(key, deferred),
             subt: 0,
             entry_at: at,
             sub_at,
             deferred,
         };
-        // SAFETY: `end` is the place after the last element, below the capacity (function
-        // contract): writing it then counting it is what `push` does without its growth path.
+        // SAFETY: `end` is the place after the last call, and there is room (function
+        // contract): writing it then moving the end past it is what `push` does without its
+        // growth path.
         unsafe {
             end.write(ctx);
-            stack.frames.set_len(len + 1);
+            stack.frames.set_end(end.add(1));
         }
     }
 
@@ -730,15 +726,15 @@ impl Aggregator {
         now: impl FnOnce(usize) -> i64,
         subcalls: bool,
     ) -> Option<i64> {
-        let n = stack.frames.len();
-        if n == 0 {
+        let base = stack.frames.base();
+        let end = stack.frames.end();
+        if end == base {
             return None;
         }
-        // The call on top, by a pointer kept instead of its index and the stack's base (one
-        // value where there were three, live across the clock read: the hooks that inline
-        // this then need no register saved). Nothing below pushes, so it stays valid.
-        // SAFETY: `n >= 1`: the last element is in bounds.
-        let top = unsafe { stack.frames.as_mut_ptr().add(n - 1) };
+        // The call on top, by its place (see `Frames`). Nothing below pushes, so it stays
+        // valid.
+        // SAFETY: the stack is not empty: the place below its end holds its top call.
+        let top = unsafe { end.sub(1) };
         // SAFETY: `top` points to an initialized element (above).
         let Context {
             tag: top_tag,
@@ -762,25 +758,34 @@ impl Aggregator {
         } else if tag(top_tag, deferred) != key || sub_at != NO_SUB_AT {
             return None;
         }
-        // The tests are passed: from here on nothing can fail.
-        let t = now(n - 1);
+        // The tests are passed: from here on nothing can fail. (The depth is read only where a
+        // timeline records it: otherwise it folds away.)
+        let t = now(stack.frames.len() - 1);
         // SAFETY: as above; the stack is unchanged since. Read after the clock, not kept from
         // before it, for the same reason as `top`.
         let (t0, subt) = unsafe { ((*top).t0, (*top).subt) };
         let tt = t.wrapping_sub(t0);
         let it = tt.wrapping_sub(subt);
-        // SAFETY: `n >= 1`, and `Context` needs no drop.
-        unsafe { stack.frames.set_len(n - 1) };
+        // SAFETY: the pop of the top call (a `Context` needs no drop).
+        unsafe { stack.frames.set_end(top) };
         // SAFETY: the call is this aggregator's (function contract): its entry exists.
         let e = unsafe { self.entry_at_mut(entry_at) };
         close_as_opened!(e, deferred, DEFER_ENTRY, PENDING_ENTRY, tt, it);
-        if n >= 2 {
-            // SAFETY: the element below the top is in bounds too.
+        // Whether a caller stays on the stack: with subcalls on, a MATCHED call has an edge
+        // exactly when it has a caller (see `matched`), and the edge, in a register anyway,
+        // tells it; comparing with the stack's bottom kept one more value live to here (a
+        // register saved on every cached leave).
+        let has_caller = if subcalls {
+            sub_at != NO_SUB_AT
+        } else {
+            top != base
+        };
+        debug_assert_eq!(has_caller, top != base);
+        if has_caller {
+            // SAFETY: a call below the top: the place below `top` holds it.
             let parent = unsafe { &mut *top.sub(1) };
             parent.subt = parent.subt.wrapping_add(tt);
-            // With subcalls on, a MATCHED call under a caller has an edge (see `matched`).
             if subcalls {
-                debug_assert!(sub_at != NO_SUB_AT);
                 // SAFETY: as for the entry.
                 let s = unsafe { self.sub_at_mut(sub_at) };
                 close_as_opened!(s, deferred, DEFER_SUB, PENDING_SUB, tt, it);
@@ -865,7 +870,7 @@ impl Aggregator {
     /// which every level is `_lsprof`'s (see [`Stack`]). Cheap when nothing is deferred.
     #[inline]
     pub fn settle(&mut self, stack: &mut Stack) {
-        if stack.settled < stack.frames.len() {
+        if stack.settled < stack.frames.byte_len() {
             self.settle_from(stack);
         } else {
             self.raise_pending(stack);
@@ -874,11 +879,11 @@ impl Aggregator {
 
     #[cold]
     fn settle_from(&mut self, stack: &mut Stack) {
-        let start = stack.settled;
+        let start = stack.settled / std::mem::size_of::<Context>();
         for ctx in &mut stack.frames[start..] {
             self.add_levels(ctx, UNADDED_ENTRY | UNADDED_SUB);
         }
-        stack.settled = stack.frames.len();
+        stack.settled = stack.frames.byte_len();
     }
 
     /// Adds the levels of `ctx` that `bits` select and are not yet added, and marks them added.
@@ -1160,7 +1165,7 @@ mod tests {
         /// The counters as [`Aggregator::settle`] would leave them, without settling.
         fn settled_counters(&self) -> (Vec<Entry>, Vec<SubEntry>) {
             let (mut entries, mut subs) = (self.agg.entries.clone(), self.agg.subs.clone());
-            for c in &self.stack.frames {
+            for c in self.stack.frames.iter() {
                 if c.deferred & UNADDED_ENTRY != 0 {
                     entries[c.entry() as usize].recursion_level += 1;
                 }
@@ -1597,7 +1602,9 @@ mod tests {
                 let n = fast.stack.frames.len();
                 for (i, c) in fast.stack.frames.iter().enumerate() {
                     if c.deferred & (DEFER_ENTRY | DEFER_SUB) != 0 {
-                        proptest::prop_assert!(i >= fast.stack.settled);
+                        proptest::prop_assert!(
+                            i * std::mem::size_of::<Context>() >= fast.stack.settled
+                        );
                     }
                     if c.deferred & PENDING != 0 {
                         proptest::prop_assert_eq!(i + 1, n);

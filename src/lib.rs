@@ -17,6 +17,7 @@ mod args;
 pub mod clock;
 mod entries;
 mod events;
+mod frames;
 mod hook;
 mod labels;
 pub mod lookup_cache;

@@ -523,24 +523,22 @@ unsafe fn builtin_of(
 /// `list.append`, `str.join`, ...), or None, which leaves the event to [`builtin_of`].
 ///
 /// # Safety
-/// `callable` and `arg0` are the event's live arguments, `tp` the callable's type; GIL held.
+/// `callable` and `arg0` are the event's live arguments, `callable` of exactly
+/// `PyMethodDescr_Type`; GIL held.
 #[inline(always)]
 unsafe fn descriptor_key(
     p: &Profiler,
-    tp: *mut ffi::PyTypeObject,
     callable: *mut ffi::PyObject,
     arg0: *mut ffi::PyObject,
 ) -> Option<usize> {
     // SAFETY: `callable` and `arg0` are alive for the event; the fields read are set at
     // construction; `missing` is a short read of a field that never changes after it.
     unsafe {
-        if tp == addr_of_mut!(ffi::PyMethodDescr_Type) {
-            let d = callable as *mut ffi::PyMethodDescrObject;
-            if ffi::Py_TYPE(arg0) == (*d).d_common.d_type
-                && arg0 != (*p.state_ptr()).hook.missing.as_ptr()
-            {
-                return Some((*d).d_method as usize);
-            }
+        let d = callable as *mut ffi::PyMethodDescrObject;
+        if ffi::Py_TYPE(arg0) == (*d).d_common.d_type
+            && arg0 != (*p.state_ptr()).hook.missing.as_ptr()
+        {
+            return Some((*d).d_method as usize);
         }
         None
     }
@@ -620,18 +618,18 @@ unsafe extern "C" fn ccall_function<const MODE: u8>(
 /// A CALL event of a method descriptor, handed on by `ccall_callback` (as [`ccall_function`]).
 ///
 /// # Safety
-/// As for [`ccall_general`].
+/// As for [`ccall_general`]; `callable` is of exactly `PyMethodDescr_Type`.
 #[inline(never)]
 unsafe extern "C" fn ccall_descriptor<const MODE: u8>(
     p: &Profiler,
     callable: *mut ffi::PyObject,
     arg0: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
-    // SAFETY: as for this function; `enter_leaf_as` runs with no borrow alive, and the
-    // profiler's leaf flag is `MODE` (entry points follow it: `leaf_changed`).
+    // SAFETY: as for this function (`ccall_callback` hands on method descriptors only);
+    // `enter_leaf_as` runs with no borrow alive, and the profiler's leaf flag is `MODE` (entry
+    // points follow it: `leaf_changed`).
     unsafe {
-        let tp = ffi::Py_TYPE(callable);
-        if let Some(key) = descriptor_key(p, tp, callable, arg0) {
+        if let Some(key) = descriptor_key(p, callable, arg0) {
             if events::enter_leaf_as::<MODE>(p, key) {
                 return none();
             }
@@ -714,21 +712,48 @@ unsafe extern "C" fn creturn_callback<const MODE: u8>(
         };
         let (callable, arg0) = (*args.add(2), *args.add(3));
         let tp = ffi::Py_TYPE(callable);
-        let key = if tp == addr_of_mut!(ffi::PyCFunction_Type) {
-            function_key(callable)
-        } else if let Some(key) = descriptor_key(p, tp, callable, arg0) {
-            key
-        } else if !other_maybe_builtin(p, tp) {
-            return none();
-        } else {
-            return creturn_general(p, callable, arg0);
-        };
-        if events::leave_leaf_as::<MODE>(p, key) {
+        if tp == addr_of_mut!(ffi::PyCFunction_Type) {
+            let key = function_key(callable);
+            if events::leave_leaf_as::<MODE>(p, key) {
+                return none();
+            }
+            // Handed on with the key in hand: the event's arguments need not stay live across
+            // the leaf path (fewer registers saved on every event).
+            return creturn_key(p, key);
+        }
+        if tp == addr_of_mut!(ffi::PyMethodDescr_Type) {
+            return creturn_descriptor::<MODE>(p, callable, arg0);
+        }
+        if !other_maybe_builtin(p, tp) {
             return none();
         }
-        // Handed on with the key in hand: the event's arguments need not stay live across the
-        // leaf path (fewer registers saved on every event).
-        creturn_key(p, key)
+        creturn_general(p, callable, arg0)
+    }
+}
+
+/// A C_RETURN/C_RAISE event of a method descriptor, handed on by `creturn_callback` (as
+/// `ccall_descriptor` is by `ccall_callback`; one path for both kinds of builtin shared the
+/// load of the key, an instruction more for the more frequent builtin functions).
+///
+/// # Safety
+/// As for [`ccall_general`]; `callable` is of exactly `PyMethodDescr_Type`.
+#[inline(never)]
+unsafe extern "C" fn creturn_descriptor<const MODE: u8>(
+    p: &Profiler,
+    callable: *mut ffi::PyObject,
+    arg0: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    // SAFETY: as in `ccall_descriptor`.
+    unsafe {
+        match descriptor_key(p, callable, arg0) {
+            Some(key) => {
+                if events::leave_leaf_as::<MODE>(p, key) {
+                    return none();
+                }
+                creturn_key(p, key)
+            }
+            None => creturn_general(p, callable, arg0),
+        }
     }
 }
 
