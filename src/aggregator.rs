@@ -1101,6 +1101,8 @@ mod tests {
         fast: bool,
         /// Events the cached paths took.
         fast_taken: usize,
+        /// Calls taken off the stack by `suspend`, latest last (as a coroutine's await).
+        suspended: Vec<Suspended>,
     }
 
     impl Driver {
@@ -1111,6 +1113,7 @@ mod tests {
                 clock: 0,
                 fast: false,
                 fast_taken: 0,
+                suspended: Vec::new(),
             }
         }
         fn new_fast(subcalls: bool) -> Self {
@@ -1160,6 +1163,20 @@ mod tests {
                     self.agg.stop(&mut self.stack, id, t);
                 }
                 None => self.agg.discard_top(&mut self.stack),
+            }
+        }
+        /// Takes the call on top off the stack, as a coroutine's await does.
+        fn suspend(&mut self) {
+            let t = self.tick();
+            if let Some(s) = self.agg.suspend(&mut self.stack, t) {
+                self.suspended.push(s);
+            }
+        }
+        /// Puts the latest suspended call back on top, under whatever caller is there now.
+        fn resume(&mut self) {
+            let t = self.tick();
+            if let Some(s) = self.suspended.pop() {
+                self.agg.resume(&mut self.stack, s, t);
             }
         }
         /// The counters as [`Aggregator::settle`] would leave them, without settling.
@@ -1579,19 +1596,25 @@ mod tests {
     proptest::proptest! {
         /// The cached enter and leave paths do exactly what the general ones do, whatever the
         /// events: returns of functions not on top, of unknown functions, on an empty stack,
-        /// with and without subcalls, and keys colliding in the caches.
+        /// with and without subcalls, keys colliding in the caches, and calls suspended and
+        /// resumed under other callers (or none), whose cached leave must tell its caller.
         #[test]
         fn cached_paths_match_the_general_ones(
             subcalls: bool,
-            events in proptest::collection::vec((proptest::bool::ANY, 0usize..12), 0..400),
+            events in proptest::collection::vec((0u8..9, 0usize..12), 0..400),
         ) {
             let mut general = Driver::new(subcalls);
             let mut fast = Driver::new_fast(subcalls);
-            for &(is_call, k) in &events {
+            for &(kind, k) in &events {
                 // Keys 1024 * KEY_SLOTS apart share a key-cache slot.
                 let key = 1 + (k % 6) + (k / 6) * 1024 * crate::lookup_cache::KEY_SLOTS;
                 for d in [&mut general, &mut fast] {
-                    if is_call { d.call(key) } else { d.ret(key) }
+                    match kind {
+                        0..=3 => d.call(key),
+                        4..=6 => d.ret(key),
+                        7 => d.suspend(),
+                        _ => d.resume(),
+                    }
                 }
                 // After every event, the counters with the deferred levels added are the
                 // general path's.
