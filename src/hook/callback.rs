@@ -21,6 +21,9 @@ struct Callback {
     vectorcall: Option<ffi::vectorcallfunc>,
     /// The profiler (a strong reference), NULL once the garbage collector cleared it.
     profiler: *mut ffi::PyObject,
+    /// The same profiler as the Rust value the entry points use: read as it is, where the
+    /// object pointer took an addition on every event to reach it.
+    contents: *const crate::profiler::Profiler,
     /// Which of the front end's events this callback is for (its place in the event table),
     /// so that its entry point can be swapped for that event's when the profiler's flags change.
     event: usize,
@@ -118,6 +121,7 @@ pub fn new<'py>(
         (*cb).vectorcall = Some(entry);
         (*cb).event = event;
         (*cb).profiler = ffi::Py_NewRef(profiler.as_ptr());
+        (*cb).contents = profiler.get();
         (*profiler.get().state_ptr())
             .hook
             .callbacks
@@ -166,13 +170,8 @@ pub unsafe fn unpack<'a>(
 #[inline(always)]
 pub unsafe fn profiler<'a>(cb: *mut ffi::PyObject) -> &'a crate::profiler::Profiler {
     // SAFETY: as for this function: the callback is bound and holds a strong reference to the
-    // profiler.
-    unsafe {
-        let py = Python::assume_attached();
-        Bound::ref_from_ptr(py, &(*(cb as *mut Callback)).profiler)
-            .cast_unchecked::<crate::profiler::Profiler>()
-            .get()
-    }
+    // profiler, whose Rust value `contents` points to (a frozen class's value does not move).
+    unsafe { &*(*(cb as *mut Callback)).contents }
 }
 
 /// Which event `cb` is for, as given to [`new`].
