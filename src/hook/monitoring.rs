@@ -24,7 +24,8 @@ const TOOL_ID: u8 = 2;
 #[repr(C)]
 pub struct HookState {
     /// The address of `types.MethodType`, the type of bound methods of Python functions (kept
-    /// alive by `METHOD_TYPE`): read by every CALL and C_RETURN event, so first (see `State`).
+    /// alive by `METHOD_TYPE`): read by the CALL and C_RETURN events of callables that are
+    /// neither functions nor builtins, so near the state's start (see `State`).
     method_type: usize,
     /// `sys.monitoring.MISSING`: the `arg0` of a call with no positional argument.
     missing: Py<PyAny>,
