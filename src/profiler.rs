@@ -71,6 +71,9 @@ pub struct State {
     pub bias_units: f64,
     /// The bias taken off the clock so far, in timer units.
     pub bias_acc: f64,
+    /// Seconds per tick of the native clock, fixed when profiling stopped: the TSC rate
+    /// estimate improves with time, and a stopped profile's numbers must not move with it.
+    pub stopped_rate: Option<f64>,
     /// The Python timer is running: disable()/clear() must refuse.
     pub in_timer: u32,
     /// A callback is making a label (Python may run finalizers): disable()/clear() must refuse.
@@ -443,6 +446,7 @@ impl Profiler {
             bias: 0.0,
             bias_units: 0.0,
             bias_acc: 0.0,
+            stopped_rate: None,
             in_timer: 0,
             busy: 0,
             nomemory: false,
@@ -728,6 +732,7 @@ impl Profiler {
         unsafe {
             let st = &mut *p.state_ptr();
             st.enabled = true;
+            st.stopped_rate = None;
             if let Some(tl) = st.timeline.as_deref_mut() {
                 timeline_thread_now(st.threads, &st.thread, &st.thread_info, tl);
             }
@@ -750,10 +755,14 @@ impl Profiler {
             let unhooked = hook::uninstall(slf);
             // SAFETY: short write, then the flush (which manages its own borrows).
             unsafe {
-                if let Some(r) = (*p.state_ptr()).rss.as_deref_mut() {
+                let st = &mut *p.state_ptr();
+                if let Some(r) = st.rss.as_deref_mut() {
                     r.stop();
                 }
-                (*p.state_ptr()).enabled = false;
+                if st.enabled {
+                    st.stopped_rate = Some(st.clock.seconds_per_tick());
+                }
+                st.enabled = false;
                 events::flush_unmatched(slf.py(), p);
             }
             unhooked?;
@@ -920,6 +929,23 @@ impl Profiler {
         (!st.external_timer).then(|| st.clock.name())
     }
 
+    /// The Python timer given to `__init__`, or None for a native clock (`calibrate()` times
+    /// with it).
+    #[getter(_timer)]
+    fn python_timer(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        // SAFETY: a short read of the cell with the GIL held.
+        unsafe { &*self.timer.get() }
+            .as_ref()
+            .map(|t| t.clone_ref(py))
+    }
+
+    /// The `timeunit` given to `__init__` with a Python timer.
+    #[getter(_timeunit)]
+    fn python_timeunit(&self) -> f64 {
+        // SAFETY: short read.
+        unsafe { (*self.state_ptr()).timeunit }
+    }
+
     /// The calibration bias in seconds, subtracted once per profile event (as in `profile`).
     #[getter]
     fn get_bias(&self) -> f64 {
@@ -998,7 +1024,10 @@ fn timeline_thread_now(
 /// as nanoseconds), the default clock's own rate else.
 fn unit(st: &State) -> f64 {
     if !st.external_timer {
-        st.clock.seconds_per_tick()
+        match st.stopped_rate {
+            Some(rate) if !st.enabled => rate,
+            _ => st.clock.seconds_per_tick(),
+        }
     } else if st.timeunit > 0.0 {
         st.timeunit
     } else {

@@ -1464,3 +1464,18 @@ def test_calibrate_with_a_custom_timer_leaves_the_profile_alone():
     after = p.getstats()
     assert [(e.code, e.callcount, e.totaltime) for e in after] == [
         (e.code, e.callcount, e.totaltime) for e in before]
+
+
+def test_calibrate_times_with_the_profilers_own_timer():
+    calls = [0]
+
+    def ticks():
+        calls[0] += 1
+        return calls[0]
+
+    p = rprofile.Profile(ticks, 1.0)
+    value = p.calibrate(100)
+    # The plain run and every profiled call and return read the counting timer.
+    assert calls[0] >= 2 * (100 + 1) + 2
+    # In ticks, a profiled call is charged a few: not the ~1e-7 a seconds clock would give.
+    assert 0.5 < value < 10

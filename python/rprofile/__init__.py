@@ -288,8 +288,10 @@ class Profile(_Profiler):
 
 
 def _timer_args(prof):
-    timer = getattr(prof, "_timer", None)
-    return () if timer is None else (timer, getattr(prof, "_timeunit", 0.0))
+    """The arguments that make a profiler read the same timer as `prof`."""
+    if prof.clock is not None:
+        return (prof.clock,)
+    return (prof._timer, prof._timeunit)
 
 
 def _clock_of(prof):
@@ -298,10 +300,8 @@ def _clock_of(prof):
               "thread_cpu": time.thread_time}.get(prof.clock)
     if native is not None:
         return native
-    timer = getattr(prof, "_timer", None)
-    if timer is None:
-        return time.perf_counter
-    unit = getattr(prof, "_timeunit", 0.0) or 1.0
+    timer = prof._timer
+    unit = prof._timeunit or 1.0
 
     def clock():
         t = timer()
