@@ -296,3 +296,53 @@ def test_closed_stdout_pipe_is_quiet(script):
     (r_err, r_status), (_, c_status) = results
     assert "Exception ignored" not in r_err and "Traceback" not in r_err, r_err
     assert r_status == c_status != 0
+
+
+# --- issue 24: what the command line owes a user ------------------------------------------------
+
+def test_program_sees_a_top_level_main_module_as_under_cprofile(package_dir):
+    # click names a program from sys.modules["__main__"].__package__: under cProfile the
+    # program is "black", not "python -m rprofile.black".
+    (package_dir / "clipkg" / "__main__.py").write_text(
+        "import sys\nm = sys.modules['__main__']\n"
+        "print('main package:', repr(m.__package__))\n")
+    r, c = run_both("-m", "clipkg", cwd=package_dir)
+    assert r.returncode == c.returncode == 0, r.stderr
+    program = assert_same_profile(r, c)[0]
+    assert program == ["main package: ''"]
+    script = package_dir / "clipkg" / "__main__.py"
+    r, c = run_both(script, cwd=package_dir)
+    assert assert_same_profile(r, c)[0] == ["main package: ''"]
+
+
+def test_threads_and_memory_summaries_are_printed_with_outfile(tmp_path):
+    r = run_cli("rprofile", "--threads", "--memory", "-o", tmp_path / "x.prof", "_workload.py")
+    assert r.returncode == 0, r.stderr
+    assert "Threads (" in r.stdout and "MainThread" in r.stdout
+    assert "Memory (bytes" in r.stdout
+    assert "function calls" not in r.stdout  # the stats table went to the file, as in cProfile
+    assert load_stats(tmp_path / "x.prof")
+
+
+@pytest.mark.parametrize("option, where", [
+    ("-o", "missing/x.prof"), ("--timeline", "missing/t.json"),
+    ("--speedscope", "missing/s.json"), ("-o", "adir"), ("--timeline", "adir"),
+    ("--speedscope", "adir"),
+])
+def test_output_paths_are_checked_before_the_program_runs(option, where, tmp_path):
+    (tmp_path / "adir").mkdir()
+    target = tmp_path / where
+    r = run_cli("rprofile", option, target, SCRIPTS / "exits.py", "0", cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert "before exit" not in r.stdout  # refused before the program started
+    errors = [line for line in r.stderr.splitlines() if "error" in line]
+    assert len(errors) == 1 and str(target) in errors[0], r.stderr
+    assert "Traceback" not in r.stderr
+    assert not (tmp_path / "missing").exists()
+
+
+def test_threads_with_the_process_cpu_clock_is_refused():
+    r = run_cli("rprofile", "--threads", "--clock", "cpu", "_workload.py")
+    assert r.returncode == 2
+    assert "thread_cpu" in r.stderr and "Traceback" not in r.stderr
+    assert "function calls" not in r.stdout

@@ -1,9 +1,9 @@
 """python -m rprofile [-o output_file_path] [-s sort] [-m module | scriptfile] [arg] ...
 
-The command line of ``python -m cProfile``, with three mendings: ``sys.exit(n)`` in the
-profiled program keeps its exit status n, and a missing script or module is a usage error
-(exit status 2) rather than a traceback. Stats are written (or printed) in every case, also
-when the program raises.
+The command line of ``python -m cProfile``, with four mendings: ``sys.exit(n)`` in the
+profiled program keeps its exit status n; a missing script or module, and an output path that
+could not be written, are usage errors (exit status 2) before the program runs rather than a
+traceback. Stats are written (or printed) in every case, also when the program raises.
 """
 
 import importlib.machinery
@@ -32,14 +32,15 @@ def _parser():
                       help="Profile a library module", default=False)
     parser.add_option("--threads", dest="threads", action="store_true", default=False,
                       help="Profile every thread, each on its own call stack, and print a "
-                           "per-thread summary")
+                           "per-thread summary (also with -o)")
     parser.add_option("--async", dest="async_aware", action="store_true", default=False,
                       help="Count a coroutine as one call from start to return, its awaits "
                            "inside its cumulative time")
     parser.add_option("--clock", dest="clock", default=None,
                       choices=["wall", "cpu", "thread_cpu"],
                       help="Clock to time with: wall (default), cpu (process CPU time) or "
-                           "thread_cpu (the running thread's CPU time)")
+                           "thread_cpu (the running thread's CPU time); cpu and thread_cpu "
+                           "cost a system call per event, about 5x the default's overhead")
     parser.add_option("--timeline", dest="timeline", default=None, metavar="TRACE_JSON",
                       help="Record every call and return and write them as Chrome trace-event "
                            "JSON (for Perfetto or chrome://tracing)")
@@ -47,13 +48,29 @@ def _parser():
                       help="Record every call and return and write them in speedscope's format")
     parser.add_option("--memory", dest="memory", action="store_true", default=False,
                       help="Charge every allocation to the function that made it and print "
-                           "the functions by net bytes allocated")
+                           "the functions by net bytes allocated (also with -o)")
     parser.add_option("--rss", dest="rss", action="store_true", default=False,
                       help="With --timeline: sample the process's resident memory every 10 ms "
                            "into the trace")
     parser.add_option("--buffer-size", dest="buffer_size", type="int", default=1_000_000,
                       help="Events the timeline keeps (the newest; default 1000000)")
     return parser
+
+
+def _check_writable(parser, path):
+    """Refuses, before the program runs, an output path that could not be written at its end."""
+    if path is None:
+        return
+    parent = os.path.dirname(path) or "."
+    if os.path.isdir(path):
+        problem = "is a directory"
+    elif not os.path.isdir(parent):
+        problem = "no such directory: %s" % parent
+    elif not os.access(path if os.path.exists(path) else parent, os.W_OK):
+        problem = "permission denied"
+    else:
+        return
+    parser.error("cannot write %s: %s" % (path, problem))
 
 
 def _module_target(parser, modname):
@@ -107,6 +124,13 @@ def main():
         parser.error("no module name given" if options.module else "no script given")
     if options.rss and options.timeline is None:
         parser.error("--rss needs --timeline (the samples are counters in the trace)")
+    if options.threads and options.clock == "cpu":
+        # The process's CPU clock advances with every thread's work, so each thread's calls
+        # would be charged the others' CPU time too.
+        parser.error("--threads with --clock cpu charges each thread the whole process's CPU "
+                     "time; use --clock thread_cpu")
+    for name in ("outfile", "timeline", "speedscope"):
+        _check_writable(parser, getattr(options, name))
 
     if options.module:
         code, globs = _module_target(parser, args[0])
@@ -133,10 +157,12 @@ def main():
         finally:
             if lookup_error is not None:
                 pass  # nothing ran: no stats to show
-            elif options.outfile is not None:
-                prof.dump_stats(options.outfile)
             else:
-                prof.print_stats(options.sort)
+                if options.outfile is not None:
+                    prof.dump_stats(options.outfile)
+                else:
+                    prof.print_stats(options.sort)
+                # Asked for by name, so printed also when -o takes the stats table's place.
                 if options.threads:
                     _print_thread_summary(prof)
                 if options.memory:
@@ -219,4 +245,7 @@ def _module_not_found(exc):
 
 
 if __name__ == "__main__":
+    # The program sees this module as sys.modules["__main__"]; under cProfile that is a
+    # top-level module, whose empty __package__ tools such as click read to name the program.
+    __package__ = ""
     main()
