@@ -348,6 +348,14 @@ def test_the_ordinary_stats_are_unchanged_by_recording():
     assert a.stats == b.stats
 
 
+@pytest.mark.parametrize("missing", ["pandas", "numpy"])
+def test_dataframe_without_pandas_says_what_to_install(missing, monkeypatch):
+    prof = profile(work, timeline=True)
+    monkeypatch.setitem(sys.modules, missing, None)  # makes `import <missing>` fail
+    with pytest.raises(ImportError, match=r"needs pandas.*pip install rprofile\[pandas\]"):
+        prof.timeline.to_dataframe()
+
+
 def test_dataframe_has_the_eventprofiler_columns():
     pd = pytest.importorskip("pandas")
     prof = profile(work, timeline=True)

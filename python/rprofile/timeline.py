@@ -105,8 +105,13 @@ class Timeline:
         live bytes after it; for an ``"rss"`` sample ``value1`` is the RSS in bytes; NaN where
         they do not apply. Text columns are categoricals. Built from arrays, not a Python object
         per row."""
-        import numpy as np
-        import pandas as pd
+        try:
+            import numpy as np
+            import pandas as pd
+        except ImportError as exc:
+            raise ImportError("Timeline.to_dataframe() needs pandas (%s); install it with "
+                              "'pip install pandas' or 'pip install rprofile[pandas]'" % exc,
+                              name="pandas") from exc
 
         c = self._columns()
         functions, threads = c["functions"], c["threads"]
