@@ -325,6 +325,18 @@ def _drain(fd, buffer, deadline):
     return buffer
 
 
+def _wait_blocked_in_read(pid, deadline):
+    """Waits until the process sleeps reading a pipe (Linux's /proc tells; elsewhere, a pause)."""
+    try:
+        while time.monotonic() < deadline:
+            with open("/proc/%d/wchan" % pid) as f:
+                if "pipe_read" in f.read():
+                    return
+            time.sleep(0.01)
+    except OSError:
+        time.sleep(0.5)
+
+
 def _interrupted(cmd, env, cwd):
     proc = subprocess.Popen(cmd + ["a.prof"], cwd=cwd, env=env, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -334,6 +346,9 @@ def _interrupted(cmd, env, cwd):
         proc.stdin.flush()
         # The second prompt: the browser has run `stats 1` and waits in input().
         out = _read_until(proc.stdout.fileno(), b"\n\na.prof% ", b"", deadline)
+        # A signal that lands after the prompt is written but before input() blocks in read()
+        # is only seen at the next read's interruption (in pstats too): wait until it reads.
+        _wait_blocked_in_read(proc.pid, deadline)
         proc.send_signal(signal.SIGINT)
         rest, err = proc.communicate(timeout=60)
     finally:
