@@ -196,7 +196,7 @@ class Profile(_Profiler):
 
         out = {}
         for ident, name, snapshot in self._thread_snapshots():
-            key = (name if name is not None else "Thread-%d" % ident, ident)
+            key = (name if name is not None else _unnamed_thread(ident), ident)
             stats = snapshot.to_dict()
             if key in out:
                 # The system reuses a finished thread's ident: same name and ident, added up.
@@ -285,6 +285,14 @@ class Profile(_Profiler):
         if verbose:
             print("mean stopwatch overhead per profile event =", mean)
         return mean
+
+
+def _unnamed_thread(ident):
+    """A name for a thread that had none while profiled: the main thread of a program that
+    never imported threading is still the main thread."""
+    import threading
+
+    return "MainThread" if ident == threading.main_thread().ident else "Thread-%d" % ident
 
 
 def _timer_args(prof):
