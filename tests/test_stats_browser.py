@@ -6,15 +6,15 @@ stdout and exit status; stderr must be empty on both sides, or, where pstats' br
 exception, end in the same line. The profile files are written by cProfile with a counting timer
 (support.Tick), so every table is deterministic.
 
-Two modes, chosen by the environment variable RPROFILE_BROWSER_STATS of the pytest run:
+Two modes, chosen by the environment variable RPROFILE_BROWSER_STATS of the pytest run (a
+switch of these tests only; the package reads no such variable):
 
 * unset (the real mode, what ships): the rprofile side is `python -m rprofile.stats FILE...`
-  from the installed build. If that build has no rprofile.stats / rprofile._browser yet, the
-  tests are skipped (the reason says so).
+  from the installed build.
 * `RPROFILE_BROWSER_STATS=pstats` (the stand-in mode): the rprofile side runs main() of
   python/rprofile/_browser.py from this source tree (loaded by file path, so the installed
-  extension is not shadowed), and the child gets the same variable, which makes main() use
-  pstats.Stats. This checks the browser alone, whatever the state of rprofile's Stats.
+  extension is not shadowed) over pstats.Stats. This checks the browser alone, whatever the
+  state of rprofile's Stats.
 """
 
 import cProfile
@@ -49,20 +49,11 @@ if STANDIN:
         "spec = importlib.util.spec_from_file_location('_rprofile_browser', sys.argv.pop(1))\n"
         "module = importlib.util.module_from_spec(spec)\n"
         "spec.loader.exec_module(module)\n"
-        "module.main()\n"
+        "import pstats\n"
+        "module.main(pstats.Stats)\n"
     )
     RPROFILE_CMD = [sys.executable, "-c", _LOADER, str(BROWSER_SOURCE)]
 else:
-    def _installed(name):
-        try:
-            return importlib.util.find_spec(name) is not None
-        except ImportError:
-            return False
-
-    if not (_installed("rprofile.stats") and _installed("rprofile._browser")):
-        pytest.skip("the installed rprofile has no rprofile.stats/_browser yet; set "
-                    "RPROFILE_BROWSER_STATS=pstats to test the browser over pstats.Stats",
-                    allow_module_level=True)
     RPROFILE_CMD = [sys.executable, "-m", "rprofile.stats"]
 PSTATS_CMD = [sys.executable, "-m", "pstats"]
 
@@ -70,9 +61,16 @@ PSTATS_CMD = [sys.executable, "-m", "pstats"]
 def _env(rprofile_side, **extra):
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", **extra)
     env.pop(MODE_ENV, None)
-    if rprofile_side and STANDIN:
-        env[MODE_ENV] = "pstats"
     return env
+
+
+def _browser_stats_class():
+    """The Stats class the browser under test runs over."""
+    if STANDIN:
+        return pstats.Stats
+    import rprofile.stats
+
+    return rprofile.stats.Stats
 
 
 def _load_browser_module():
@@ -420,14 +418,10 @@ def test_main_with_argv_in_process(profiles, monkeypatch, capsys):
     """main(argv) takes the arguments after the program name, as `python -m pstats` does."""
     browser = _load_browser_module()
     script = lines("stats 3", "sort time", "reverse", "stats 3", "help add", "EOF")
-    if STANDIN:
-        monkeypatch.setenv(MODE_ENV, "pstats")
-    else:
-        monkeypatch.delenv(MODE_ENV, raising=False)
     monkeypatch.chdir(profiles)
     monkeypatch.setattr(sys, "stdin", io.StringIO(script))
     monkeypatch.setattr(sys, "argv", ["ignored", "nope.prof"])
-    browser.main(["a.prof", "b.prof"])
+    browser.main(_browser_stats_class(), ["a.prof", "b.prof"])
     got = capsys.readouterr()
     p, _ = run_both(["a.prof", "b.prof"], script, profiles)
     assert got.out == p.stdout
@@ -437,26 +431,49 @@ def test_main_with_argv_in_process(profiles, monkeypatch, capsys):
 def test_browser_object(profiles, monkeypatch):
     browser = _load_browser_module()
     monkeypatch.chdir(profiles)
-    b = browser.ProfileBrowser("a.prof", stats_class=pstats.Stats)
+    b = browser.ProfileBrowser(pstats.Stats, "a.prof")
     assert b.prompt == "a.prof% " and isinstance(b.stats, pstats.Stats)
     assert b.complete_sort("cu", "sort cu", 5, 7) == ["cumtime", "cumulative"]
     assert b.complete_sort("", "sort ", 5, 5) == list(pstats.Stats.sort_arg_dict_default)
     assert b.complete_sort("x", "sort x", 5, 6) == []
-    empty = browser.ProfileBrowser(stats_class=pstats.Stats)
+    empty = browser.ProfileBrowser(pstats.Stats)
     assert empty.prompt == "% " and empty.stats is None
-    if not STANDIN:
-        import rprofile.stats
-
-        assert browser.ProfileBrowser().stats_class is rprofile.stats.Stats
     # The commands and help topics `help` lists are exactly pstats' browser's.
     names = {n for n in dir(type(b)) if n.startswith(("do_", "help_", "complete_"))}
     assert names == {p + c for p in ("do_", "help_") for c in COMMANDS} | {
         "complete_sort", "complete_help"}
 
 
-def test_bad_stats_switch(profiles):
+def test_the_shipped_browser_reads_no_test_switch(profiles):
+    # The tests' mode variable must not change what `python -m rprofile.stats` does.
+    script = lines("stats 2", "EOF")
     env = dict(_env(True), **{MODE_ENV: "bogus"})
-    r = subprocess.run(RPROFILE_CMD + ["a.prof"], env=env, cwd=profiles, input="stats\n",
+    r = subprocess.run([sys.executable, "-m", "rprofile.stats", "a.prof"], env=env,
+                       cwd=profiles, input=script, capture_output=True, text=True, timeout=60)
+    p = subprocess.run(PSTATS_CMD + ["a.prof"], env=_env(False), cwd=profiles, input=script,
                        capture_output=True, text=True, timeout=60)
-    assert r.returncode == 1 and r.stdout == ""
-    assert "RPROFILE_BROWSER_STATS must be 'pstats' or unset, not 'bogus'" in r.stderr
+    assert (r.stdout, r.stderr, r.returncode) == (p.stdout, p.stderr, p.returncode)
+
+
+# (runpy warns that rprofile.stats, imported by the test, is run again as __main__.)
+@pytest.mark.filterwarnings("ignore:'rprofile.stats' found in sys.modules:RuntimeWarning")
+def test_the_shipped_browser_runs_over_rprofile_stats(profiles, monkeypatch, capsys):
+    import runpy
+
+    import rprofile._browser
+    import rprofile.stats
+
+    made = []
+    init = rprofile._browser.ProfileBrowser.__init__
+
+    def recording_init(self, stats_class, profile=None):
+        made.append(stats_class)
+        init(self, stats_class, profile)
+
+    monkeypatch.setattr(rprofile._browser.ProfileBrowser, "__init__", recording_init)
+    monkeypatch.chdir(profiles)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("EOF\n"))
+    monkeypatch.setattr(sys, "argv", ["rprofile.stats", "a.prof"])
+    runpy.run_module("rprofile.stats", run_name="__main__")
+    assert made == [rprofile.stats.Stats]
+    assert capsys.readouterr().out.startswith(WELCOME)

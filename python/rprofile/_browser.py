@@ -11,22 +11,14 @@ Restriction arguments of ``stats``, ``callers`` and ``callees`` are, term by ter
 anything else that parses as a float is refused with "Fraction argument must be in [0, 1]" and
 left out), or else a regular expression on the function names.
 
-The statistics class is ``rprofile.stats.Stats``, imported when a browser is made (so this
-module imports on its own). Setting the environment variable ``RPROFILE_BROWSER_STATS=pstats``
-makes :func:`main` use ``pstats.Stats`` instead: the browser can then be compared with
-``python -m pstats`` on its own, whatever state rprofile's ``Stats`` is in (the tests in
-tests/test_stats_browser.py use that switch until the installed build ships rprofile.stats).
+The statistics class is an argument: ``rprofile.stats`` passes its ``Stats``, and the browser
+imports nothing of rprofile (so it also runs over ``pstats.Stats``, as its tests do).
 """
 
 import cmd
-import os
 import sys
 
 __all__ = ["ProfileBrowser", "main"]
-
-#: Environment variable read by :func:`main`: "pstats" selects ``pstats.Stats``; unset or empty
-#: selects ``rprofile.stats.Stats``.
-STATS_ENV = "RPROFILE_BROWSER_STATS"
 
 _NO_STATS = "No statistics object is loaded."
 
@@ -43,20 +35,14 @@ _RESTRICTION_HELP = (
 _REFUSED = object()
 
 
-def _default_stats_class():
-    from rprofile.stats import Stats
-
-    return Stats
-
-
 class ProfileBrowser(cmd.Cmd):
-    """The profile statistics browser of ``python -m pstats``, over ``stats_class``
-    (``rprofile.stats.Stats`` when None). ``profile``, when given, is read first as by the
+    """The profile statistics browser of ``python -m pstats``, over ``stats_class`` (a class
+    with ``pstats.Stats``' interface). ``profile``, when given, is read first as by the
     ``read`` command."""
 
-    def __init__(self, profile=None, stats_class=None):
+    def __init__(self, stats_class, profile=None):
         super().__init__()
-        self.stats_class = _default_stats_class() if stats_class is None else stats_class
+        self.stats_class = stats_class
         self.prompt = "% "
         self.stats = None
         self.stream = sys.stdout
@@ -212,29 +198,17 @@ class ProfileBrowser(cmd.Cmd):
         self._say("Show help for a given command.")
 
 
-def _stats_class_from_env():
-    choice = os.environ.get(STATS_ENV, "")
-    if not choice:
-        return None
-    if choice == "pstats":
-        import pstats
-
-        return pstats.Stats
-    raise SystemExit("%s must be 'pstats' or unset, not %r" % (STATS_ENV, choice))
-
-
-def main(argv=None):
-    """Run the browser as ``python -m pstats`` does; argv defaults to ``sys.argv[1:]``: the
-    first file is read, the others are added to it."""
+def main(stats_class, argv=None):
+    """Run the browser over ``stats_class`` as ``python -m pstats`` does; argv defaults to
+    ``sys.argv[1:]``: the first file is read, the others are added to it."""
     if argv is None:
         argv = sys.argv[1:]
-    stats_class = _stats_class_from_env()
     try:
         import readline  # noqa: F401  (line editing and completion for input())
     except ImportError:
         pass
     try:
-        browser = ProfileBrowser(argv[0] if argv else None, stats_class)
+        browser = ProfileBrowser(stats_class, argv[0] if argv else None)
         for name in argv[1:]:
             browser.do_add(name)
         print("Welcome to the profile statistics browser.", file=browser.stream)

@@ -606,6 +606,8 @@ def _general_class(cls):
 
 
 if __name__ == "__main__":
+    # Run by `python -m`, this file is __main__: the browser gets the importable module's class.
     from rprofile._browser import main
+    from rprofile.stats import Stats as _Stats
 
-    main()
+    main(_Stats)
