@@ -5,6 +5,7 @@ interleaving: cProfile's single stack (3.12+) or single thread (3.10/3.11) canno
 """
 
 import concurrent.futures
+import cProfile
 import subprocess
 import sys
 import textwrap
@@ -477,3 +478,118 @@ def test_a_refused_hook_leaves_a_thrown_exception_alone():
     assert out.stdout.strip() == "True", (out.stdout, out.stderr)
     assert "RuntimeError: refused" in out.stderr
     assert "SystemError" not in out.stderr
+
+
+# A second profiler beside a threads=True one (issue 24). On 3.10/3.11 a thread has one profile
+# hook, and the one set last in a thread wins there, as between two cProfiles; on 3.12+
+# sys.monitoring has one profiler tool, so a second profiler is refused (sys.setprofile
+# functions run beside it).
+
+
+def before_second():
+    return rec(2)
+
+
+def under_second():
+    return rec(3)
+
+
+def after_second():
+    return rec(1)
+
+
+def _second_profiler_run(kind):
+    """In the calling thread: before_second(), then under_second() with a second profiler of
+    `kind` enabled (if it can be), then after_second(). Returns what the second profiler recorded, or the
+    ValueError its enable() raised."""
+    before_second()
+    if kind == "setprofile":
+        calls = {}
+
+        def count(frame, event, arg):
+            if event == "call":
+                calls[frame.f_code.co_name] = calls.get(frame.f_code.co_name, 0) + 1
+
+        sys.setprofile(count)
+        under_second()
+        sys.setprofile(None)
+        recorded = calls
+    else:
+        p2 = cProfile.Profile() if kind == "cProfile" else rprofile.Profile()
+        try:
+            p2.enable()
+        except ValueError as e:
+            recorded, p2 = e, None
+        under_second()
+        if p2 is not None:
+            p2.disable()
+            p2.create_stats()
+            # The counts, of calls and by caller (not the times).
+            recorded = {k: (v[:2], sorted((c, cv[:2]) for c, cv in v[4].items()))
+                        for k, v in p2.stats.items()}
+    after_second()
+    return recorded
+
+
+def _run_in(where, fn, prof=None):
+    """fn() in the thread that enables `prof` (if given), in a thread already running at
+    enable(), or in one started after it; returns its result."""
+    if where == "enabling thread":
+        if prof is not None:
+            prof.enable()
+        try:
+            return fn()
+        finally:
+            if prof is not None:
+                prof.disable()
+    go = threading.Event()
+    out = []
+
+    def body():
+        go.wait()
+        try:
+            out.append(fn())
+        except BaseException as e:
+            out.append(e)
+
+    t = threading.Thread(target=body)
+    if where == "running thread":
+        t.start()
+    if prof is not None:
+        prof.enable()
+    try:
+        if where == "later thread":
+            t.start()
+        go.set()
+        t.join()
+    finally:
+        if prof is not None:
+            prof.disable()
+    return out[0]
+
+
+@pytest.mark.parametrize("where", ["enabling thread", "running thread", "later thread"])
+@pytest.mark.parametrize("kind", ["cProfile", "rprofile", "setprofile"])
+def test_a_second_profiler_beside_a_threads_profiler(kind, where):
+    alone = _run_in(where, lambda: _second_profiler_run(kind))
+    assert isinstance(alone, dict) and alone
+    p1 = rprofile.Profile(threads=True)
+    beside = _run_in(where, lambda: _second_profiler_run(kind), p1)
+    p1.create_stats()
+    names = ("before_second", "under_second", "after_second", "rec")
+    seen = {k[2]: v[:2] for k, v in p1.stats.items() if k[2] in names}
+    everything = {"before_second": (1, 1), "under_second": (1, 1), "after_second": (1, 1),
+                  "rec": (3, 9)}
+    if sys.version_info >= (3, 12):
+        if kind == "setprofile":
+            assert beside == alone
+        else:
+            assert isinstance(beside, ValueError), beside
+            assert str(beside) == "Another profiling tool is already active"
+        assert seen == everything
+    else:
+        # The second profiler records what it records alone; the first one records nothing
+        # more in that thread, even after the second is disabled (as with two cProfiles).
+        assert beside == alone
+        assert seen == {"before_second": (1, 1), "rec": (1, 3)}
+

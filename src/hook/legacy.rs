@@ -129,8 +129,9 @@ extern "C" {
 /// New threads (`threads=True`): threads that `threading` does not start (`_thread`, or a C
 /// extension's own threads entering Python) get no profile hook from `threading.setprofile`.
 /// Every Python frame of the interpreter is evaluated through [`eval_frame`] while a profiler
-/// watches: a thread's first frame evaluation after `enable()` installs the profiler's hook on
-/// it, before that frame's call event. It then forwards to the evaluation function it replaced.
+/// watches: the first frame evaluation of a thread started after `enable()` installs the
+/// profiler's hook on it, before that frame's call event. It then forwards to the evaluation
+/// function it replaced.
 mod watch {
     use super::*;
     use std::cell::Cell;
@@ -146,6 +147,9 @@ mod watch {
     static IN_CHAIN: AtomicBool = AtomicBool::new(false);
     /// Bumped at each watch, so each thread is visited once per `enable()`.
     static ROUND: AtomicU64 = AtomicU64::new(0);
+    /// The newest thread id at the latest `enable()`: threads with ids up to it had the hook
+    /// from `enable()` itself (ids only grow) and are never visited.
+    static HOOKED_UP_TO: AtomicU64 = AtomicU64::new(0);
     /// The interpreter's id of the thread of the latest frame evaluated: frames mostly come
     /// from the thread that ran the one before, which then needs no thread-local lookup. (Ids
     /// are never reused, unlike thread state addresses; 0 is no thread's.)
@@ -270,14 +274,20 @@ mod watch {
         only(hook).zip(only(obj))
     }
 
-    /// Gives the thread of `ts` the watched profiler's hook if it has not had it since the
-    /// latest `enable()`.
+    /// Gives the thread of `ts` the watched profiler's hook once, at its first frame, if it
+    /// started after the latest `enable()`. A hook someone else puts in its
+    /// place later (another profiler, `sys.setprofile`) is left alone, and so is the thread
+    /// once that hook is removed: the last hook set in a thread wins, as between two cProfiles.
     ///
     /// # Safety
     /// GIL held by the thread of `ts`, its live state.
     #[cold]
     unsafe fn visit(ts: *mut ffi::PyThreadState, id: u64) {
         LAST.store(id, Ordering::Relaxed);
+        // Running at `enable()`, which gave it the hook: any hook it has now was put there since.
+        if id <= HOOKED_UP_TO.load(Ordering::Relaxed) {
+            return;
+        }
         let round = ROUND.load(Ordering::Relaxed);
         if VISITED.get() == (round, id) {
             return;
@@ -313,8 +323,9 @@ mod watch {
         }
     }
 
-    /// Gives threads that evaluate a frame from now on `slf`'s hook.
-    pub fn start(slf: &Bound<'_, Profiler>) {
+    /// Gives threads that evaluate a frame from now on `slf`'s hook, except those with ids up
+    /// to `hooked_up_to`, which `enable()` gave it.
+    pub fn start(slf: &Bound<'_, Profiler>, hooked_up_to: u64) {
         // SAFETY: GIL held.
         let interp = unsafe { ffi::PyInterpreterState_Get() };
         // SAFETY: GIL held; reading and setting the interpreter's evaluation function.
@@ -328,6 +339,7 @@ mod watch {
             }
         }
         ROUND.fetch_add(1, Ordering::Relaxed);
+        HOOKED_UP_TO.store(hooked_up_to, Ordering::Relaxed);
         LAST.store(0, Ordering::Relaxed);
         // SAFETY: a live profiler, GIL held; its hook was just installed on every thread,
         // this one included (`install` fails before this otherwise).
@@ -379,6 +391,21 @@ mod watch {
     }
 }
 
+/// The largest id of the interpreter's threads (ids only grow: later threads have larger ones).
+fn newest_thread_id() -> u64 {
+    let mut newest = 0;
+    // SAFETY: GIL held (the caller holds a `Bound`); the list is walked with no Python code
+    // running.
+    unsafe {
+        let mut ts = ffi::PyInterpreterState_ThreadHead(ffi::PyInterpreterState_Get());
+        while !ts.is_null() {
+            newest = newest.max(ffi::PyThreadState_GetID(ts) as u64);
+            ts = ffi::PyThreadState_Next(ts);
+        }
+    }
+    newest
+}
+
 /// Sets (or with `None`, removes) the profile hook of every thread of the interpreter.
 fn set_all_threads(func: Option<ffi::Py_tracefunc>, arg: *mut ffi::PyObject) -> PyResult<()> {
     // Each change runs the "sys.setprofile" audit hooks, Python code that may let threads run
@@ -426,6 +453,8 @@ pub fn install(slf: &Bound<'_, Profiler>) -> PyResult<()> {
         // starts later: its first event installs this hook on it.
         // SAFETY: a live profiler, GIL held.
         let hook = unsafe { hook_of(slf.as_ptr()) };
+        // The threads hooked below: no Python runs before set_all_threads lists them.
+        let hooked_up_to = newest_thread_id();
         set_all_threads(Some(hook), slf.as_ptr())?;
         let starter = ThreadStarter {
             profiler: slf.clone().unbind(),
@@ -433,7 +462,7 @@ pub fn install(slf: &Bound<'_, Profiler>) -> PyResult<()> {
         slf.py()
             .import("threading")?
             .call_method1("setprofile", (starter,))?;
-        watch::start(slf);
+        watch::start(slf, hooked_up_to);
         return Ok(());
     }
     // SAFETY: GIL held; the thread state takes a strong reference to `slf`, which keeps the
