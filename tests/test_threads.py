@@ -593,3 +593,48 @@ def test_a_second_profiler_beside_a_threads_profiler(kind, where):
         assert beside == alone
         assert seen == {"before_second": (1, 1), "rec": (1, 3)}
 
+
+def hooked_thread_work(done):
+    rec(2)
+    done.set()
+
+
+def _thread_hooked_before_its_first_frame(prof=None):
+    """Starts a _thread thread that sets a sys.setprofile function by C calls alone, before
+    its first Python frame, then runs hooked_thread_work(); `prof` is enabled meanwhile.
+    Returns the calls the function saw."""
+    import _thread
+    import functools
+    import operator
+
+    calls = []
+
+    def count(frame, event, arg):
+        if event == "call" and frame.f_code.co_name in ("hooked_thread_work", "rec"):
+            calls.append(frame.f_code.co_name)
+
+    done = threading.Event()
+    steps = [functools.partial(sys.setprofile, count),
+             functools.partial(hooked_thread_work, done)]
+    if prof is not None:
+        prof.enable()
+    try:
+        _thread.start_new_thread(list, (map(operator.methodcaller("__call__"), steps),))
+        assert done.wait(30)
+    finally:
+        if prof is not None:
+            prof.disable()
+    return calls
+
+
+def test_a_thread_hooked_before_its_first_frame_keeps_its_hook():
+    assert _thread_hooked_before_its_first_frame() == ["hooked_thread_work", "rec", "rec", "rec"]
+    p1 = rprofile.Profile(threads=True)
+    assert _thread_hooked_before_its_first_frame(p1) == [
+        "hooked_thread_work", "rec", "rec", "rec"]
+    p1.create_stats()
+    seen = {k[2]: v[:2] for k, v in p1.stats.items() if k[2] in ("hooked_thread_work", "rec")}
+    if sys.version_info >= (3, 12):
+        assert seen == {"hooked_thread_work": (1, 1), "rec": (1, 3)}
+    else:
+        assert seen == {}

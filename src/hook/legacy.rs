@@ -130,8 +130,8 @@ extern "C" {
 /// extension's own threads entering Python) get no profile hook from `threading.setprofile`.
 /// Every Python frame of the interpreter is evaluated through [`eval_frame`] while a profiler
 /// watches: the first frame evaluation of a thread started after `enable()` installs the
-/// profiler's hook on it, before that frame's call event. It then forwards to the evaluation
-/// function it replaced.
+/// profiler's hook on it, before that frame's call event, unless the thread has a hook already.
+/// It then forwards to the evaluation function it replaced.
 mod watch {
     use super::*;
     use std::cell::Cell;
@@ -274,8 +274,22 @@ mod watch {
         only(hook).zip(only(obj))
     }
 
+    /// Whether the thread state `ts` has a profile hook, whoever set it: its function slot
+    /// read directly. False when the slot's place is not known.
+    ///
+    /// # Safety
+    /// `ts` is a live thread state of this interpreter.
+    unsafe fn has_any_hook(ts: *mut ffi::PyThreadState) -> bool {
+        if HOOK.load(Ordering::Relaxed) == NO_HOOK {
+            return false;
+        }
+        // SAFETY: FUNC_AT was found below SLOT_SEARCH_WORDS inside a thread state of this
+        // interpreter (HOOK is set only then), and every thread state has that layout.
+        unsafe { *(ts as *const usize).add(FUNC_AT.load(Ordering::Relaxed)) != 0 }
+    }
+
     /// Gives the thread of `ts` the watched profiler's hook once, at its first frame, if it
-    /// started after the latest `enable()`. A hook someone else puts in its
+    /// started after the latest `enable()` and has no hook. A hook someone else puts in its
     /// place later (another profiler, `sys.setprofile`) is left alone, and so is the thread
     /// once that hook is removed: the last hook set in a thread wins, as between two cProfiles.
     ///
@@ -294,7 +308,10 @@ mod watch {
         }
         VISITED.set((round, id));
         let obj = PROFILER.load(Ordering::Relaxed);
-        if obj.is_null() {
+        // A hook set before the thread's first frame (from C, or by a C call that runs no
+        // Python) is its owner's.
+        // SAFETY: GIL held; `ts` is the calling thread's live state.
+        if obj.is_null() || unsafe { has_any_hook(ts) } {
             return;
         }
         // SAFETY: the GIL is held (a frame is being evaluated) and `obj` is alive (PROFILER's
