@@ -14,6 +14,7 @@ clock rprofile reads by default on the events a profiler must time (every PY_* e
 CALL/C_RETURN/C_RAISE of anything but a Python function), the least a profiler that times every
 call can cost. `floor-builtin` (3.12+) is `floor` with builtin functions (METH_FASTCALL) as the
 callbacks, as cProfile registers: the difference is CPython's trampoline for builtins.
+`rprofile-cpu` and `rprofile-thread_cpu` are rprofile with those native clocks.
 `rprofile-alt` is rprofile imported from the folder named by RPROFILE_BENCH_ALT (an earlier
 build's package, copied there): an A/B comparison of two builds in one interleaved run.
 Compile that folder's `.py` files first (`python -m compileall DIR`): importing the package
@@ -201,6 +202,10 @@ def make_profiler(mode):
         import rprofile
 
         return rprofile.Profile()
+    if mode in ("rprofile-cpu", "rprofile-thread_cpu"):
+        import rprofile
+
+        return rprofile.Profile(mode.split("-", 1)[1])
     if mode == "rprofile-alt":
         sys.path.insert(0, os.environ["RPROFILE_BENCH_ALT"])
         import rprofile
