@@ -56,6 +56,8 @@ pub struct Taken {
     capacity: usize,
     when_full: timeline::WhenFull,
     objs: HashMap<usize, Py<PyAny>>,
+    /// Thread names by the interpreter's thread id: a later thread may reuse an ended one's
+    /// ident, never its id.
     known_names: HashMap<u64, String>,
     memory_base: i64,
     rss: Vec<(i64, u64)>,
@@ -71,9 +73,12 @@ pub fn take(py: Python<'_>, st: &State) -> Option<Taken> {
         wanted.entry(e.key).or_insert_with(|| py.None());
     }
     let mut known_names = HashMap::new();
-    let tracks = std::iter::once((&st.agg, &st.user_objs, &st.thread_info))
-        .chain(st.parked.values().map(|t| (&t.agg, &t.user_objs, &t.info)));
-    for (agg, objs, info) in tracks {
+    let tracks = std::iter::once((&st.agg, &st.user_objs, &st.thread, &st.thread_info)).chain(
+        st.parked
+            .values()
+            .map(|t| (&t.agg, &t.user_objs, &t.key, &t.info)),
+    );
+    for (agg, objs, key, info) in tracks {
         for (e, o) in agg.entries.iter().zip(objs.iter()) {
             if let Some(slot) = wanted.get_mut(&e.key) {
                 if slot.is_none(py) {
@@ -82,7 +87,7 @@ pub fn take(py: Python<'_>, st: &State) -> Option<Taken> {
             }
         }
         if let Some(name) = &info.name {
-            known_names.insert(info.ident, name.clone());
+            known_names.insert(key.id, name.clone());
         }
     }
     let (rss, rss_dropped) = st
@@ -160,16 +165,27 @@ impl Taken {
             .collect()
     }
 
-    /// (ident, name) per timeline thread index.
+    /// (ident, name) per timeline thread index. A thread whose track has no name is looked up
+    /// in `threading`'s registry by ident only if its lane is the last with that ident: the
+    /// registry's thread may be a later one that reused the ident, never an earlier one.
     fn threads(&self, py: Python<'_>) -> Vec<(u64, String)> {
+        let mut last_lane: HashMap<u64, usize> = HashMap::new();
+        for (i, &(_, ident)) in self.tl_threads.iter().enumerate() {
+            last_lane.insert(ident, i);
+        }
         self.tl_threads
             .iter()
-            .map(|&(_, ident)| {
+            .enumerate()
+            .map(|(i, &(id, ident))| {
                 let name = self
                     .known_names
-                    .get(&ident)
+                    .get(&id)
                     .cloned()
-                    .or_else(|| threads::thread_name(py, ident))
+                    .or_else(|| {
+                        (last_lane.get(&ident) == Some(&i))
+                            .then(|| threads::thread_name(py, ident))
+                            .flatten()
+                    })
                     .unwrap_or_else(|| format!("Thread {ident}"));
                 (ident, name)
             })

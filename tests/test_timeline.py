@@ -298,6 +298,104 @@ def test_thread_names_reach_the_trace(tmp_path):
     assert {"the-worker", "MainThread"} <= names
 
 
+def profile_threads_reusing_an_ident(start_first):
+    """A profile of a thread started by `start_first(target)` (returning a join function) that
+    ends, then a threading.Thread named "second" started after it that got the same ident: the
+    system hands a finished thread's ident to a later one, usually at once; each try is a new
+    profile, until one shows that reuse. Returns (profile, the ident), or skips."""
+    def task():
+        middle(5)
+
+    for _ in range(200):
+        prof = rprofile.Profile(threads=True, timeline=True, buffer_size=100_000)
+        prof.enable()
+        first_ident = start_first(task)
+        second = threading.Thread(target=task, name="second")
+        second.start()
+        second.join()
+        prof.disable()
+        if first_ident == second.ident:
+            return prof, second.ident
+    pytest.skip("no thread ident was reused in 200 tries")
+
+
+def start_named_first(target):
+    first = threading.Thread(target=target, name="first")
+    first.start()
+    first.join()
+    return first.ident
+
+
+def task_lanes_in_order(events):
+    """The thread values of the rows calling `task`, oldest first."""
+    return [e[3] for e in events if e[1] == "call" and e[2][2] == "task"]
+
+
+def test_threads_sharing_an_ident_keep_their_own_lanes_and_names(tmp_path):
+    pd = pytest.importorskip("pandas")
+    prof, ident = profile_threads_reusing_an_ident(start_named_first)
+    names = [name for name, i in prof.thread_stats() if i == ident]
+    assert sorted(names) == ["first", "second"]
+
+    prof.timeline.to_chrome_trace(tmp_path / "c.json")
+    doc = json.loads((tmp_path / "c.json").read_text())
+    check_chrome(doc)
+    lane_names = {e["tid"]: e["args"]["name"] for e in doc["traceEvents"]
+                  if e["name"] == "thread_name"}
+    task_tids = [e["tid"] for e in sorted(doc["traceEvents"], key=lambda e: e.get("ts", -1))
+                 if e["ph"] == "X" and e["name"] == "task"]
+    assert len(set(task_tids)) == 2
+    assert [lane_names[tid] for tid in task_tids] == ["first", "second"]
+
+    prof.timeline.to_speedscope(tmp_path / "s.json")
+    doc = json.loads((tmp_path / "s.json").read_text())
+    check_speedscope(doc)
+    task_frame = next(i for i, f in enumerate(doc["shared"]["frames"]) if f["name"] == "task")
+    assert [p["name"] for p in doc["profiles"]
+            if any(e["frame"] == task_frame for e in p["events"])] == ["first", "second"]
+
+    events = list(prof.timeline.events())
+    replay(events)
+    lanes = task_lanes_in_order(events)
+    assert lanes == [ident, ident]
+    assert [lane.name for lane in lanes] == ["first", "second"]
+
+    df = prof.timeline.to_dataframe()
+    rows = df[(df["name"] == "task") & (df["event"] == "call")]
+    assert list(rows["thread"]) == [ident, ident]
+    assert list(rows["thread_name"]) == ["first", "second"]
+
+
+def test_a_thread_without_a_name_is_not_named_after_a_later_one_with_its_ident(tmp_path):
+    import _thread
+
+    def start_unnamed_first(target):
+        done = _thread.allocate_lock()
+        done.acquire()
+        idents = []
+
+        def run():
+            idents.append(_thread.get_ident())
+            target()
+            done.release()
+
+        _thread.start_new_thread(run, ())
+        done.acquire()
+        return idents[0]
+
+    prof, ident = profile_threads_reusing_an_ident(start_unnamed_first)
+    prof.timeline.to_chrome_trace(tmp_path / "c.json")
+    doc = json.loads((tmp_path / "c.json").read_text())
+    lane_names = {e["tid"]: e["args"]["name"] for e in doc["traceEvents"]
+                  if e["name"] == "thread_name"}
+    task_tids = [e["tid"] for e in sorted(doc["traceEvents"], key=lambda e: e.get("ts", -1))
+                 if e["ph"] == "X" and e["name"] == "task"]
+    assert [lane_names[tid] == "second" for tid in task_tids] == [False, True]
+    lanes = task_lanes_in_order(prof.timeline.events())
+    assert lanes == [ident, ident]
+    assert lanes[0].name != "second" and lanes[1].name == "second"
+
+
 def test_clear_empties_the_timeline():
     prof = profile(work, timeline=True)
     assert len(prof.timeline) > 0

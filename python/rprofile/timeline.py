@@ -8,13 +8,27 @@ core without a Python object per event.
 import os
 import sys
 
-__all__ = ["Timeline", "EVENT_NAMES"]
+__all__ = ["Timeline", "ThreadIdent", "EVENT_NAMES"]
 
 # The `event` column's codes: sys.setprofile's names for calls and returns, cpyquickhelper's
 # EventProfiler's for memory events, and "rss" for an RSS sample.
 EVENT_NAMES = ("call", "return", "c_call", "c_return",
                "malloc", "calloc", "realloc", "free", "realloc_free", "rss")
 _NO_FUNCTION = 0xFFFFFFFF
+
+
+class ThreadIdent(int):
+    """The thread of a row of :meth:`Timeline.events`: equal to its ``threading`` ident, with
+    the thread's name as ``name``. A thread started after another ended may get the same ident;
+    the two are still two lanes, and ``name`` tells their events apart."""
+
+    def __new__(cls, ident, name):
+        self = super().__new__(cls, ident)
+        self.name = name
+        return self
+
+    def __reduce__(self):
+        return (ThreadIdent, (int(self), self.name))
 
 
 class Timeline:
@@ -77,14 +91,15 @@ class Timeline:
     def events(self):
         """Yields each kept event, oldest first, as a plain tuple
         ``(time, event, function, thread_ident, depth, value)``: time in seconds of the
-        profiler's timer; event one of ``EVENT_NAMES``; function the pstats key
+        profiler's timer; event one of ``EVENT_NAMES``; thread_ident a :class:`ThreadIdent`
+        (the ident, and the thread's ``name``; 0 for an RSS sample); function the pstats key
         ``(file, line, name)`` of the function called, returning, or running when memory was
         allocated or freed (None for an RSS sample, or memory outside every profiled call);
         value None for a call or return, the bytes of a memory event (negative when freed),
         the RSS in bytes of an ``"rss"`` sample."""
         c = self._columns()
         functions, threads = c["functions"], c["threads"]
-        idents = [t[0] for t in threads]
+        idents = [ThreadIdent(ident, name) for ident, name in threads]
         time, event, depth, thread, func = c["time"], c["event"], c["depth"], c["thread"], \
             c["func"]
         value1 = c["value1"]
