@@ -857,7 +857,7 @@ impl Profiler {
         &self,
         py: Python<'_>,
         format: &str,
-        path: std::path::PathBuf,
+        path: &Bound<'_, PyAny>,
         title: &str,
     ) -> PyResult<()> {
         if format != "chrome" && format != "speedscope" {

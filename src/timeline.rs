@@ -503,7 +503,8 @@ pub struct Names<'a> {
 }
 
 fn json_str<W: Write>(w: &mut W, s: &str) -> io::Result<()> {
-    serde_json::to_writer(&mut *w, s).map_err(io::Error::other)
+    // serde_json hands back the writer's own error (with its OS error code) unwrapped.
+    serde_json::to_writer(&mut *w, s).map_err(io::Error::from)
 }
 
 /// Appends the decimal digits of `v`.
@@ -1018,6 +1019,37 @@ mod tests {
         let mut full = Timeline::new(1, WhenFull::KeepNewest);
         full.free_slot().expect("room").record(ENTER, 1, 2, 0);
         assert!(full.free_slot().is_none());
+    }
+
+    /// A writer that refuses every write with the OS error `errno`.
+    struct Refusing(i32);
+
+    impl Write for Refusing {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::from_raw_os_error(self.0))
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_writers_error_comes_back_with_its_os_code() {
+        let got = json_str(&mut Refusing(28), "name").map_err(|e| e.raw_os_error());
+        assert_eq!(got, Err(Some(28)));
+        let tl = tl_with(10, WhenFull::KeepNewest, 4);
+        let ev: Vec<Event> = tl.iter().copied().collect();
+        let f = |_: usize| ("f", "a.py", 1);
+        let th = [(1u64, "MainThread".to_string())];
+        let names = names_for(&f, &th);
+        let none = Counters {
+            memory_base: 0,
+            rss: &[],
+        };
+        let chrome = write_chrome(&mut Refusing(27), &ev, 0, &none, &names);
+        assert_eq!(chrome.map_err(|e| e.raw_os_error()), Err(Some(27)));
+        let speedscope = write_speedscope(&mut Refusing(5), &ev, &names, "t");
+        assert_eq!(speedscope.map_err(|e| e.raw_os_error()), Err(Some(5)));
     }
 
     #[test]

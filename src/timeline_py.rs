@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
+use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString, PyTuple};
 
@@ -293,15 +294,32 @@ impl Taken {
             .into_pyobject(py)
     }
 
-    /// Writes the Chrome trace (`"chrome"`) or speedscope (`"speedscope"`) file.
+    /// Writes the Chrome trace (`"chrome"`) or speedscope (`"speedscope"`) file at `path`
+    /// (`os.fspath()` of what was given: str or bytes). Fails as `open()` and `write()` do.
     pub fn write(
         &self,
         py: Python<'_>,
         format: &str,
-        path: PathBuf,
+        path: &Bound<'_, PyAny>,
         factor: f64,
         title: &str,
     ) -> PyResult<()> {
+        let decoded: PathBuf = py
+            .import("os")?
+            .call_method1("fsdecode", (path,))?
+            .extract()?;
+        self.write_to(py, format, &decoded, factor, title)
+            .map_err(|e| os_error(py, e, path))
+    }
+
+    fn write_to(
+        &self,
+        py: Python<'_>,
+        format: &str,
+        path: &std::path::Path,
+        factor: f64,
+        title: &str,
+    ) -> std::io::Result<()> {
         let labels = self.labels(py);
         let threads = self.threads(py);
         let missing = Label {
@@ -327,7 +345,7 @@ impl Taken {
             seconds_per_unit: factor,
             pid: std::process::id(),
         };
-        let f = std::fs::File::create(&path)?;
+        let f = std::fs::File::create(path)?;
         let mut w = BufWriter::with_capacity(1 << 20, f);
         match format {
             "chrome" => {
@@ -342,4 +360,21 @@ impl Taken {
         w.flush()?;
         Ok(())
     }
+}
+
+/// The exception `open()` or `write()` raises for `e` on the file `filename`: OSError's
+/// constructor picks the subclass of the errno (FileNotFoundError, IsADirectoryError, ...),
+/// with errno, strerror and the file's name. An error not from the system keeps PyO3's mapping.
+fn os_error(py: Python<'_>, e: std::io::Error, filename: &Bound<'_, PyAny>) -> PyErr {
+    let Some(errno) = e.raw_os_error() else {
+        return e.into();
+    };
+    let strerror = py
+        .import("os")
+        .and_then(|os| os.call_method1("strerror", (errno,)))
+        .map_or_else(
+            |_| PyString::new(py, &e.to_string()).into_any().unbind(),
+            Bound::unbind,
+        );
+    PyOSError::new_err((errno, strerror, filename.clone().unbind()))
 }

@@ -1,8 +1,10 @@
 """Profile(timeline=True): the recorded events against the stats of the same run, the buffer's
 limits, the Chrome and speedscope exports, and the faults a run can end in."""
 
+import errno
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -521,6 +523,96 @@ def test_an_unwritable_path_is_an_oserror(tmp_path):
     with pytest.raises(OSError):
         prof.timeline.to_chrome_trace(tmp_path / "no" / "such" / "dir.json")
     assert os.listdir(tmp_path) == []
+
+
+def what_python_raises(write):
+    try:
+        write()
+    except OSError as e:
+        return e
+    pytest.fail("writing did not fail")
+
+
+def same_error(got, expected, filename):
+    """`got` is what open() or write() raised (`expected`), with the file's name."""
+    assert type(got) is type(expected)
+    assert (got.errno, got.strerror) == (expected.errno, expected.strerror)
+    assert got.errno is not None and got.strerror
+    assert got.filename == filename and type(got.filename) is type(filename)
+    assert got.filename2 is None
+
+
+@pytest.mark.parametrize("export", ["to_chrome_trace", "to_speedscope"])
+def test_an_export_raises_what_open_raises(tmp_path, export):
+    prof = profile(work, timeline=True)
+    (tmp_path / "a-directory").mkdir()
+    for path in (tmp_path / "no" / "such" / "dir.json",
+                 os.fsencode(tmp_path / "no" / "such" / "dir.json"),
+                 tmp_path / "a-directory"):
+        expected = what_python_raises(lambda: open(path, "w"))
+        with pytest.raises(OSError) as got:
+            getattr(prof.timeline, export)(path)
+        same_error(got.value, expected, os.fspath(path))
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("export", ["to_chrome_trace", "to_speedscope"])
+def test_an_export_to_a_full_device_raises_what_write_raises(export):
+    prof = profile(work, timeline=True)
+
+    def python_write():
+        with open("/dev/full", "w") as f:
+            f.write("{}")
+
+    expected = what_python_raises(python_write)
+    assert expected.errno == errno.ENOSPC
+    with pytest.raises(OSError) as got:
+        getattr(prof.timeline, export)("/dev/full")
+    same_error(got.value, expected, "/dev/full")
+
+
+EFBIG_SCRIPT = """
+import json, os, resource, signal, sys
+import rprofile
+
+def f(n):
+    return sum(range(n))
+
+prof = rprofile.Profile(timeline=True)
+with prof:
+    for i in range(100):
+        f(i)
+path, export = sys.argv[1], sys.argv[2]
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (1000, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+
+def python_write():
+    with open(path + ".other", "wb") as f:
+        f.write(b"x" * 2000)
+
+
+errors = []
+for write in (python_write, lambda: getattr(prof.timeline, export)(path)):
+    try:
+        write()
+        errors.append(None)
+    except OSError as e:
+        errors.append([type(e).__name__, e.errno, e.strerror, e.filename])
+print(json.dumps(errors))
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGXFSZ"), reason="needs RLIMIT_FSIZE")
+@pytest.mark.parametrize("export", ["to_chrome_trace", "to_speedscope"])
+def test_an_export_past_the_file_size_limit_raises_what_write_raises(tmp_path, export):
+    path = str(tmp_path / "big.json")
+    out = subprocess.run([sys.executable, "-c", EFBIG_SCRIPT, path, export],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    python, ours = json.loads(out.stdout)
+    assert python is not None and python[1] == errno.EFBIG
+    assert ours == python[:3] + [path]
 
 
 def test_threads_false_keeps_one_balanced_lane_with_other_threads_running():

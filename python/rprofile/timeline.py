@@ -174,13 +174,13 @@ class Timeline:
         names as metadata, and with ``memory=True`` / ``rss=True`` the counters ``memory``
         (tracked live bytes) and ``rss``), for Perfetto (ui.perfetto.dev) and chrome://tracing."""
         _threading_names()
-        self._profiler._timeline_write("chrome", os.fsdecode(path), _title())
+        self._profiler._timeline_write("chrome", os.fspath(path), _title())
 
     def to_speedscope(self, path):
         """Writes the timeline in speedscope's file format (an evented profile per thread),
         for https://www.speedscope.app."""
         _threading_names()
-        self._profiler._timeline_write("speedscope", os.fsdecode(path), _title())
+        self._profiler._timeline_write("speedscope", os.fspath(path), _title())
 
 
 def _threading_names():
