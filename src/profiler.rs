@@ -838,7 +838,10 @@ impl Profiler {
     }
 
     /// `(events kept, capacity, events dropped, when_full)` of the timeline, or None without one.
-    fn _timeline_info(&self, py: Python<'_>) -> Option<(usize, usize, u64, &'static str)> {
+    fn _timeline_info(
+        &self,
+        py: Python<'_>,
+    ) -> Option<(usize, usize, u64, &'static str, usize, u64)> {
         // SAFETY: short shared access with the GIL held; taking copies runs no Python code.
         crate::timeline_py::take(py, unsafe { &*self.state_ptr() }).map(|t| t.info())
     }

@@ -193,14 +193,17 @@ impl Taken {
             .collect()
     }
 
-    /// `(events kept, capacity, events dropped, when_full)`; RSS samples count as events
-    /// (they are rows of `events()`), held in a buffer of their own of the same capacity.
-    pub fn info(&self) -> (usize, usize, u64, &'static str) {
+    /// `(events kept, capacity, events dropped, when_full, RSS samples kept, RSS samples
+    /// dropped)`; RSS samples count as events in the first and third (they are rows of
+    /// `events()`), held in a buffer of their own of the same capacity.
+    pub fn info(&self) -> (usize, usize, u64, &'static str, usize, u64) {
         (
             self.events.len() + self.rss.len(),
             self.capacity,
             self.dropped + self.rss_dropped,
             self.when_full.name(),
+            self.rss.len(),
+            self.rss_dropped,
         )
     }
 

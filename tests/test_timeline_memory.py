@@ -306,6 +306,35 @@ def test_rss_trigger_keeps_only_moves_as_large():
     assert len(samples) == 2  # at enable and at disable
 
 
+def cut_timeline_messages(tmp_path, *options):
+    """The dropped-events lines `python -m rprofile --timeline` prints for a short program with
+    `options`: {what was kept ("events", "RSS samples"): (kept, dropped)}."""
+    import re
+
+    script = tmp_path / "prog.py"
+    script.write_text("def f(n):\n    return sum(range(n))\nfor i in range(50):\n    f(i)\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "rprofile", "--timeline", "t.json", *options, str(script)],
+        capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    found = re.findall(r"the timeline kept the last (\d+) (events|RSS samples); (\d+) earlier",
+                       out.stderr)
+    return {what: (int(kept), int(dropped)) for kept, what, dropped in found}
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="RSS is read from /proc")
+def test_the_cli_counts_rss_samples_apart_from_the_dropped_events(tmp_path):
+    # The events the message counts are the calls and returns, as without --rss.
+    plain = cut_timeline_messages(tmp_path, "--buffer-size", "30")
+    with_rss = cut_timeline_messages(tmp_path, "--buffer-size", "30", "--rss")
+    assert plain["events"][1] > 0
+    assert with_rss["events"] == plain["events"]
+    # A buffer of one keeps one of the samples taken at enable() and at disable().
+    one = cut_timeline_messages(tmp_path, "--buffer-size", "1", "--rss")
+    assert one["events"] == (1, sum(plain["events"]) - 1)
+    assert one["RSS samples"][0] == 1 and one["RSS samples"][1] >= 1
+
+
 def test_rss_arguments_are_checked():
     with pytest.raises(ValueError, match="timeline"):
         rprofile.Profile(rss=True)

@@ -188,9 +188,13 @@ def _write_timeline(prof, options):
         timeline.to_chrome_trace(options.timeline)
     if options.speedscope is not None:
         timeline.to_speedscope(options.speedscope)
-    if timeline.dropped:
+    kept, dropped, rss_kept, rss_dropped = timeline._counts()
+    if dropped:
         print("rprofile: the timeline kept the last %d events; %d earlier ones were dropped "
-              "(--buffer-size)" % (len(timeline), timeline.dropped), file=sys.stderr)
+              "(--buffer-size)" % (kept, dropped), file=sys.stderr)
+    if rss_dropped:
+        print("rprofile: the timeline kept the last %d RSS samples; %d earlier ones were "
+              "dropped (--buffer-size)" % (rss_kept, rss_dropped), file=sys.stderr)
 
 
 def _print_memory(prof, limit=30):

@@ -66,8 +66,14 @@ class Timeline:
         return self._info()[3]
 
     def __repr__(self):
-        n, cap, dropped, when = self._info()
+        n, cap, dropped, when = self._info()[:4]
         return "<rprofile Timeline: %d events of %d, %d dropped (%s)>" % (n, cap, dropped, when)
+
+    def _counts(self):
+        """``(kept, dropped, rss_kept, rss_dropped)``: calls, returns and memory events kept
+        and dropped, and RSS samples kept and dropped (``len()`` and ``dropped`` add both)."""
+        n, _cap, dropped, _when, rss_kept, rss_dropped = self._info()
+        return n - rss_kept, dropped - rss_dropped, rss_kept, rss_dropped
 
     def _columns(self):
         _threading_names()
