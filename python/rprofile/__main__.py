@@ -40,7 +40,7 @@ def _parser():
                       choices=["wall", "cpu", "thread_cpu"],
                       help="Clock to time with: wall (default), cpu (process CPU time) or "
                            "thread_cpu (the running thread's CPU time); cpu and thread_cpu "
-                           "cost a system call per event, about 5x the default's overhead")
+                           "read by a system call per event, adding ~20x the default's overhead")
     parser.add_option("--timeline", dest="timeline", default=None, metavar="TRACE_JSON",
                       help="Record every call and return and write them as Chrome trace-event "
                            "JSON (for Perfetto or chrome://tracing)")
