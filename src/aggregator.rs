@@ -465,7 +465,8 @@ impl Aggregator {
     }
 
     /// Opens a call of `entry` on `stack`. The caller then reads the timer and stores it with
-    /// [`Stack::set_t0`], because `_lsprof` reads the clock after all bookkeeping on enter.
+    /// [`Stack::set_top_t0`], because `_lsprof` reads the clock after all bookkeeping on enter
+    /// (a Python timer is read before, see `events::enter_after_timer`).
     #[inline]
     pub fn enter(&mut self, stack: &mut Stack, entry: EntryId) {
         let parent = stack.frames.last().map(|c| c.entry());

@@ -5,7 +5,7 @@
 use pyo3::ffi;
 use pyo3::prelude::*;
 
-use crate::aggregator::{Aggregator, Stack};
+use crate::aggregator::{Aggregator, EntryId, Stack};
 use crate::clock;
 use crate::profiler::{Profiler, State};
 use crate::profiler::{LEAF_NONE, LEAF_ON, LEAF_THREADS, LEAF_TIMELINE};
@@ -35,6 +35,8 @@ unsafe fn now_slow(py: Python<'_>, p: &Profiler) -> i64 {
     // SAFETY: short-lived reads of plain fields; no other borrow is alive (caller's contract).
     let (external, bias, native) = unsafe { ((*st).external_timer, (*st).bias_units, (*st).clock) };
     let t = if external {
+        // SAFETY: as above.
+        let reads = unsafe { (*st).timer_reads };
         // SAFETY: as above; the timer call happens with no borrow alive. It may run other
         // threads' Python code, whose events swap the tracks: ours is put back after it.
         let t = unsafe { p.call_external_timer(py) };
@@ -44,8 +46,8 @@ unsafe fn now_slow(py: Python<'_>, p: &Profiler) -> i64 {
             if (*st).enabled {
                 threads::select(st);
             }
+            (*st).order_timer_reading(t, reads)
         }
-        t
     } else {
         native.now()
     };
@@ -368,37 +370,70 @@ pub unsafe fn enter_call_from(
             None => return,
         },
     };
-    // SAFETY: exclusive access; `agg` and `stack` are distinct fields.
-    let depth = unsafe {
+    // _lsprof reads the clock last on enter, so the bookkeeping is not charged to the callee.
+    // SAFETY: exclusive access; nothing here calls Python.
+    unsafe {
         let s = &mut *st;
-        match caller.and_then(|c| s.agg.find(c)) {
-            Some(c) => s.agg.enter_with_caller(&mut s.stack, id, c),
-            None => s.agg.enter(&mut s.stack, id),
-        }
         if s.bare {
+            push(s, id, caller);
             s.stack.set_top_t0(clock::now());
             return;
         }
         if s.plain_clock {
-            // The default clock runs no Python, so the call just pushed is still on top.
+            push(s, id, caller);
             let t = clock::now();
             s.stack.set_top_t0(t);
             s.timeline_enter(t);
             return;
         }
-        s.stack.depth() - 1
-    };
-    // _lsprof reads the clock last on enter, so the bookkeeping is not charged to the callee.
-    // SAFETY: no borrow is alive across the timer.
+        if s.external_timer {
+            // SAFETY: as for this function.
+            return enter_after_timer(py, p, id, caller);
+        }
+        push(s, id, caller);
+    }
+    // SAFETY: no borrow is alive across the clock read (a native clock, which runs no Python:
+    // the call just pushed is still on top after it).
     let t = unsafe { now(py, p) };
-    // SAFETY: short exclusive access; set_t0 ignores a depth that no longer exists. (A Python
-    // timer may have let other threads' events swap the tracks; `now` put ours back.)
+    // SAFETY: short exclusive access.
     unsafe {
         let s = &mut *st;
-        s.stack.set_t0(depth, t);
-        if s.stack.depth() == depth + 1 {
-            s.timeline_enter(t);
-        }
+        s.stack.set_top_t0(t);
+        s.timeline_enter(t);
+    }
+}
+
+/// Pushes a call of entry `id` on the track in place, its edge from `caller` (a key) if given
+/// and known, else from the call on top.
+#[inline(always)]
+fn push(s: &mut State, id: EntryId, caller: Option<usize>) {
+    match caller.and_then(|c| s.agg.find(c)) {
+        Some(c) => s.agg.enter_with_caller(&mut s.stack, id, c),
+        None => s.agg.enter(&mut s.stack, id),
+    }
+}
+
+/// The end of [`enter_call_from`] with a Python timer: the timer is read before the call is
+/// pushed, not after as `_lsprof` does. The timer runs Python, which may let other threads
+/// deliver events; with threads=False they share this stack, and would find the call on top
+/// with no start time yet (and close it, or put theirs above it). Pushed after the reading,
+/// the call is complete whenever another event can see it. (Nothing observable changes with
+/// one thread: the timer is called at the same events, and each reading times the same call.)
+///
+/// # Safety
+/// As for [`enter_call`]; `id` names an entry of the calling thread's track.
+#[cold]
+#[inline(never)]
+unsafe fn enter_after_timer(py: Python<'_>, p: &Profiler, id: EntryId, caller: Option<usize>) {
+    // SAFETY: no borrow is alive across the timer; `now` selects our track again after it.
+    // (clear(), which would drop `id`'s entry, is refused while a timer runs.)
+    let t = unsafe { now(py, p) };
+    // SAFETY: short exclusive access; nothing here calls Python.
+    unsafe {
+        let s = &mut *p.state_ptr();
+        push(s, id, caller);
+        s.stack.set_top_t0(t);
+        s.timeline_enter(t);
     }
 }
 

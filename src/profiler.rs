@@ -102,9 +102,34 @@ pub struct State {
     pub memory: Option<Box<crate::memory::Ledger>>,
     /// The RSS sampler, when the timeline records it (`Profile(rss=True)`).
     pub rss: Option<Box<crate::rss::Sampler>>,
+    /// With a Python timer: how many of its readings events have used so far.
+    pub timer_reads: u64,
+    /// With a Python timer: the latest time events have used so far (`i64::MIN`: none yet).
+    pub timer_high: i64,
 }
 
 impl State {
+    /// A Python timer's reading `t`, made fit for the stack it is about to be used on; `reads`
+    /// is [`State::timer_reads`] from before the timer was called. With one stack for every
+    /// thread (threads=False), other threads' events may have used later times while the timer
+    /// ran (it runs Python, which can hand the GIL over after reading its clock): then the
+    /// reading is stale, and is raised to the latest time used, so that no call ends before it
+    /// starts. A reading nothing overtook is used as it is (as `_lsprof` does, whatever timer).
+    pub fn order_timer_reading(&mut self, t: i64, reads: u64) -> i64 {
+        if self.threads {
+            // Each thread's track is its own: no other thread's event lands on it meanwhile.
+            return t;
+        }
+        let t = if self.timer_reads != reads {
+            t.max(self.timer_high)
+        } else {
+            t
+        };
+        self.timer_reads = self.timer_reads.wrapping_add(1);
+        self.timer_high = self.timer_high.max(t);
+        t
+    }
+
     /// Records on the timeline, if there is one, that the call on top of the stack started at `t`.
     #[inline(always)]
     pub fn timeline_enter(&mut self, t: i64) {
@@ -463,6 +488,8 @@ impl Profiler {
             timeline: None,
             memory: None,
             rss: None,
+            timer_reads: 0,
+            timer_high: i64::MIN,
         };
         Ok(Profiler {
             state: UnsafeCell::new(state),
@@ -657,6 +684,8 @@ impl Profiler {
         st.set_builtins(builtins);
         st.timeunit = timeunit;
         st.external_timer = timer.is_some();
+        // A new timer's readings are not ordered against the old one's.
+        st.timer_high = i64::MIN;
         st.clock = native;
         st.threads = threads;
         st.async_aware = async_aware;

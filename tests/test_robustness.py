@@ -645,6 +645,77 @@ def test_overlapping_timer_calls_in_two_threads_do_not_wedge_the_profiler():
     assert out["disable"] == "ok"
 
 
+PYTIMER_SHARED_STACK = r'''
+import threading, time
+KIND = sys.argv[2]
+T, N = 3, int(sys.argv[3])
+sys.setswitchinterval(1e-6)  # many GIL hand-overs, some of them inside the timer
+start = threading.Barrier(T)  # the three run side by side
+
+
+def leaf(i):
+    return i + 1
+
+
+def mid(i):
+    return leaf(i) * 2
+
+
+def work():
+    start.wait()
+    for i in range(N):
+        mid(i)
+
+
+def sleeping_timer():
+    time.sleep(0)  # lets the other threads run (and deliver events) inside the timer
+    return time.perf_counter()
+
+
+timer = {"plain": lambda: time.perf_counter(), "sleep0": sleeping_timer}[KIND]
+prof = mod.Profile(timer)  # threads=False: on 3.12+ every thread's events share one stack
+threads = [threading.Thread(target=work) for _ in range(T)]
+with Unraisable() as u:
+    w0 = time.perf_counter()
+    prof.enable()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    prof.disable()
+    wall = time.perf_counter() - w0
+prof.create_stats()
+emit({"wall": wall, "unraisable": u.seen,
+      "rows": [[f[2], cc, nc, tt, ct] for f, (cc, nc, tt, ct, callers) in prof.stats.items()]})
+'''
+
+
+@pytest.mark.parametrize("kind, n", [("plain", 20000), ("sleep0", 2000)])
+def test_python_timer_with_threads_on_one_stack_gives_sane_times(kind, n):
+    out = run_child(PYTIMER_SHARED_STACK, "rprofile", kind, n)
+    assert out["unraisable"] == []
+    calls = {name: nc for name, _, nc, _, _ in out["rows"]}
+    # Counts: 3.12+ sees the 3 workers' calls (sys.monitoring is global), 3.10/3.11 only the
+    # enabling thread's, as cProfile.
+    assert calls.get("mid", 0) == calls.get("leaf", 0) == (3 * n if PY312 else 0)
+    # Times. A start of 0, or a reading older than a call already on the stack, shows at once:
+    # times off by about the timer's value (perf_counter's: seconds since boot), either sign.
+    # Bounds that hold on the one stack whatever the interleaving, with `wall` the span from
+    # before enable() to after disable() (it contains every timer reading used):
+    # - tottime: at each moment the time goes to the one call on top of the stack, so the
+    #   tottimes share out the profiled span: each is >= 0 and together they are <= wall. (This
+    #   is below the wall-time-per-thread bound, wall * 4 on 3.12+.)
+    # - cumtime: each of a function's outermost calls (`cc`) adds the span of the call it
+    #   closes, inside the run: between 0 and cc * wall. Not wall * threads: a thread's return
+    #   closes whatever call is on top, maybe one another thread opened long before, as in
+    #   cProfile (with its own clock, two threads can give one function 6 * wall).
+    wall = out["wall"]
+    for name, cc, _, tt, ct in out["rows"]:
+        assert 0 <= tt <= wall, (name, tt, wall)
+        assert 0 <= ct <= cc * wall, (name, cc, ct, wall)
+    assert sum(tt for _, _, _, tt, _ in out["rows"]) <= wall
+
+
 # ---------------------------------------------------------------------------------------------
 # A profiler collected while enabled.
 
