@@ -13,9 +13,9 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 
 use super::callback;
-use crate::events;
-use crate::labels::builtin_label;
-use crate::profiler::{Profiler, State, LEAF_NONE};
+use crate::profiler::class::{Profiler, State, LEAF_NONE};
+use crate::profiler::events;
+use crate::profiler::labels::builtin_label;
 
 /// `sys.monitoring.PROFILER_ID`.
 const TOOL_ID: u8 = 2;

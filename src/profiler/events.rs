@@ -5,12 +5,12 @@
 use pyo3::ffi;
 use pyo3::prelude::*;
 
-use crate::aggregator::{Aggregator, EntryId, Stack};
-use crate::clock;
-use crate::profiler::{Profiler, State};
-use crate::profiler::{LEAF_NONE, LEAF_ON, LEAF_THREADS, LEAF_TIMELINE};
-use crate::threads;
-use crate::timeline;
+use crate::core::aggregator::{Aggregator, EntryId, Stack};
+use crate::core::clock;
+use crate::core::timeline;
+use crate::profiler::class::{Profiler, State};
+use crate::profiler::class::{LEAF_NONE, LEAF_ON, LEAF_THREADS, LEAF_TIMELINE};
+use crate::profiler::threads;
 
 /// Reads the profiler's timer, in timer units, with the calibration bias applied.
 ///
@@ -121,8 +121,8 @@ macro_rules! by_mode {
 /// other value): how a front end picks the callbacks specialized for a profiler's flag.
 macro_rules! for_leaf_mode {
     ($leaf:expr, $make:ident) => {{
-        use $crate::events::{LEAF_TH, LEAF_TL, LEAF_TL_TH};
-        use $crate::profiler::{LEAF_NONE, LEAF_ON};
+        use $crate::profiler::class::{LEAF_NONE, LEAF_ON};
+        use $crate::profiler::events::{LEAF_TH, LEAF_TL, LEAF_TL_TH};
         match $leaf {
             LEAF_ON => $make::<LEAF_ON>(),
             LEAF_TL => $make::<LEAF_TL>(),
@@ -707,13 +707,13 @@ pub unsafe fn flush_unmatched(py: Python<'_>, p: &Profiler) {
             let Some((_, slot)) = s.parked.get_index_mut(i) else {
                 break;
             };
-            let mut t = std::mem::replace(slot, crate::threads::Track::empty());
-            crate::threads::swap_in(s, &mut t);
+            let mut t = std::mem::replace(slot, crate::profiler::threads::Track::empty());
+            crate::profiler::threads::swap_in(s, &mut t);
             s.timeline_thread_of_track();
             resume_all_suspended(py, p);
             flush_current(py, p);
             let s = &mut *st;
-            crate::threads::swap_in(s, &mut t);
+            crate::profiler::threads::swap_in(s, &mut t);
             if let Some((_, slot)) = s.parked.get_index_mut(i) {
                 *slot = t;
             }
@@ -775,7 +775,7 @@ unsafe fn new_entry(
                     return Some(id);
                 }
                 let id = s.agg.insert(key);
-                crate::aggregator::reserve_one(&mut s.user_objs);
+                crate::core::aggregator::reserve_one(&mut s.user_objs);
                 s.user_objs.push(obj);
                 (id, s.threads && s.thread_info.name.is_none())
             };

@@ -8,7 +8,7 @@ use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::ptr;
 
-use crate::aggregator::Context;
+use crate::core::aggregator::Context;
 
 /// See the module documentation. Dereferences to the slice of its calls, bottom first.
 #[repr(C)]

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyType};
 
-use crate::aggregator::{EntryId, Totals};
+use crate::core::aggregator::{EntryId, Totals};
 
 static ENTRY_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static SUBENTRY_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();

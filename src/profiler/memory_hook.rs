@@ -13,9 +13,9 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 
-use crate::profiler::{Profiler, State};
-use crate::threads::ThreadKey;
-use crate::timeline;
+use crate::core::timeline;
+use crate::profiler::class::{Profiler, State};
+use crate::profiler::threads::ThreadKey;
 
 /// One domain's hook of one activation: the allocator it wraps (never changed after the hook
 /// is installed, so calls without the GIL may read it at any time) and whether it still charges.
@@ -109,7 +109,8 @@ fn charged_state(h: &Hooked) -> Option<(*mut State, *mut ffi::PyThreadState)> {
 unsafe fn current_key(st: *mut State, ts: *mut ffi::PyThreadState) -> (usize, Option<(u64, u64)>) {
     // SAFETY: short shared reads with the GIL held.
     let s = unsafe { &*st };
-    let top_key = |agg: &crate::aggregator::Aggregator, stack: &crate::aggregator::Stack| {
+    let top_key = |agg: &crate::core::aggregator::Aggregator,
+                   stack: &crate::core::aggregator::Stack| {
         stack
             .frames
             .last()

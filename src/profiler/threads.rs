@@ -10,9 +10,9 @@
 use pyo3::ffi;
 use pyo3::prelude::*;
 
-use crate::aggregator::{Aggregator, Stack};
-use crate::lookup_cache::EmptyCaches;
-use crate::profiler::State;
+use crate::core::aggregator::{Aggregator, Stack};
+use crate::core::lookup_cache::EmptyCaches;
+use crate::profiler::class::State;
 
 /// Which thread a track belongs to: its thread state's address and the interpreter's id for
 /// it. Events compare the address only (one call into the interpreter); the id, which later
@@ -239,7 +239,7 @@ pub unsafe fn name_current(st: *mut State) {
     unsafe { (*st).busy += 1 };
     let name = {
         // SAFETY: GIL held; any error raised here is dropped with the guard's restore.
-        let _saved = unsafe { crate::events::SavedException::save() };
+        let _saved = unsafe { crate::profiler::events::SavedException::save() };
         thread_name(py, ident)
     };
     // SAFETY: short writes.

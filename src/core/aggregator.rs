@@ -14,8 +14,8 @@ use std::hash::BuildHasher;
 use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
 
-use crate::frames::Frames;
-use crate::lookup_cache::{Caches, EdgeSlot, EmptyCaches};
+use crate::core::frames::Frames;
+use crate::core::lookup_cache::{Caches, EdgeSlot, EmptyCaches};
 
 /// Index of an entry in `Aggregator::entries`.
 pub type EntryId = u32;
@@ -360,7 +360,7 @@ impl Aggregator {
         self.caches.heap_bytes()
     }
 
-    /// Whether this aggregator has a full set of caches (see [`crate::lookup_cache`]).
+    /// Whether this aggregator has a full set of caches (see [`crate::core::lookup_cache`]).
     pub fn has_full_caches(&self) -> bool {
         self.caches.is_full()
     }
@@ -1608,7 +1608,7 @@ mod tests {
             let mut fast = Driver::new_fast(subcalls);
             for &(kind, k) in &events {
                 // Keys 1024 * KEY_SLOTS apart share a key-cache slot.
-                let key = 1 + (k % 6) + (k / 6) * 1024 * crate::lookup_cache::KEY_SLOTS;
+                let key = 1 + (k % 6) + (k / 6) * 1024 * crate::core::lookup_cache::KEY_SLOTS;
                 for d in [&mut general, &mut fast] {
                     match kind {
                         0..=3 => d.call(key),
@@ -1667,7 +1667,7 @@ mod tests {
                         fast.agg.put_caches(other.agg.take_caches());
                     }
                 }
-                let key = |k: usize| 1 + (k % 6) + (k / 6) * 1024 * crate::lookup_cache::KEY_SLOTS;
+                let key = |k: usize| 1 + (k % 6) + (k / 6) * 1024 * crate::core::lookup_cache::KEY_SLOTS;
                 for d in [&mut general, &mut fast] {
                     if is_call { d.call(key(k)) } else { d.ret(key(k)) }
                 }

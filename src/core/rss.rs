@@ -12,8 +12,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::clock;
-use crate::timeline::WhenFull;
+use crate::core::clock;
+use crate::core::timeline::WhenFull;
 
 /// Reads the RSS in bytes from an open `/proc/self/statm`.
 pub struct Reader {

@@ -7,7 +7,7 @@
 //! goes to the tables: slower, never wrong), and given to another. What a set holds are places
 //! in one aggregator's arrays, so a set is emptied when it is taken.
 
-use crate::aggregator::EntryId;
+use crate::core::aggregator::EntryId;
 
 /// Slots of a full key cache and edge cache (powers of two: an index is masked).
 pub const KEY_SLOTS: usize = 1024;
@@ -34,7 +34,7 @@ const NO_EDGE: EdgeSlot = EdgeSlot {
 /// An empty key slot: key 0 is never looked up (the event paths test for it).
 const NO_KEY: (usize, EntryId) = (0, 0);
 
-/// A set no aggregator uses, empty: what [`crate::aggregator::Aggregator::take_caches`] gives
+/// A set no aggregator uses, empty: what [`crate::core::aggregator::Aggregator::take_caches`] gives
 /// and `put_caches` takes. It has no way to be filled, so a set cannot reach an aggregator with
 /// another's places in it (the event paths follow them unchecked).
 #[derive(Debug)]

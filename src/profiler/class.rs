@@ -13,11 +13,13 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use pyo3::PyTraverseError;
 
-use crate::aggregator::Totals;
-use crate::aggregator::{Aggregator, Stack};
-use crate::entries::Snapshot;
-use crate::timeline::{self, Timeline, WhenFull};
-use crate::{args, clock, events, hook, threads};
+use crate::core::aggregator::Totals;
+use crate::core::aggregator::{Aggregator, Stack};
+use crate::core::clock;
+use crate::core::timeline::{self, Timeline, WhenFull};
+use crate::hook;
+use crate::profiler::snapshot::Snapshot;
+use crate::profiler::{args, events, threads};
 
 /// Everything the event path mutates. Reached only through `Profiler::state_ptr` with the GIL
 /// held, in short borrows that never span a call into Python.
@@ -89,7 +91,7 @@ pub struct State {
     /// Suspended coroutine calls by frame address, with the thread whose track holds them.
     pub suspended: std::collections::HashMap<
         usize,
-        (threads::ThreadKey, crate::aggregator::Suspended),
+        (threads::ThreadKey, crate::core::aggregator::Suspended),
         rustc_hash::FxBuildHasher,
     >,
     /// Whether each code object seen yielding or resuming is a coroutine's (by address; the
@@ -99,9 +101,9 @@ pub struct State {
     /// task of it is charged to.
     pub creators: std::collections::HashMap<usize, usize, rustc_hash::FxBuildHasher>,
     /// Bytes allocated and freed per function, when tracked (`Profile(memory=True)`).
-    pub memory: Option<Box<crate::memory::Ledger>>,
+    pub memory: Option<Box<crate::core::memory::Ledger>>,
     /// The RSS sampler, when the timeline records it (`Profile(rss=True)`).
-    pub rss: Option<Box<crate::rss::Sampler>>,
+    pub rss: Option<Box<crate::core::rss::Sampler>>,
     /// With a Python timer: how many of its readings events have used so far.
     pub timer_reads: u64,
     /// With a Python timer: the latest time events have used so far (`i64::MIN`: none yet).
@@ -194,7 +196,7 @@ impl State {
     /// builtins flag); called wherever what it depends on changes (the clock, the bias, the
     /// timeline, threads: `set_bias`; subcalls: `set_subcalls`; builtins: `set_builtins`).
     pub fn update_leaf(&mut self) {
-        let threads_ok = !self.threads || crate::threads::HAS_THREAD_POINTER;
+        let threads_ok = !self.threads || crate::profiler::threads::HAS_THREAD_POINTER;
         // Before 3.12 the hook reads a frame's code itself on the leaf paths, and a coroutine's
         // events (async_aware) need the frame's state: the general path.
         #[cfg(not(Py_3_12))]
@@ -598,7 +600,7 @@ impl Profiler {
                 u64::try_from(n)
                     .map_err(|_| PyValueError::new_err("rss_trigger must be at least 0"))?
             }
-            None => crate::rss::page_size(),
+            None => crate::core::rss::page_size(),
         };
         // 3.10 tells an await from a return by a field of the frame struct: its layout is
         // checked on this interpreter first.
@@ -639,7 +641,7 @@ impl Profiler {
                 ));
             }
             // No RSS to read is an OSError now rather than at enable().
-            crate::rss::Reader::open()?;
+            crate::core::rss::Reader::open()?;
         }
         // SAFETY: GIL held; exclusive access for plain field writes (no Python runs here).
         let st = unsafe { &mut *self.state_ptr() };
@@ -698,7 +700,7 @@ impl Profiler {
         if !same_rss {
             // The old sampler's thread (not running: the profiler is not enabled) goes with it.
             st.rss = want_rss.then(|| {
-                Box::new(crate::rss::Sampler::new(
+                Box::new(crate::core::rss::Sampler::new(
                     rss_interval,
                     rss_trigger,
                     buffer_size,
@@ -741,7 +743,7 @@ impl Profiler {
         // Refused while another profiler tracks memory, before any hook changes; tracking
         // starts after the profile hook is in, so its own allocations are not charged.
         if memory {
-            crate::memory_hook::check_available(slf)?;
+            crate::profiler::memory_hook::check_available(slf)?;
         }
         // SAFETY: short exclusive access; the sampler's thread never touches the state.
         if let Some(r) = unsafe { (*p.state_ptr()).rss.as_deref_mut() } {
@@ -755,7 +757,7 @@ impl Profiler {
             return Err(e);
         }
         if memory {
-            crate::memory_hook::activate(slf)?;
+            crate::profiler::memory_hook::activate(slf)?;
         }
         // SAFETY: as above.
         unsafe {
@@ -779,7 +781,7 @@ impl Profiler {
         // was not the one enabled there; from 3.12 on it acts only when enabled.
         // SAFETY: short read.
         if !cfg!(Py_3_12) || unsafe { (*p.state_ptr()).enabled } {
-            crate::memory_hook::deactivate(slf);
+            crate::profiler::memory_hook::deactivate(slf);
             // Even if unhooking reports an error, the hook is gone: finish disabling first.
             let unhooked = hook::uninstall(slf);
             // SAFETY: short write, then the flush (which manages its own borrows).
@@ -863,7 +865,7 @@ impl Profiler {
             full += usize::from(agg.has_full_caches());
             bytes += agg.cache_bytes();
         }
-        (tracks, full, crate::threads::CACHED_TRACKS, bytes)
+        (tracks, full, crate::profiler::threads::CACHED_TRACKS, bytes)
     }
 
     /// `(events kept, capacity, events dropped, when_full)` of the timeline, or None without one.
@@ -872,13 +874,13 @@ impl Profiler {
         py: Python<'_>,
     ) -> Option<(usize, usize, u64, &'static str, usize, u64)> {
         // SAFETY: short shared access with the GIL held; taking copies runs no Python code.
-        crate::timeline_py::take(py, unsafe { &*self.state_ptr() }).map(|t| t.info())
+        crate::profiler::timeline_view::take(py, unsafe { &*self.state_ptr() }).map(|t| t.info())
     }
 
     /// The timeline as columns (see `timeline_py::Taken::columns`), or None without one.
     fn _timeline_columns<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
         // SAFETY: as above; the labels are read after the copy, with no borrow alive.
-        let taken = crate::timeline_py::take(py, unsafe { &*self.state_ptr() });
+        let taken = crate::profiler::timeline_view::take(py, unsafe { &*self.state_ptr() });
         taken
             .map(|t| t.columns(py, self.factor(), self.time_origin()))
             .transpose()
@@ -896,7 +898,7 @@ impl Profiler {
             return Err(PyValueError::new_err(format!("unknown format {format:?}")));
         }
         // SAFETY: as above.
-        let taken = crate::timeline_py::take(py, unsafe { &*self.state_ptr() })
+        let taken = crate::profiler::timeline_view::take(py, unsafe { &*self.state_ptr() })
             .ok_or_else(|| PyRuntimeError::new_err("the profiler records no timeline"))?;
         taken.write(py, format, path, self.factor(), title)
     }
@@ -930,7 +932,7 @@ impl Profiler {
         let mut out = Vec::with_capacity(rows.len());
         for (key, m) in rows {
             let func = match objs.get(&key) {
-                Some(o) => crate::entries::label_tuple(py, o.bind(py))?,
+                Some(o) => crate::profiler::snapshot::label_tuple(py, o.bind(py))?,
                 None => ("~", 0, "<no profiled call>").into_pyobject(py)?.into_any(),
             };
             out.push((func, m.allocations, m.allocated, m.freed, m.net, m.peak));

@@ -9,9 +9,9 @@ use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString, PyTuple};
 
-use crate::profiler::State;
-use crate::threads;
-use crate::timeline::{self, Event, Names, Timeline};
+use crate::core::timeline::{self, Event, Names, Timeline};
+use crate::profiler::class::State;
+use crate::profiler::threads;
 
 /// A function as the timeline shows it.
 struct Label {

@@ -1,0 +1,18 @@
+//! The Python-free core: what a profile is made of, with no interpreter in sight (no pyo3), each
+//! part tested by `cargo test` alone.
+//!
+//! - `aggregator`: the call-tree totals (ncalls, primitive calls, tottime, cumtime, caller
+//!   edges), over `frames` (the call stack's storage) and `lookup_cache` (the caches in front of
+//!   its tables);
+//! - `clock`: the default timer (the time-stamp counter or `CLOCK_MONOTONIC`) and the native clocks;
+//! - `memory`: the ledger of bytes allocated and freed per function;
+//! - `timeline`: the ring of calls, returns and memory events, and its Chrome trace and
+//!   speedscope writers; `rss`: the resident-memory sampler that feeds it.
+
+pub mod aggregator;
+pub mod clock;
+pub mod frames;
+pub mod lookup_cache;
+pub mod memory;
+pub mod rss;
+pub mod timeline;
