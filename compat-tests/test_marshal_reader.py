@@ -69,11 +69,11 @@ def test_comparison_can_fail():
     assert not deep_equal({1: 0, 2: 0}, {2: 0, 1: 0})
 
 
-# Where rprofile's reader refuses on purpose what marshal.load builds: a reference to a container
-# still being read (marshal.load makes a self-containing object) and a code object (marshal.load
-# reads one, or fails in its fields). No stats file holds either.
+# Where rprofile's reader refuses on purpose what marshal.load does otherwise: a dict key or set
+# item holding itself or a tuple still being read (marshal.load crashes hashing it) and a code
+# object (marshal.load reads one, or fails in its fields). No stats file holds either.
 DIVERGENT = {
-    "bad marshal data (reference to an object still being read)",
+    "bad marshal data (a key holds itself or a tuple still being read)",
     "bad marshal data (a code object is not stats data)",
 }
 
@@ -133,3 +133,78 @@ def test_damaged_files_fail_as_marshal_fails(name, tmp_path):
         mine = outcome(case)  # must not crash, whatever CPython's reader does with it
         if ref[0] != "crash" and mine[1] not in DIVERGENT:
             assert mine == ref, (mine, ref, case[:60])
+
+
+def graph_equal(a, b, seen=None):
+    """deep_equal for objects that may hold themselves: also the same sharing, each container of
+    `a` matched by one of `b` wherever it occurs."""
+    if seen is None:
+        seen = ({}, {})
+    if type(a) is not type(b):
+        return False
+    if not isinstance(a, (list, tuple, dict, set)):
+        return deep_equal(a, b)
+    there, back = seen
+    if id(a) in there or id(b) in back:
+        return there.get(id(a)) is b and back.get(id(b)) is a
+    there[id(a)], back[id(b)] = b, a
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(graph_equal(a[k], b[k], seen) for k in a)
+    if isinstance(a, set):
+        return a == b
+    return len(a) == len(b) and all(graph_equal(x, y, seen) for x, y in zip(a, b))
+
+
+def _cyclic_values():
+    a = []
+    a.append(a)
+    b = {}
+    b["me"] = b
+    c = [1, {"k": None}, (2, 3)]
+    c[1]["k"] = c
+    c.append(c)
+    d = ([],)
+    d[0].append(d)
+    e = {("a.py", 1, "f"): (1, 1, 1.0, 1.0, {})}
+    e[("a.py", 1, "f")][4][("b.py", 2, "g")] = e[("a.py", 1, "f")][4]
+    f = [[], []]
+    f[0].append(f[1])
+    f[1].append(f[0])
+    return {"list": a, "dict": b, "mixed": c, "tuple through a list": d, "callers": e,
+            "two lists": f}
+
+
+CYCLIC = _cyclic_values()
+
+
+@pytest.mark.parametrize("name", sorted(CYCLIC))
+def test_self_containing_data_reads_as_marshal_reads_it(name):
+    data = marshal.dumps(CYCLIC[name])
+    got, ref = _marshal_loads(data), marshal.loads(data)
+    assert graph_equal(got, ref) and graph_equal(got, CYCLIC[name])
+    assert not graph_equal(CYCLIC["list"], [[]]), "the comparison can fail"
+
+
+# Hand-made references to containers being read, hashed as a dict key or set item.
+HASHED_CYCLES = [
+    b"\xfbr\x00\x00\x00\x00N0",                            # a dict keyed by itself
+    b"\xbc\x01\x00\x00\x00r\x00\x00\x00\x00",             # a set holding itself
+    b"\xbe\x01\x00\x00\x00r\x00\x00\x00\x00",             # a frozenset holding itself
+    b"\xdb\x01\x00\x00\x00<\x01\x00\x00\x00)\x01r\x00\x00\x00\x00",   # {(the list,)}
+    b"\xa9\x02[\x00\x00\x00\x00{r\x00\x00\x00\x00N0",      # ([], {the tuple: None})
+    b"\xa9\x02N{r\x00\x00\x00\x00N0",                      # (None, {the tuple: None})
+    b"\xa9\x01r\x00\x00\x00\x00",                          # a tuple holding itself
+    b"[\x02\x00\x00\x00\xa9\x01)\x01r\x00\x00\x00\x00{r\x00\x00\x00\x00N0",  # t = ((t,),)
+]
+
+
+def test_references_to_containers_being_read_fail_as_marshal_fails(tmp_path):
+    refs = reference_outcomes(HASHED_CYCLES, tmp_path)
+    assert ("crash", None) in refs  # marshal.load crashes on some: those are refused
+    for case, ref in zip(HASHED_CYCLES, refs):
+        mine = outcome(case)
+        if ref[0] == "crash":
+            assert mine == ("ValueError", "bad marshal data (a key holds itself or a tuple "
+                            "still being read)"), case
+        else:
+            assert mine == ref, (mine, ref, case)

@@ -1240,6 +1240,28 @@ BAD_PAYLOADS = {
 }
 
 
+def _holding_itself(container, put):
+    """`container` after `put(container)` puts it inside itself: marshal writes it with a
+    reference back to the container still being written."""
+    put(container)
+    return container
+
+
+# Self-containing data, as marshal.dump writes it and marshal.load builds it.
+BAD_PAYLOADS.update({
+    "self-containing list": _holding_itself([], lambda l: l.append(l)),
+    "self-containing dict": _holding_itself({}, lambda d: d.__setitem__(("a.py", 1, "f"), d)),
+    "callers is a self-containing list": {
+        ("a.py", 1, "f"): (1, 1, 1.0, 1.0, _holding_itself([1], lambda l: l.append(l)))},
+    "count is a self-containing list": {
+        ("a.py", 1, "f"): (_holding_itself([], lambda l: l.append(l)), 1, 1.0, 1.0, {})},
+    "callers dict holds itself": {
+        ("a.py", 1, "f"): (1, 1, 1.0, 1.0, _holding_itself(
+            {}, lambda d: d.__setitem__(("b.py", 2, "g"), d))),
+        ("b.py", 2, "g"): (1, 1, 0.5, 0.5, {})},
+})
+
+
 def bad_input(label, tmp_path, good_file):
     """The path of the bad input called `label`, written into tmp_path."""
     if label == "empty file":

@@ -98,3 +98,79 @@ def test_a_row_of_another_shape_added_later_prints_as_pstats(tmp_path):
         marshal.dump(stats, f)
     path_again[0] = path
     _same_report(tmp_path, stats, act)
+
+
+# Marshal data holding itself, as marshal.dump writes a list or dict that contains itself (with
+# a reference back to the container still being written). marshal.load builds the same cycle,
+# and pstats then fails on it (or loads it) in its own code.
+def _self_list():
+    items = []
+    items.append(items)
+    return items
+
+
+def _self_dict():
+    d = {}
+    d[("a.py", 1, "f")] = d
+    return d
+
+
+def _row_with_self_list(place):
+    items = [1]
+    items.append(items)
+    row = [1, 1, 1.0, 1.0, {}]
+    row[place] = items
+    return {("a.py", 1, "f"): tuple(row)}
+
+
+def _callers_holding_themselves():
+    callers = {}
+    callers[("b.py", 2, "g")] = callers
+    return {("a.py", 1, "f"): (1, 1, 1.0, 1.0, callers), ("b.py", 2, "g"): (1, 1, 0.5, 0.5, {})}
+
+
+def _tuple_through_a_list():
+    t = ([],)
+    t[0].append(t)
+    return t
+
+
+SELF_CONTAINING = {
+    "list": _self_list,
+    "dict": _self_dict,
+    "row's callers a list": lambda: _row_with_self_list(4),
+    "row's count a list": lambda: _row_with_self_list(0),
+    "row's time a list": lambda: _row_with_self_list(2),
+    "callers dict": _callers_holding_themselves,
+    "tuple": _tuple_through_a_list,
+}
+
+
+def _outcome(thunk):
+    try:
+        thunk()
+        return "ok"
+    except Exception as e:
+        return type(e), str(e)
+
+
+@pytest.mark.parametrize("label", sorted(SELF_CONTAINING))
+def test_self_containing_data_loads_or_fails_as_pstats(tmp_path, label):
+    data = marshal.dumps(SELF_CONTAINING[label]())
+    assert b"r" in data  # a reference back to a container
+    path = str(tmp_path / "cycle.prof")
+    with open(path, "wb") as f:
+        f.write(data)
+    results = []
+    for cls in (pstats.Stats, rprofile.Stats):
+        out = io.StringIO()
+        holder = {}
+        got = [_outcome(lambda: holder.setdefault("s", cls(path, stream=out)))]
+        s = holder.get("s")
+        if s is not None:  # loaded: the reports go the same way
+            for report in ("print_stats", "print_callers", "print_callees"):
+                got.append(_outcome(getattr(s, report)))
+        results.append((got, out.getvalue()))
+    # The exception type and message (pstats' own code raises it, for both), or the same
+    # reports, and the same text ("Invalid timing data" included).
+    assert results[1] == results[0]

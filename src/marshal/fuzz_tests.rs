@@ -52,8 +52,10 @@ const MAX_DEPTH: usize = 200;
 /// A read that has not finished after this long is taken as a hang.
 const DEADLINE: Duration = Duration::from_secs(10);
 
-/// The stack each read runs on. A release build needs about 70 KiB at the depth limit, so 256
-/// KiB checks the "safe on small stacks" promise with a margin; a debug build needs about 1 MiB.
+/// The stack each read runs on. A release build needs about 70 KiB at the depth limit (under 128
+/// KiB with a dict key hashed through references to every level there:
+/// `hashing_through_containers_being_read_stays_on_a_small_stack`), so 256 KiB checks the "safe
+/// on small stacks" promise with a margin; a debug build needs about 1 MiB.
 fn stack_size() -> usize {
     if cfg!(debug_assertions) {
         8 << 20
@@ -1050,5 +1052,28 @@ fn nested_containers_do_not_reserve_the_rest_of_the_input_each() {
         grown < 256 << 10,
         "peak virtual memory grew by {grown} KiB reading {} bytes",
         data.len()
+    );
+}
+
+#[test]
+fn hashing_through_containers_being_read_stays_on_a_small_stack() {
+    // Flagged 2-tuples nested to the depth limit, each one's first item a reference to the tuple
+    // around it (still being read), and at the bottom a dict keyed by the innermost: hashing
+    // that key follows the references up through every level, at the deepest point of reading.
+    let levels = MAX_DEPTH - 3;
+    let mut data = vec![b'[', 1, 0, 0, 0, b')' | 0x80, 2, b'N'];
+    for i in 1..levels {
+        data.extend([b')' | 0x80, 2, b'r']);
+        data.extend(((i - 1) as u32).to_le_bytes());
+    }
+    data.push(b'{');
+    data.push(b'r');
+    data.extend(((levels - 1) as u32).to_le_bytes());
+    data.extend(b"N0");
+    let r = guarded(data, |d| read(d).map(|(_, used)| used));
+    // marshal.load hashes the outermost tuple's unread slot (NULL): refused.
+    assert_eq!(
+        r,
+        Err(Error::Value(crate::marshal::read::SELF_CONTAINING_KEY))
     );
 }

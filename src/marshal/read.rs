@@ -2,7 +2,9 @@
 //! for the objects a stats file can hold (references, interned and short strings, small and large
 //! tuples, ints of any size, binary and text floats) and rejecting the rest with the error
 //! `marshal.load` gives. Repeated objects are shared (`Rc`), so back-references cannot multiply
-//! memory, and no size read from the data is trusted before the bytes behind it exist.
+//! memory, and no size read from the data is trusted before the bytes behind it exist. A
+//! reference to a container still being read (a list holding itself, as `marshal.dump` writes
+//! one) is a [`Value::Cycle`] naming that container's reference slot: the values stay a DAG.
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -32,6 +34,10 @@ pub enum Value {
     Dict(Vec<(Rc<Value>, Rc<Value>)>),
     Set(Vec<Rc<Value>>),
     FrozenSet(Vec<Rc<Value>>),
+    /// A reference to the container (list, dict, set or tuple) that took reference slot `.0`,
+    /// met while that container was still being read: marshal.load gives the container itself
+    /// there, so the object holds itself. [`read_with_cycles`] tells which value took the slot.
+    Cycle(usize),
 }
 
 /// What went wrong, with the exception `marshal.load` raises for it.
@@ -52,31 +58,22 @@ pub enum Error {
 /// Tuples checked for hashability, by address, with the tuple kept alive and the answer.
 type Hashability = HashMap<*const Value, (Rc<Value>, Option<&'static str>)>;
 
-/// The type name Python gives when `v` cannot be hashed (a list, dict or set, or a tuple
-/// holding one). `seen` remembers the tuples already checked: shared tuples nest into a DAG
-/// whose unfolding is exponential, so each is visited once. It holds each tuple (not only its
-/// address), so an address in it is never reused by another tuple while the reader runs.
-fn unhashable(v: &Rc<Value>, seen: &mut Hashability) -> Option<&'static str> {
-    match &**v {
-        Value::List(_) => Some("list"),
-        Value::Dict(_) => Some("dict"),
-        Value::Set(_) => Some("set"),
-        Value::Tuple(items) => {
-            if let Some((_, known)) = seen.get(&Rc::as_ptr(v)) {
-                return *known;
-            }
-            let r = items.iter().find_map(|i| unhashable(i, seen));
-            seen.insert(Rc::as_ptr(v), (v.clone(), r));
-            r
-        }
-        _ => None,
-    }
-}
+/// The error for a dict key or set item whose hash reaches a tuple still being read, or a tuple
+/// that holds itself, before any unhashable item: marshal.load then hashes an item slot not yet
+/// filled, or recurses without end, and crashes the interpreter. This reader refuses the data.
+pub const SELF_CONTAINING_KEY: &str =
+    "bad marshal data (a key holds itself or a tuple still being read)";
 
-/// The error for a reference to a container still being read. marshal.load resolves it to the
-/// unfinished object (building a self-containing one); no stats file has one, and this reader,
-/// whose values are trees, refuses it.
-pub const UNFINISHED_REFERENCE: &str = "bad marshal data (reference to an object still being read)";
+/// The error for a reference to a slot whose object is not there: beyond the slots taken, or
+/// a frozenset still being read (marshal only registers one once it is complete).
+const INVALID_REFERENCE: &str = "bad marshal data (invalid reference)";
+
+/// A reference slot: the object that took it, or the type code of a container still being read
+/// with the [`Value::Cycle`] that references to it read as (made at the first).
+enum Slot {
+    Done(Rc<Value>),
+    Open(u8, Option<Rc<Value>>),
+}
 
 /// The error for a code object, which no stats file holds (marshal.load would build one).
 pub const CODE_OBJECT: &str = "bad marshal data (a code object is not stats data)";
@@ -90,25 +87,63 @@ const FLAG_REF: u8 = 0x80;
 struct Reader<'a> {
     data: &'a [u8],
     pos: usize,
-    refs: Vec<Option<Rc<Value>>>,
+    refs: Vec<Slot>,
     depth: usize,
-    /// Tuples already checked for hashability (see [`unhashable`]).
+    /// Tuples already checked for hashability (see [`Reader::unhashable`]).
     hashable: Hashability,
+    /// The flagged tuples being read, innermost last: their slots and the items read so far
+    /// (what hashing a [`Value::Cycle`] to one of them meets before the slot being filled).
+    open_tuples: Vec<(usize, Vec<Rc<Value>>)>,
+    /// The slots whose containers are being hashed through a [`Value::Cycle`] (reached again:
+    /// a tuple that holds itself), and how deep the hashing is.
+    hashing: Vec<usize>,
+    hash_depth: usize,
+    /// The slots referenced while their containers were being read, in the order met.
+    cyclic: Vec<usize>,
+}
+
+/// What [`read_with_cycles`] reads.
+pub struct Read {
+    pub value: Rc<Value>,
+    /// The bytes it took.
+    pub used: usize,
+    /// For each slot a [`Value::Cycle`] names, the container that took it.
+    pub cycles: Vec<(usize, Rc<Value>)>,
 }
 
 /// Reads one object from the start of `data`; returns it and the number of bytes it took.
 pub fn read(data: &[u8]) -> Result<(Rc<Value>, usize), Error> {
+    read_with_cycles(data).map(|r| (r.value, r.used))
+}
+
+/// [`read`], with what the [`Value::Cycle`]s in the value refer to.
+pub fn read_with_cycles(data: &[u8]) -> Result<Read, Error> {
     let mut r = Reader {
         data,
         pos: 0,
         refs: Vec::new(),
         depth: 0,
         hashable: HashMap::new(),
+        open_tuples: Vec::new(),
+        hashing: Vec::new(),
+        hash_depth: 0,
+        cyclic: Vec::new(),
     };
-    match r.object()? {
-        Some(v) => Ok((v, r.pos)),
-        None => Err(Error::Type("NULL object in marshal data for object")),
+    let Some(value) = r.object()? else {
+        return Err(Error::Type("NULL object in marshal data for object"));
+    };
+    let mut cycles = Vec::with_capacity(r.cyclic.len());
+    for &i in &r.cyclic {
+        // Every container is complete once the object is.
+        if let Some(Slot::Done(v)) = r.refs.get(i) {
+            cycles.push((i, v.clone()));
+        }
     }
+    Ok(Read {
+        value,
+        used: r.pos,
+        cycles,
+    })
 }
 
 impl<'a> Reader<'a> {
@@ -213,6 +248,142 @@ impl<'a> Reader<'a> {
         Ok(v)
     }
 
+    /// The items of a tuple; one that took reference slot `slot` keeps them in `open_tuples`
+    /// while they are read, where hashing a reference to it finds them.
+    fn tuple_items(&mut self, n: usize, slot: Option<usize>) -> Result<Vec<Rc<Value>>, Error> {
+        const NULL_ITEM: &str = "NULL object in marshal data for tuple";
+        let Some(slot) = slot else {
+            return self.items(n, NULL_ITEM);
+        };
+        self.open_tuples
+            .push((slot, Vec::with_capacity(self.capacity(n))));
+        for _ in 0..n {
+            let x = self.object()?.ok_or(Error::Type(NULL_ITEM))?;
+            // Inner tuples have taken theirs off again: the last entry is this tuple's.
+            if let Some((_, items)) = self.open_tuples.last_mut() {
+                items.push(x);
+            }
+        }
+        Ok(self
+            .open_tuples
+            .pop()
+            .map(|(_, items)| items)
+            .unwrap_or_default())
+    }
+
+    /// `Err` with the error marshal.load gives when it hashes `v` (a dict key, a set item):
+    /// "unhashable type" for the first list, dict or set met in the order Python hashes; for a
+    /// tuple that holds itself or is still being read, marshal.load would crash, and the data
+    /// is refused ([`SELF_CONTAINING_KEY`]).
+    fn check_hashable(&mut self, v: &Rc<Value>) -> Result<(), Error> {
+        match self.unhashable(v)? {
+            Some(name) => Err(Error::Unhashable(name)),
+            None => Ok(()),
+        }
+    }
+
+    /// The type name Python gives when `v` cannot be hashed (a list, dict or set, or a tuple
+    /// holding one). `hashable` remembers the tuples already checked: shared tuples nest into
+    /// a DAG whose unfolding is exponential, so each is visited once. It holds each tuple (not
+    /// only its address), so an address in it is never reused by another tuple while the
+    /// reader runs.
+    fn unhashable(&mut self, v: &Rc<Value>) -> Result<Option<&'static str>, Error> {
+        let tuple = match &**v {
+            Value::List(_) => return Ok(Some("list")),
+            Value::Dict(_) => return Ok(Some("dict")),
+            Value::Set(_) => return Ok(Some("set")),
+            Value::Tuple(_) => true,
+            Value::Cycle(_) => false,
+            _ => return Ok(None),
+        };
+        if tuple {
+            if let Some((_, known)) = self.hashable.get(&Rc::as_ptr(v)) {
+                return Ok(*known);
+            }
+        }
+        // Without cycles this nests no deeper than the value (< MAX_DEPTH); only a chain of
+        // references to containers being read goes on (marshal.load: deep C recursion).
+        if self.hash_depth >= MAX_DEPTH {
+            return Err(Error::Value(SELF_CONTAINING_KEY));
+        }
+        self.hash_depth += 1;
+        let r = match &**v {
+            Value::Tuple(items) => self.first_unhashable(items),
+            Value::Cycle(slot) => self.unhashable_slot(*slot),
+            _ => Ok(None),
+        };
+        self.hash_depth -= 1;
+        let r = r?;
+        if tuple {
+            self.hashable.insert(Rc::as_ptr(v), (v.clone(), r));
+        }
+        Ok(r)
+    }
+
+    /// [`Reader::unhashable`] of the first of `items` that has an answer, in Python's order.
+    fn first_unhashable(&mut self, items: &[Rc<Value>]) -> Result<Option<&'static str>, Error> {
+        for i in items {
+            if let Some(name) = self.unhashable(i)? {
+                return Ok(Some(name));
+            }
+        }
+        Ok(None)
+    }
+
+    /// [`Reader::unhashable`] of the container that took reference slot `slot`, reached by a
+    /// [`Value::Cycle`]. A tuple still being read is hashed up to the item being read, whose
+    /// slot marshal.load has not filled (it would hash NULL); a tuple reached again holds
+    /// itself (marshal.load would recurse without end).
+    fn unhashable_slot(&mut self, slot: usize) -> Result<Option<&'static str>, Error> {
+        /// The tuple: its place in `open_tuples` while it is read, else itself.
+        enum Tuple {
+            Open(Option<usize>),
+            Done(Rc<Value>),
+        }
+        let tuple = match self.refs.get(slot) {
+            Some(Slot::Open(b'[', _)) => return Ok(Some("list")),
+            Some(Slot::Open(b'{', _)) => return Ok(Some("dict")),
+            Some(Slot::Open(b'<', _)) => return Ok(Some("set")),
+            Some(Slot::Open(_, _)) => {
+                Tuple::Open(self.open_tuples.iter().rposition(|(s, _)| *s == slot))
+            }
+            Some(Slot::Done(v)) => match &**v {
+                Value::List(_) => return Ok(Some("list")),
+                Value::Dict(_) => return Ok(Some("dict")),
+                Value::Set(_) => return Ok(Some("set")),
+                _ => Tuple::Done(v.clone()),
+            },
+            None => return Err(Error::Value(INVALID_REFERENCE)),
+        };
+        if self.hashing.contains(&slot) {
+            return Err(Error::Value(SELF_CONTAINING_KEY));
+        }
+        self.hashing.push(slot);
+        let mut r = Ok(None);
+        // By index: hashing reads nothing, so the items stay where they are meanwhile.
+        for i in 0.. {
+            let item = match &tuple {
+                Tuple::Open(place) => place
+                    .and_then(|p| self.open_tuples.get(p))
+                    .and_then(|(_, items)| items.get(i).cloned()),
+                Tuple::Done(v) => match &**v {
+                    Value::Tuple(items) => items.get(i).cloned(),
+                    _ => None,
+                },
+            };
+            let Some(item) = item else { break };
+            r = self.unhashable(&item);
+            if !matches!(r, Ok(None)) {
+                break;
+            }
+        }
+        self.hashing.pop();
+        match (r?, tuple) {
+            (None, Tuple::Open(_)) => Err(Error::Value(SELF_CONTAINING_KEY)),
+            (found, _) => Ok(found),
+        }
+    }
+
     /// One object; `None` for `TYPE_NULL` (which ends a dict).
     fn object(&mut self) -> Result<Option<Rc<Value>>, Error> {
         if self.pos >= self.data.len() {
@@ -233,18 +404,26 @@ impl<'a> Reader<'a> {
         let ty = code & !FLAG_REF;
         if ty == b'r' {
             let i = self.i32()?;
-            return match usize::try_from(i).ok().and_then(|i| self.refs.get(i)) {
-                Some(Some(v)) => Ok(Some(v.clone())),
-                Some(None) => Err(Error::Value(UNFINISHED_REFERENCE)),
-                None => Err(Error::Value("bad marshal data (invalid reference)")),
+            let Some(index) = usize::try_from(i).ok().filter(|&i| i < self.refs.len()) else {
+                return Err(Error::Value(INVALID_REFERENCE));
+            };
+            return match &mut self.refs[index] {
+                Slot::Done(v) => Ok(Some(v.clone())),
+                // A container still being read: marshal.load gives the container itself.
+                Slot::Open(b'[' | b'{' | b'<' | b'(' | b')', cycle) => {
+                    if cycle.is_none() {
+                        *cycle = Some(Rc::new(Value::Cycle(index)));
+                        self.cyclic.push(index);
+                    }
+                    Ok(cycle.clone())
+                }
+                Slot::Open(_, _) => Err(Error::Value(INVALID_REFERENCE)),
             };
         }
         // A container takes its reference index before its items are read, as marshal does, so
-        // the indices match; a reference to a container still being read (which marshal.load
-        // turns into a self-containing object, never seen in a stats file) is refused.
-        // Singletons and NULL never take a slot in marshal, flagged or not.
+        // the indices match. Singletons and NULL never take a slot in marshal, flagged or not.
         let slot = if flag && !matches!(ty, b'0' | b'N' | b'F' | b'T' | b'S' | b'.') {
-            self.refs.push(None);
+            self.refs.push(Slot::Open(ty, None));
             Some(self.refs.len() - 1)
         } else {
             None
@@ -290,11 +469,11 @@ impl<'a> Reader<'a> {
             }
             b')' => {
                 let n = self.byte()? as usize;
-                Value::Tuple(self.items(n, "NULL object in marshal data for tuple")?)
+                Value::Tuple(self.tuple_items(n, slot)?)
             }
             b'(' => {
                 let n = self.size("bad marshal data (tuple size out of range)")?;
-                Value::Tuple(self.items(n, "NULL object in marshal data for tuple")?)
+                Value::Tuple(self.tuple_items(n, slot)?)
             }
             b'[' => {
                 let n = self.size("bad marshal data (list size out of range)")?;
@@ -307,9 +486,7 @@ impl<'a> Reader<'a> {
                     let Some(x) = self.object()? else {
                         return Err(Error::Type("NULL object in marshal data for set"));
                     };
-                    if let Some(name) = unhashable(&x, &mut self.hashable) {
-                        return Err(Error::Unhashable(name));
-                    }
+                    self.check_hashable(&x)?;
                     items.push(x);
                 }
                 if ty == b'<' {
@@ -324,9 +501,7 @@ impl<'a> Reader<'a> {
                 // key fails where marshal's dict insertion fails, after its value is read.
                 while let Some(k) = self.object()? {
                     let Some(v) = self.object()? else { break };
-                    if let Some(name) = unhashable(&k, &mut self.hashable) {
-                        return Err(Error::Unhashable(name));
-                    }
+                    self.check_hashable(&k)?;
                     pairs.push((k, v));
                 }
                 Value::Dict(pairs)
@@ -336,7 +511,7 @@ impl<'a> Reader<'a> {
         };
         let value = Rc::new(value);
         if let Some(i) = slot {
-            self.refs[i] = Some(value.clone());
+            self.refs[i] = Slot::Done(value.clone());
         }
         Ok(Some(value))
     }
@@ -518,11 +693,10 @@ mod tests {
             one(b"u\x01\x00\x00\x00\xff"),
             Err(Error::Unicode(vec![0xff]))
         );
-        // A reference to the container being read: marshal.load builds a self-containing object
-        // (no stats file has one); we refuse it.
+        // A frozenset takes its slot only once complete, in marshal as here.
         assert_eq!(
-            one(b"\xa9\x01r\x00\x00\x00\x00"),
-            Err(Error::Value(UNFINISHED_REFERENCE))
+            one(b"\xbe\x01\x00\x00\x00r\x00\x00\x00\x00"),
+            Err(Error::Value(INVALID_REFERENCE))
         );
         let mut deep: Vec<u8> = (0..3000).flat_map(|_| [b'[', 1, 0, 0, 0]).collect();
         deep.push(b'N');
@@ -541,6 +715,76 @@ mod tests {
         assert_eq!(
             one(b"<\x01\x00\x00\x00<\x00\x00\x00\x00"),
             Err(Error::Unhashable("set"))
+        );
+    }
+
+    #[test]
+    fn references_to_containers_being_read_are_cycles() {
+        // l = []; l.append(l): marshal.dumps(l).
+        let r = read_with_cycles(b"\xdb\x01\x00\x00\x00r\x00\x00\x00\x00").unwrap();
+        assert_eq!(*r.value, Value::List(vec![Rc::new(Value::Cycle(0))]));
+        assert_eq!(r.cycles.len(), 1);
+        assert_eq!(r.cycles[0].0, 0);
+        assert!(Rc::ptr_eq(&r.cycles[0].1, &r.value));
+        // d = {}; d["a"] = d: the value is the dict.
+        let r = read_with_cycles(b"\xfb\xda\x01ar\x00\x00\x00\x000").unwrap();
+        assert_eq!(
+            *r.value,
+            Value::Dict(vec![(
+                Rc::new(Value::Str(b"a".to_vec())),
+                Rc::new(Value::Cycle(0))
+            )])
+        );
+        // A tuple holding itself (hand-made: marshal.load builds it).
+        assert_eq!(
+            one(b"\xa9\x01r\x00\x00\x00\x00"),
+            Ok(Value::Tuple(vec![Rc::new(Value::Cycle(0))]))
+        );
+        // The slot numbers are the containers', whatever comes between: [1, [ref 1]], the
+        // outer list unflagged.
+        let r = read_with_cycles(
+            b"[\x02\x00\x00\x00\xe9\x01\x00\x00\x00\xdb\x01\x00\x00\x00r\x01\x00\x00\x00",
+        )
+        .unwrap();
+        assert_eq!(r.cycles.iter().map(|c| c.0).collect::<Vec<_>>(), vec![1]);
+    }
+
+    #[test]
+    fn hashing_a_container_being_read_fails_as_in_marshal() {
+        // A dict keyed by itself, a set holding itself: "unhashable type".
+        assert_eq!(
+            one(b"\xfbr\x00\x00\x00\x00N0"),
+            Err(Error::Unhashable("dict"))
+        );
+        assert_eq!(
+            one(b"\xbc\x01\x00\x00\x00r\x00\x00\x00\x00"),
+            Err(Error::Unhashable("set"))
+        );
+        // A set item holding a list still being read.
+        assert_eq!(
+            one(b"\xdb\x01\x00\x00\x00<\x01\x00\x00\x00)\x01r\x00\x00\x00\x00"),
+            Err(Error::Unhashable("list"))
+        );
+        // A key holding a tuple still being read: its items so far are hashed first (a list
+        // among them: unhashable), then the one being read, which marshal.load would hash as
+        // NULL (a crash): refused.
+        assert_eq!(
+            one(b"\xa9\x02[\x00\x00\x00\x00{r\x00\x00\x00\x00N0"),
+            Err(Error::Unhashable("list"))
+        );
+        assert_eq!(
+            one(b"\xa9\x02N{r\x00\x00\x00\x00N0"),
+            Err(Error::Value(SELF_CONTAINING_KEY))
+        );
+        // A finished tuple holding itself through a list is unhashable by that list...
+        assert_eq!(
+            one(b"[\x02\x00\x00\x00\xa9\x01[\x01\x00\x00\x00r\x00\x00\x00\x00{r\x00\x00\x00\x00N0"),
+            Err(Error::Unhashable("list"))
+        );
+        // ...and one holding itself through tuples only recurses without end in marshal.load.
+        assert_eq!(
+            one(b"[\x02\x00\x00\x00\xa9\x01)\x01r\x00\x00\x00\x00{r\x00\x00\x00\x00N0"),
+            Err(Error::Value(SELF_CONTAINING_KEY))
         );
     }
 

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use pyo3::exceptions::{PyEOFError, PyTypeError, PyValueError};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFrozenSet, PyList, PySet, PyTuple};
 
@@ -29,6 +30,11 @@ fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
 struct Builder<'py> {
     py: Python<'py>,
     made: HashMap<*const Value, Bound<'py, PyAny>>,
+    /// The containers that [`Value::Cycle`]s name, by address: their reference slots.
+    cycle_slot: HashMap<*const Value, usize>,
+    /// Their objects by slot, each made before its items, as marshal.loads makes them, so that
+    /// a cycle inside reads as the container itself.
+    by_slot: HashMap<usize, Bound<'py, PyAny>>,
 }
 
 impl<'py> Builder<'py> {
@@ -36,6 +42,11 @@ impl<'py> Builder<'py> {
         let key = Rc::as_ptr(v);
         if let Some(o) = self.made.get(&key) {
             return Ok(o.clone());
+        }
+        if let Some(&slot) = self.cycle_slot.get(&key) {
+            let o = self.cyclic_container(v, slot)?;
+            self.made.insert(key, o.clone());
+            return Ok(o);
         }
         let py = self.py;
         let o = match &**v {
@@ -94,19 +105,87 @@ impl<'py> Builder<'py> {
                 }
                 d.into_any()
             }
+            // The reader names only containers with a slot, each built (and registered) before
+            // its items are; anything else is not data the reader gives.
+            Value::Cycle(slot) => match self.by_slot.get(slot) {
+                Some(o) => o.clone(),
+                None => {
+                    return Err(PyValueError::new_err(
+                        "bad marshal data (invalid reference)",
+                    ))
+                }
+            },
         };
         self.made.insert(key, o.clone());
         Ok(o)
+    }
+
+    /// A container that holds itself (somewhere inside): made empty, registered for its slot,
+    /// then filled, as marshal.loads builds every container.
+    fn cyclic_container(&mut self, v: &Rc<Value>, slot: usize) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        match &**v {
+            Value::List(items) => {
+                let l = PyList::empty(py);
+                self.by_slot.insert(slot, l.clone().into_any());
+                for i in items {
+                    l.append(self.object(i)?)?;
+                }
+                Ok(l.into_any())
+            }
+            Value::Dict(pairs) => {
+                let d = PyDict::new(py);
+                self.by_slot.insert(slot, d.clone().into_any());
+                for (k, val) in pairs {
+                    d.set_item(self.object(k)?, self.object(val)?)?;
+                }
+                Ok(d.into_any())
+            }
+            Value::Set(items) => {
+                let s = PySet::empty(py)?;
+                self.by_slot.insert(slot, s.clone().into_any());
+                for i in items {
+                    s.add(self.object(i)?)?;
+                }
+                Ok(s.into_any())
+            }
+            Value::Tuple(items) => {
+                let n = ffi::Py_ssize_t::try_from(items.len()).map_err(|_| {
+                    PyValueError::new_err("bad marshal data (tuple size out of range)")
+                })?;
+                // SAFETY: GIL held; PyTuple_New gives a new reference (or NULL with an error set).
+                let t = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyTuple_New(n))? };
+                self.by_slot.insert(slot, t.clone());
+                for (i, item) in items.iter().enumerate() {
+                    let o = self.object(item)?;
+                    // SAFETY: `t` is a tuple of `items.len()` slots, `i` is below that, and its
+                    // slot is still NULL (each is set once); SET_ITEM takes the new reference.
+                    // Until it is full the tuple is only in the objects this builder makes (as
+                    // marshal.loads's is), never hashed: the reader refuses a key that holds
+                    // one, and the garbage collector skips NULL items.
+                    unsafe {
+                        ffi::PyTuple_SET_ITEM(t.as_ptr(), i as ffi::Py_ssize_t, o.into_ptr())
+                    };
+                }
+                Ok(t)
+            }
+            // (The reader names no other kind of container.)
+            _ => Err(PyValueError::new_err(
+                "bad marshal data (invalid reference)",
+            )),
+        }
     }
 }
 
 /// `_marshal_loads(data)`: what `marshal.loads(data)` gives, by rprofile's reader.
 #[pyfunction]
 pub fn _marshal_loads<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyAny>> {
-    let (v, _) = read::read(data).map_err(|e| to_pyerr(py, e))?;
+    let r = read::read_with_cycles(data).map_err(|e| to_pyerr(py, e))?;
     Builder {
         py,
         made: HashMap::new(),
+        cycle_slot: r.cycles.iter().map(|(i, v)| (Rc::as_ptr(v), *i)).collect(),
+        by_slot: HashMap::new(),
     }
-    .object(&v)
+    .object(&r.value)
 }
