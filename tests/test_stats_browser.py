@@ -348,6 +348,9 @@ def _interrupted(cmd, env, cwd):
         # is only seen at the next read's interruption (in pstats too): wait until it reads.
         _wait_blocked_in_read(proc.pid, deadline)
         proc.send_signal(signal.SIGINT)
+        # stdin stays open until the browser has ended: a pipe closed meanwhile can reach its
+        # read() as an end of file before the signal does (the kernel checks for writers first).
+        proc.wait(timeout=60)
         rest, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
