@@ -1,228 +1,24 @@
 //! The call-tree aggregator: per-function and per-(caller, callee) counters fed by enter/leave
 //! events, with the accounting rules of CPython's `_lsprof` (so the numbers come out identical).
 //!
-//! Python-free on purpose: entries are identified by an opaque `usize` key (the address of a code
-//! object or of a builtin's `PyMethodDef`), times are integers in timer units, and the caller
-//! reads the clock. That keeps this module testable with `cargo test` and lets a second sink
-//! (timeline, memory) hang off the same event path later.
-//!
-//! The state that belongs to one call stack (`Stack`) is kept apart from the shared totals
-//! (`Aggregator::entries`/`subs`), so one stack per thread is a small step.
+//! Entries are identified by an opaque `usize` key (the address of a code object or of a
+//! builtin's `PyMethodDef`) and times are integers in timer units read by the caller, so the
+//! accounting is tested with `cargo test` alone. A call stack (`frames::Stack`, one per thread)
+//! is kept apart from the totals it feeds (`Aggregator::entries`/`subs`).
 
 use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
 
-use crate::core::frames::Frames;
+use crate::core::counters::{
+    entry_at, sub_at, Entry, EntryId, SubEntry, ENTRY_SIZE, NO_SUB_AT, SUB_SIZE,
+};
+use crate::core::frames::{
+    matched, tag, Context, Stack, Suspended, DEFER_ENTRY, DEFER_SUB, MATCHED, PENDING,
+    PENDING_ENTRY, PENDING_SUB, TAG_ALONE, UNADDED_ENTRY, UNADDED_SUB, UNMATCHED,
+};
 use crate::core::lookup_cache::{Caches, EdgeSlot, EmptyCaches};
-
-/// Index of an entry in `Aggregator::entries`.
-pub type EntryId = u32;
-
-/// Totals for one function (one key).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Entry {
-    /// The key the entry was created for; its address order is cProfile's listing order.
-    pub key: usize,
-    /// Inclusive time, counted only at the outermost activation of a recursion.
-    pub tt: i64,
-    /// Inline time: inclusive time minus time spent in profiled callees.
-    pub it: i64,
-    /// Completed calls, recursive ones included.
-    pub callcount: i64,
-    /// Calls that completed while another activation of the same entry was open.
-    pub reccallcount: i64,
-    /// Open activations; `i64` and wrapping so mismatched events cannot overflow-panic.
-    pub recursion_level: i64,
-}
-
-/// Totals for one (caller, callee) pair, with its own recursion level as `_lsprof` keeps it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SubEntry {
-    pub caller: EntryId,
-    pub callee: EntryId,
-    pub tt: i64,
-    pub it: i64,
-    pub callcount: i64,
-    pub reccallcount: i64,
-    pub recursion_level: i64,
-}
-
-/// One open call on a stack.
-#[derive(Debug, Clone, Copy)]
-pub struct Context {
-    /// Timer value when the call was entered (read last on enter).
-    pub t0: i64,
-    /// The key of `entry` as [`tag`] marks it: the return of this call is recognised without
-    /// reading the entry, and when subcalls are on, whether it is the cached case, by one
-    /// comparison with the event's key.
-    pub tag: usize,
-    /// Inclusive time of the callees that have completed so far.
-    pub subt: i64,
-    /// The call's entry, by its place in `Aggregator::entries` ([`entry_at`]).
-    pub entry_at: usize,
-    /// The (caller, entry) edge opened with this call by its place in `Aggregator::subs`
-    /// ([`sub_at`]), or `NO_SUB_AT`; the matching leave charges it without a lookup.
-    pub sub_at: usize,
-    /// Which of this call's recursion levels (`DEFER_ENTRY`, `DEFER_SUB`, `PENDING_*`) are not
-    /// yet added to its entry's and edge's counters (see [`Stack`]), and `MATCHED`.
-    pub deferred: u8,
-}
-
-impl Context {
-    /// The id of the call's entry.
-    pub fn entry(&self) -> EntryId {
-        (self.entry_at / ENTRY_SIZE) as EntryId
-    }
-
-    /// The id of the call's edge, if it has one.
-    pub fn sub(&self) -> Option<u32> {
-        (self.sub_at != NO_SUB_AT).then_some((self.sub_at / SUB_SIZE) as u32)
-    }
-}
-
-/// Byte sizes of an entry and an edge.
-const ENTRY_SIZE: usize = std::mem::size_of::<Entry>();
-const SUB_SIZE: usize = std::mem::size_of::<SubEntry>();
-
-/// Where entry `id` is in `Aggregator::entries`, in bytes from its start. Calls on a stack and
-/// the edge cache keep these rather than ids: the event paths then reach an entry with one
-/// addition (an id takes a multiplication by the entry's size first).
-#[inline(always)]
-pub fn entry_at(id: EntryId) -> usize {
-    id as usize * ENTRY_SIZE
-}
-
-/// Where edge `i` is in `Aggregator::subs`, in bytes (as [`entry_at`]).
-#[inline(always)]
-pub fn sub_at(i: u32) -> usize {
-    i as usize * SUB_SIZE
-}
-
-/// No edge (no caller, or subcalls off when the call was entered), as a place: no edge is
-/// that far in.
-pub const NO_SUB_AT: usize = usize::MAX;
-
-/// The call's level on its entry is deferred.
-pub const DEFER_ENTRY: u8 = 1;
-/// The call's level on its edge is deferred.
-pub const DEFER_SUB: u8 = 2;
-/// The call's entry level is pending: it was zero, and is raised when the call stops being on
-/// top (see [`Stack`]).
-pub const PENDING_ENTRY: u8 = 4;
-/// The call's edge level is pending.
-pub const PENDING_SUB: u8 = 8;
-/// Levels not yet added, on the entry and on the edge.
-const UNADDED_ENTRY: u8 = DEFER_ENTRY | PENDING_ENTRY;
-const UNADDED_SUB: u8 = DEFER_SUB | PENDING_SUB;
-const PENDING: u8 = PENDING_ENTRY | PENDING_SUB;
-/// The call has an edge exactly when it has a caller on the stack: what a cached leave with
-/// subcalls on charges. Set when the call is pushed (the calls under it stay as long as it is
-/// on the stack), and told to that leave by the call's [`tag`].
-pub const MATCHED: u8 = 16;
-
-/// What a call's tag flips in its key when the call is not [`MATCHED`].
-const UNMATCHED: usize = 1 << (usize::BITS - 1);
-
-/// Whether a cached leave may tell a MATCHED call by its tag alone: where event keys, addresses
-/// of code objects and method definitions, never have [`UNMATCHED`] set (see
-/// `stop_cached_as`).
-const TAG_ALONE: bool = cfg!(target_arch = "x86_64");
-
-/// The tag of a call of `key` with these `deferred` bits: the key itself when the call is
-/// [`MATCHED`], else the key with its top bit flipped, which no event's key equals where keys
-/// never have that bit set ([`TAG_ALONE`]).
-#[inline(always)]
-fn tag(key: usize, deferred: u8) -> usize {
-    if deferred & MATCHED != 0 {
-        key
-    } else {
-        key ^ UNMATCHED
-    }
-}
-
-/// [`MATCHED`] for a call with edge `sub_at` pushed on a stack of `len` calls.
-#[inline(always)]
-fn matched(sub_at: usize, len: usize) -> u8 {
-    if (sub_at != NO_SUB_AT) == (len != 0) {
-        MATCHED
-    } else {
-        0
-    }
-}
-
-/// A coroutine's open call while it is suspended, and when it was suspended.
-#[derive(Debug, Clone, Copy)]
-pub struct Suspended {
-    pub ctx: Context,
-    pub at: i64,
-}
-
-/// Charges a completed call (inclusive time `tt`, inline time `it`) to an entry or an edge, as
-/// `_lsprof` does: inclusive time only at the outermost activation of a recursion.
-macro_rules! close {
-    ($t:expr, $tt:expr, $it:expr) => {{
-        let t = $t;
-        t.recursion_level = t.recursion_level.wrapping_sub(1);
-        // (The fences, no instruction and unlike each other, keep the two adds apart: as one
-        // add of a selected value at a selected place it took registers that every cached
-        // leave then saved.)
-        if t.recursion_level == 0 {
-            t.tt = t.tt.wrapping_add($tt);
-            std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::Release);
-        } else {
-            t.reccallcount += 1;
-            std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::Acquire);
-        }
-        t.it = t.it.wrapping_add($it);
-        t.callcount += 1;
-    }};
-}
-
-/// [`close!`] for a call whose level was pending (see [`Stack`]): the level was zero before it
-/// and is again, so the call was the outermost and its inclusive time is added.
-///
-/// It ends with a compiler fence (no instruction): ending as [`close!`] ends, the optimizer
-/// merged their updates into one add of a selected value at a selected place, two instructions
-/// and a saved register more on the cached leave of a leaf call (reordering the adds made it
-/// merge all three).
-macro_rules! close_pending {
-    ($t:expr, $tt:expr, $it:expr) => {{
-        let t = $t;
-        t.tt = t.tt.wrapping_add($tt);
-        t.it = t.it.wrapping_add($it);
-        t.callcount += 1;
-        std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
-    }};
-}
-
-/// [`close!`] for a call whose level was deferred (see [`Stack`]): the level stays above zero
-/// after it, so the call is a recursive one and its inclusive time is not added.
-macro_rules! close_deferred {
-    ($t:expr, $it:expr) => {{
-        let t = $t;
-        t.reccallcount += 1;
-        t.it = t.it.wrapping_add($it);
-        t.callcount += 1;
-    }};
-}
-
-/// Closes a call opened by a cached enter, by what that enter noted for this entry or edge in
-/// the context's `deferred` bits: [`close_deferred!`], [`close_pending!`] or [`close!`].
-macro_rules! close_as_opened {
-    ($t:expr, $deferred:expr, $defer:expr, $pending:expr, $tt:expr, $it:expr) => {{
-        let t = $t;
-        if $deferred & $defer != 0 {
-            close_deferred!(t, $it);
-        } else if $deferred & $pending != 0 {
-            debug_assert_eq!(t.recursion_level, 0);
-            close_pending!(t, $tt, $it);
-        } else {
-            close!(t, $tt, $it);
-        }
-    }};
-}
 
 /// A cached enter's change to one recursion level (see [`Stack`]): deferred when the level is
 /// above zero, pending at zero, else (below zero, after unmatched events) raised. A call with
@@ -243,35 +39,6 @@ fn open_level(level: &mut i64, deferred: &mut u8, defer: u8, pending: u8, stack:
         std::hint::cold_path();
         *level = l.wrapping_add(1);
     }
-}
-
-/// The shadow call stack of one thread of execution. Its storage is reused, so pushes and pops
-/// do not allocate once it has reached the program's maximum depth.
-///
-/// Deferred recursion levels: `_lsprof` adds one to an entry's (and an edge's) recursion level
-/// on every enter and takes it off on every leave, a read-modify-write of the same counter per
-/// event that a loop or a recursion calling one function turns into a chain of dependent memory
-/// updates, measured as a tenth of cProfile's whole overhead. The cached enter of a call whose
-/// entry is already open (its level above zero) leaves the level as it is and marks the call;
-/// the cached leave of a marked call then knows the level stays above zero after it (it is the
-/// `else` of `_lsprof`'s test) and changes nothing either. Every other operation that reads a
-/// level or pops a call first adds the marked calls' levels ([`Aggregator::settle`]), after
-/// which the counters are exactly `_lsprof`'s. `settled` bounds that walk: the calls below it
-/// (below the top if smaller) have no deferred level (the top may be pending). It is kept in
-/// bytes from the bottom call's place, a call's index times its size: what the cached enter
-/// has at hand with no division.
-///
-/// Pending levels: most calls in a loop are leaves (a builtin, a small method) whose entry
-/// was not open. The cached enter of such a call does not raise the level from zero either: it
-/// marks the call pending. Only the call on top can be pending; a call pushed above it first
-/// raises its levels (a nested call needs to see its caller open), so the cached leave of a
-/// call still pending knows nothing happened since its enter: the level is still zero, the
-/// call was the outermost, and no level is stored on either side of a leaf call.
-#[derive(Debug, Default)]
-#[repr(C)]
-pub struct Stack {
-    pub frames: Frames,
-    pub settled: usize,
 }
 
 /// Totals for every function and caller edge seen, in creation order. `repr(C)`, with what
@@ -771,7 +538,7 @@ impl Aggregator {
         unsafe { stack.frames.set_end(top) };
         // SAFETY: the call is this aggregator's (function contract): its entry exists.
         let e = unsafe { self.entry_at_mut(entry_at) };
-        close_as_opened!(e, deferred, DEFER_ENTRY, PENDING_ENTRY, tt, it);
+        e.close_as_opened(deferred, DEFER_ENTRY, PENDING_ENTRY, tt, it);
         // Whether a caller stays on the stack: with subcalls on, a MATCHED call has an edge
         // exactly when it has a caller (see `matched`), and the edge, in a register anyway,
         // tells it; comparing with the stack's bottom kept one more value live to here (a
@@ -789,7 +556,7 @@ impl Aggregator {
             if subcalls {
                 // SAFETY: as for the entry.
                 let s = unsafe { self.sub_at_mut(sub_at) };
-                close_as_opened!(s, deferred, DEFER_SUB, PENDING_SUB, tt, it);
+                s.close_as_opened(deferred, DEFER_SUB, PENDING_SUB, tt, it);
             }
         }
         Some(t)
@@ -811,7 +578,7 @@ impl Aggregator {
             p.entry()
         });
         let e = &mut self.entries[entry as usize];
-        close!(e, tt, it);
+        e.close(tt, it);
         if self.subcalls {
             if let Some(caller) = parent {
                 // The edge opened with this call, unless the leave names another function.
@@ -821,7 +588,7 @@ impl Aggregator {
                 };
                 if let Some(i) = found {
                     let s = &mut self.subs[i as usize];
-                    close!(s, tt, it);
+                    s.close(tt, it);
                 }
             }
         }
@@ -998,11 +765,7 @@ impl Totals {
                     origin.push((pi, i as EntryId));
                     (out.entries.len() - 1) as EntryId
                 });
-                let m = &mut out.entries[id as usize];
-                m.tt = m.tt.wrapping_add(e.tt);
-                m.it = m.it.wrapping_add(e.it);
-                m.callcount = m.callcount.wrapping_add(e.callcount);
-                m.reccallcount = m.reccallcount.wrapping_add(e.reccallcount);
+                out.entries[id as usize].add_totals(e);
                 map.push(id);
             }
             maps.push(map);
@@ -1020,11 +783,7 @@ impl Totals {
                     });
                     out.subs.len() - 1
                 });
-                let m = &mut out.subs[at];
-                m.tt = m.tt.wrapping_add(s.tt);
-                m.it = m.it.wrapping_add(s.it);
-                m.callcount = m.callcount.wrapping_add(s.callcount);
-                m.reccallcount = m.reccallcount.wrapping_add(s.reccallcount);
+                out.subs[at].add_totals(s);
             }
         }
         (out, origin)
@@ -1056,36 +815,6 @@ impl Totals {
             list.sort_unstable_by_key(|&i| self.subs[i as usize].callee);
         }
         calls
-    }
-}
-
-impl Stack {
-    /// Stores the enter time of the call just opened; a no-op if the stack was emptied meanwhile.
-    #[inline]
-    pub fn set_t0(&mut self, depth: usize, t0: i64) {
-        if let Some(c) = self.frames.get_mut(depth) {
-            c.t0 = t0;
-        }
-    }
-
-    /// Stores the enter time of the call on top.
-    #[inline]
-    pub fn set_top_t0(&mut self, t0: i64) {
-        if let Some(c) = self.frames.last_mut() {
-            c.t0 = t0;
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.frames.is_empty()
-    }
-
-    pub fn depth(&self) -> usize {
-        self.frames.len()
-    }
-
-    pub fn top_entry(&self) -> Option<EntryId> {
-        self.frames.last().map(|c| c.entry())
     }
 }
 

@@ -1,14 +1,163 @@
-//! The storage of a call stack: a growable array of [`Context`]s kept as three pointers (its
-//! start, the end of its calls, the end of its room). The cached enter and leave find the call
-//! on top, and test for room and for an empty stack, by comparing pointers: a `Vec` kept its
-//! length, and each of them turned it into an address (a multiplication by the element size and
-//! an addition) and stored it back, about three instructions more on each event.
+//! A thread's call stack: its calls ([`Context`], with the bits that say which recursion levels
+//! a call has not yet added), the [`Stack`] over them, and their storage, [`Frames`].
+//!
+//! [`Frames`] is a growable array kept as three pointers (its start, the end of its calls, the
+//! end of its room): the cached enter and leave find the call on top, and test for room and for
+//! an empty stack, by comparing pointers, where a `Vec`'s length would be turned into an address
+//! and stored back on each event.
 
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::ptr;
 
-use crate::core::aggregator::Context;
+use crate::core::counters::{EntryId, ENTRY_SIZE, NO_SUB_AT, SUB_SIZE};
+
+/// One open call on a stack.
+#[derive(Debug, Clone, Copy)]
+pub struct Context {
+    /// Timer value when the call was entered (read last on enter).
+    pub t0: i64,
+    /// The key of `entry` as [`tag`] marks it: the return of this call is recognised without
+    /// reading the entry, and when subcalls are on, whether it is the cached case, by one
+    /// comparison with the event's key.
+    pub tag: usize,
+    /// Inclusive time of the callees that have completed so far.
+    pub subt: i64,
+    /// The call's entry, by its place in `Aggregator::entries` ([`entry_at`]).
+    pub entry_at: usize,
+    /// The (caller, entry) edge opened with this call by its place in `Aggregator::subs`
+    /// ([`sub_at`]), or `NO_SUB_AT`; the matching leave charges it without a lookup.
+    pub sub_at: usize,
+    /// Which of this call's recursion levels (`DEFER_ENTRY`, `DEFER_SUB`, `PENDING_*`) are not
+    /// yet added to its entry's and edge's counters (see [`Stack`]), and `MATCHED`.
+    pub deferred: u8,
+}
+
+impl Context {
+    /// The id of the call's entry.
+    pub fn entry(&self) -> EntryId {
+        (self.entry_at / ENTRY_SIZE) as EntryId
+    }
+
+    /// The id of the call's edge, if it has one.
+    pub fn sub(&self) -> Option<u32> {
+        (self.sub_at != NO_SUB_AT).then_some((self.sub_at / SUB_SIZE) as u32)
+    }
+}
+
+/// The call's level on its entry is deferred.
+pub const DEFER_ENTRY: u8 = 1;
+/// The call's level on its edge is deferred.
+pub const DEFER_SUB: u8 = 2;
+/// The call's entry level is pending: it was zero, and is raised when the call stops being on
+/// top (see [`Stack`]).
+pub const PENDING_ENTRY: u8 = 4;
+/// The call's edge level is pending.
+pub const PENDING_SUB: u8 = 8;
+/// Levels not yet added, on the entry and on the edge.
+pub const UNADDED_ENTRY: u8 = DEFER_ENTRY | PENDING_ENTRY;
+pub const UNADDED_SUB: u8 = DEFER_SUB | PENDING_SUB;
+pub const PENDING: u8 = PENDING_ENTRY | PENDING_SUB;
+/// The call has an edge exactly when it has a caller on the stack: what a cached leave with
+/// subcalls on charges. Set when the call is pushed (the calls under it stay as long as it is
+/// on the stack), and told to that leave by the call's [`tag`].
+pub const MATCHED: u8 = 16;
+
+/// What a call's tag flips in its key when the call is not [`MATCHED`].
+pub const UNMATCHED: usize = 1 << (usize::BITS - 1);
+
+/// Whether a cached leave may tell a MATCHED call by its tag alone: where event keys, addresses
+/// of code objects and method definitions, never have [`UNMATCHED`] set (see
+/// `stop_cached_as`).
+pub const TAG_ALONE: bool = cfg!(target_arch = "x86_64");
+
+/// The tag of a call of `key` with these `deferred` bits: the key itself when the call is
+/// [`MATCHED`], else the key with its top bit flipped, which no event's key equals where keys
+/// never have that bit set ([`TAG_ALONE`]).
+#[inline(always)]
+pub fn tag(key: usize, deferred: u8) -> usize {
+    if deferred & MATCHED != 0 {
+        key
+    } else {
+        key ^ UNMATCHED
+    }
+}
+
+/// [`MATCHED`] for a call with edge `sub_at` pushed on a stack of `len` calls.
+#[inline(always)]
+pub fn matched(sub_at: usize, len: usize) -> u8 {
+    if (sub_at != NO_SUB_AT) == (len != 0) {
+        MATCHED
+    } else {
+        0
+    }
+}
+
+/// A coroutine's open call while it is suspended, and when it was suspended.
+#[derive(Debug, Clone, Copy)]
+pub struct Suspended {
+    pub ctx: Context,
+    pub at: i64,
+}
+
+/// The shadow call stack of one thread of execution. Its storage is reused, so pushes and pops
+/// do not allocate once it has reached the program's maximum depth.
+///
+/// Deferred recursion levels: `_lsprof` adds one to an entry's (and an edge's) recursion level
+/// on every enter and takes it off on every leave, a read-modify-write of the same counter per
+/// event that a loop or a recursion calling one function turns into a chain of dependent memory
+/// updates, measured as a tenth of cProfile's whole overhead. The cached enter of a call whose
+/// entry is already open (its level above zero) leaves the level as it is and marks the call;
+/// the cached leave of a marked call then knows the level stays above zero after it (it is the
+/// `else` of `_lsprof`'s test) and changes nothing either. Every other operation that reads a
+/// level or pops a call first adds the marked calls' levels ([`Aggregator::settle`]), after
+/// which the counters are exactly `_lsprof`'s. `settled` bounds that walk: the calls below it
+/// (below the top if smaller) have no deferred level (the top may be pending). It is kept in
+/// bytes from the bottom call's place, a call's index times its size: what the cached enter
+/// has at hand with no division.
+///
+/// Pending levels: most calls in a loop are leaves (a builtin, a small method) whose entry
+/// was not open. The cached enter of such a call does not raise the level from zero either: it
+/// marks the call pending. Only the call on top can be pending; a call pushed above it first
+/// raises its levels (a nested call needs to see its caller open), so the cached leave of a
+/// call still pending knows nothing happened since its enter: the level is still zero, the
+/// call was the outermost, and no level is stored on either side of a leaf call.
+#[derive(Debug, Default)]
+#[repr(C)]
+pub struct Stack {
+    pub frames: Frames,
+    pub settled: usize,
+}
+
+impl Stack {
+    /// Stores the enter time of the call just opened; a no-op if the stack was emptied meanwhile.
+    #[inline]
+    pub fn set_t0(&mut self, depth: usize, t0: i64) {
+        if let Some(c) = self.frames.get_mut(depth) {
+            c.t0 = t0;
+        }
+    }
+
+    /// Stores the enter time of the call on top.
+    #[inline]
+    pub fn set_top_t0(&mut self, t0: i64) {
+        if let Some(c) = self.frames.last_mut() {
+            c.t0 = t0;
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty()
+    }
+
+    pub fn depth(&self) -> usize {
+        self.frames.len()
+    }
+
+    pub fn top_entry(&self) -> Option<EntryId> {
+        self.frames.last().map(|c| c.entry())
+    }
+}
 
 /// See the module documentation. Dereferences to the slice of its calls, bottom first.
 #[repr(C)]

@@ -7,14 +7,14 @@
 //! goes to the tables: slower, never wrong), and given to another. What a set holds are places
 //! in one aggregator's arrays, so a set is emptied when it is taken.
 
-use crate::core::aggregator::EntryId;
+use crate::core::counters::EntryId;
 
 /// Slots of a full key cache and edge cache (powers of two: an index is masked).
 pub const KEY_SLOTS: usize = 1024;
 pub const EDGE_SLOTS: usize = 2048;
 
 /// One slot of the edge cache: the edge at `edge_at` from the entry at `caller_at` to the entry
-/// at `callee_at`, whose key is `key` (places as `aggregator::entry_at` and `sub_at` give them).
+/// at `callee_at`, whose key is `key` (places as `counters::entry_at` and `sub_at` give them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EdgeSlot {
     pub key: usize,

@@ -1,9 +1,9 @@
 //! The Python-free core: what a profile is made of, with no interpreter in sight (no pyo3), each
 //! part tested by `cargo test` alone.
 //!
-//! - `aggregator`: the call-tree totals (ncalls, primitive calls, tottime, cumtime, caller
-//!   edges), over `frames` (the call stack's storage) and `lookup_cache` (the caches in front of
-//!   its tables);
+//! - `aggregator`: the call-tree totals, `counters` (what is counted per function and per caller
+//!   edge), over `frames` (a thread's call stack) and `lookup_cache` (the caches in front of its
+//!   tables);
 //! - `clock`: the default timer (the time-stamp counter or `CLOCK_MONOTONIC`) and the native clocks;
 //! - `memory`: the ledger of bytes allocated and freed per function;
 //! - `timeline`: the ring of calls, returns and memory events, and its Chrome trace and
@@ -11,6 +11,7 @@
 
 pub mod aggregator;
 pub mod clock;
+pub mod counters;
 pub mod frames;
 pub mod lookup_cache;
 pub mod memory;

@@ -13,9 +13,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use pyo3::PyTraverseError;
 
+use crate::core::aggregator::Aggregator;
 use crate::core::aggregator::Totals;
-use crate::core::aggregator::{Aggregator, Stack};
 use crate::core::clock;
+use crate::core::frames::Stack;
 use crate::core::timeline::{self, Timeline, WhenFull};
 use crate::hook;
 use crate::profiler::snapshot::Snapshot;
@@ -91,7 +92,7 @@ pub struct State {
     /// Suspended coroutine calls by frame address, with the thread whose track holds them.
     pub suspended: std::collections::HashMap<
         usize,
-        (threads::ThreadKey, crate::core::aggregator::Suspended),
+        (threads::ThreadKey, crate::core::frames::Suspended),
         rustc_hash::FxBuildHasher,
     >,
     /// Whether each code object seen yielding or resuming is a coroutine's (by address; the

@@ -5,8 +5,10 @@
 use pyo3::ffi;
 use pyo3::prelude::*;
 
-use crate::core::aggregator::{Aggregator, EntryId, Stack};
+use crate::core::aggregator::Aggregator;
 use crate::core::clock;
+use crate::core::counters::EntryId;
+use crate::core::frames::Stack;
 use crate::core::timeline;
 use crate::profiler::class::{Profiler, State};
 use crate::profiler::class::{LEAF_NONE, LEAF_ON, LEAF_THREADS, LEAF_TIMELINE};

@@ -110,7 +110,7 @@ unsafe fn current_key(st: *mut State, ts: *mut ffi::PyThreadState) -> (usize, Op
     // SAFETY: short shared reads with the GIL held.
     let s = unsafe { &*st };
     let top_key = |agg: &crate::core::aggregator::Aggregator,
-                   stack: &crate::core::aggregator::Stack| {
+                   stack: &crate::core::frames::Stack| {
         stack
             .frames
             .last()

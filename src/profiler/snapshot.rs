@@ -10,7 +10,8 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyType};
 
-use crate::core::aggregator::{EntryId, Totals};
+use crate::core::aggregator::Totals;
+use crate::core::counters::EntryId;
 
 static ENTRY_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static SUBENTRY_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();

@@ -10,7 +10,8 @@
 use pyo3::ffi;
 use pyo3::prelude::*;
 
-use crate::core::aggregator::{Aggregator, Stack};
+use crate::core::aggregator::Aggregator;
+use crate::core::frames::Stack;
 use crate::core::lookup_cache::EmptyCaches;
 use crate::profiler::class::State;
 
