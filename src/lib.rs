@@ -23,7 +23,7 @@ use pyo3::prelude::*;
 fn _rprofile(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Start measuring the default clock's rate now, so that it spans the whole process.
     crate::core::clock::init();
-    m.add_class::<profiler::class::Profiler>()?;
+    m.add_class::<profiler::state::Profiler>()?;
     m.add_function(wrap_pyfunction!(py::marshal::_marshal_loads, m)?)?;
     m.add_class::<py::stats::StatsCore>()?;
     m.add_class::<py::stats::FuncList>()?;

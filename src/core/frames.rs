@@ -23,10 +23,10 @@ pub struct Context {
     pub tag: usize,
     /// Inclusive time of the callees that have completed so far.
     pub subt: i64,
-    /// The call's entry, by its place in `Aggregator::entries` ([`entry_at`]).
+    /// The call's entry, by its place in `Aggregator::entries` (`counters::entry_at`).
     pub entry_at: usize,
     /// The (caller, entry) edge opened with this call by its place in `Aggregator::subs`
-    /// ([`sub_at`]), or `NO_SUB_AT`; the matching leave charges it without a lookup.
+    /// (`counters::sub_at`), or `NO_SUB_AT`; the matching leave charges it without a lookup.
     pub sub_at: usize,
     /// Which of this call's recursion levels (`DEFER_ENTRY`, `DEFER_SUB`, `PENDING_*`) are not
     /// yet added to its entry's and edge's counters (see [`Stack`]), and `MATCHED`.
@@ -110,7 +110,7 @@ pub struct Suspended {
 /// entry is already open (its level above zero) leaves the level as it is and marks the call;
 /// the cached leave of a marked call then knows the level stays above zero after it (it is the
 /// `else` of `_lsprof`'s test) and changes nothing either. Every other operation that reads a
-/// level or pops a call first adds the marked calls' levels ([`Aggregator::settle`]), after
+/// level or pops a call first adds the marked calls' levels (`Aggregator::settle`), after
 /// which the counters are exactly `_lsprof`'s. `settled` bounds that walk: the calls below it
 /// (below the top if smaller) have no deferred level (the top may be pending). It is kept in
 /// bytes from the bottom call's place, a call's index times its size: what the cached enter

@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use pyo3::ffi;
 use pyo3::prelude::*;
 
-use crate::profiler::class::{Profiler, LEAF_NONE};
 use crate::profiler::events;
 use crate::profiler::labels::builtin_label;
+use crate::profiler::state::{Profiler, LEAF_NONE};
 
 /// Nothing to keep per profiler on these versions.
 pub struct HookState;
@@ -461,7 +461,7 @@ fn set_all_threads(func: Option<ffi::Py_tracefunc>, arg: *mut ffi::PyObject) -> 
 
 /// The profiler's leaf flag or builtins flag changed: nothing to do here, where the hook reads
 /// the flag on every event.
-pub fn leaf_changed(_st: &mut crate::profiler::class::State) {}
+pub fn leaf_changed(_st: &mut crate::profiler::state::State) {}
 
 pub fn install(slf: &Bound<'_, Profiler>) -> PyResult<()> {
     // SAFETY: short read of a flag.

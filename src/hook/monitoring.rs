@@ -13,9 +13,9 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 
 use super::callback;
-use crate::profiler::class::{Profiler, State, LEAF_NONE};
 use crate::profiler::events;
 use crate::profiler::labels::builtin_label;
+use crate::profiler::state::{Profiler, State, LEAF_NONE};
 
 /// `sys.monitoring.PROFILER_ID`.
 const TOOL_ID: u8 = 2;

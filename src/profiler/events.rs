@@ -1,6 +1,29 @@
-//! The per-event path: one `enter_call` and one `leave_call`, shared by both front ends (the
-//! legacy profile hook on 3.10/3.11 and `sys.monitoring` on 3.12+). No allocation and no Python
-//! call happen here once a function has been seen, unless the user supplied a Python timer.
+//! The per-event path: what a call or a return does once a front end has it, shared by both
+//! front ends (the profile hook on 3.10/3.11, `sys.monitoring` on 3.12+). No allocation and no
+//! Python call happen here once a function has been seen, unless the user gave a Python timer.
+//!
+//! The map of one event, outermost first (a return takes the same steps with "leave"/"stop"):
+//!
+//! 1. The front end's callback (`hook/legacy.rs` `hook_for::<MODE>`, `hook/monitoring.rs` the
+//!    `PY_START`/`CALL`/... callbacks) turns the event into a key: a code object's address, or a
+//!    builtin's `PyMethodDef`. It was installed for the profiler's leaf mode (`State::leaf`,
+//!    chosen in `mode.rs`; [`for_leaf_mode!`] picks the copy).
+//! 2. Leaf path: [`enter_leaf`] / [`enter_leaf_as`] -> `enter_leaf_on` -> `leaf_parts` (the
+//!    calling thread's track in place, room in the timeline) -> `Aggregator::enter_cached_as`
+//!    (core/aggregator.rs: the key and edge caches of core/lookup_cache.rs, the push on
+//!    core/frames.rs's stack, the TSC read inline) -> the timeline slot written. No call is
+//!    made: the callback stays a leaf function. False sends the event on to step 3.
+//! 3. Cached path: [`enter_call`] -> `cached_state` (the plain clock; `threads::select` swaps
+//!    the calling thread's track in) -> `enter_cached_on` -> `Aggregator::enter_cached`, the
+//!    timeline recorded with `Timeline::record`.
+//! 4. General path: `enter_call_slow` -> [`enter_call_from`]: `threads::select`, the entry
+//!    found or made (`new_entry`, which runs the label maker: Python), the call pushed
+//!    (`Aggregator::enter` / `enter_with_caller`), the clock read ([`now`]: the native clock, or
+//!    `timer::call` for a Python timer, read before the push), `State::timeline_enter`.
+//!
+//! Coroutines (`async_aware`) go through [`suspend_call`] / [`resume_call`], and
+//! [`flush_unmatched`] closes what is still open at `disable()`. The allocator hooks
+//! (`memory_hook.rs`) charge the function on top of the same stack.
 
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -10,9 +33,11 @@ use crate::core::clock;
 use crate::core::counters::EntryId;
 use crate::core::frames::Stack;
 use crate::core::timeline;
-use crate::profiler::class::{Profiler, State};
-use crate::profiler::class::{LEAF_NONE, LEAF_ON, LEAF_THREADS, LEAF_TIMELINE};
+use crate::profiler::exception::SavedException;
+use crate::profiler::state::{Profiler, State};
+use crate::profiler::state::{LEAF_NONE, LEAF_ON, LEAF_THREADS, LEAF_TIMELINE};
 use crate::profiler::threads;
+use crate::profiler::timer;
 
 /// Reads the profiler's timer, in timer units, with the calibration bias applied.
 ///
@@ -41,7 +66,7 @@ unsafe fn now_slow(py: Python<'_>, p: &Profiler) -> i64 {
         let reads = unsafe { (*st).timer_reads };
         // SAFETY: as above; the timer call happens with no borrow alive. It may run other
         // threads' Python code, whose events swap the tracks: ours is put back after it.
-        let t = unsafe { p.call_external_timer(py) };
+        let t = unsafe { timer::call(py, p) };
         // SAFETY: as above. (Not while disable() closes the open calls of each track in turn:
         // profiling is off then, and the track in place is the one being closed.)
         unsafe {
@@ -123,8 +148,8 @@ macro_rules! by_mode {
 /// other value): how a front end picks the callbacks specialized for a profiler's flag.
 macro_rules! for_leaf_mode {
     ($leaf:expr, $make:ident) => {{
-        use $crate::profiler::class::{LEAF_NONE, LEAF_ON};
         use $crate::profiler::events::{LEAF_TH, LEAF_TL, LEAF_TL_TH};
+        use $crate::profiler::state::{LEAF_NONE, LEAF_ON};
         match $leaf {
             LEAF_ON => $make::<LEAF_ON>(),
             LEAF_TL => $make::<LEAF_TL>(),
@@ -709,7 +734,7 @@ pub unsafe fn flush_unmatched(py: Python<'_>, p: &Profiler) {
             let Some((_, slot)) = s.parked.get_index_mut(i) else {
                 break;
             };
-            let mut t = std::mem::replace(slot, crate::profiler::threads::Track::empty());
+            let mut t = std::mem::replace(slot, crate::profiler::track::Track::empty());
             crate::profiler::threads::swap_in(s, &mut t);
             s.timeline_thread_of_track();
             resume_all_suspended(py, p);
@@ -799,68 +824,5 @@ unsafe fn new_entry(
             unsafe { (*st).nomemory = true };
             None
         }
-    }
-}
-
-/// Saves the exception being raised (if any) and puts it back on drop, so that an event
-/// delivered while an exception is in flight (a generator `throw()`) leaves it untouched, and an
-/// error raised meanwhile (by a label or a timer) does not leak into the profiled program.
-#[cfg(Py_3_12)]
-pub struct SavedException(*mut ffi::PyObject);
-
-#[cfg(Py_3_12)]
-impl SavedException {
-    /// # Safety
-    /// GIL held.
-    #[inline]
-    pub unsafe fn save() -> Self {
-        // SAFETY: GIL held; we take ownership of the raised exception (or NULL).
-        SavedException(unsafe { ffi::PyErr_GetRaisedException() })
-    }
-}
-
-#[cfg(Py_3_12)]
-impl Drop for SavedException {
-    #[inline]
-    fn drop(&mut self) {
-        // SAFETY: GIL held (the guard never leaves the callback that made it); the reference
-        // goes back to the interpreter, replacing (and so clearing) any error set meanwhile.
-        unsafe { ffi::PyErr_SetRaisedException(self.0) };
-    }
-}
-
-/// Before 3.12 the exception state is a (type, value, traceback) triple.
-#[cfg(not(Py_3_12))]
-pub struct SavedException(*mut ffi::PyObject, *mut ffi::PyObject, *mut ffi::PyObject);
-
-#[cfg(not(Py_3_12))]
-impl SavedException {
-    /// # Safety
-    /// GIL held.
-    #[inline]
-    pub unsafe fn save() -> Self {
-        let mut s = SavedException(
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-        );
-        // SAFETY: GIL held; PyErr_Fetch transfers ownership of the three references to us.
-        #[allow(deprecated)]
-        unsafe {
-            ffi::PyErr_Fetch(&mut s.0, &mut s.1, &mut s.2)
-        };
-        s
-    }
-}
-
-#[cfg(not(Py_3_12))]
-impl Drop for SavedException {
-    #[inline]
-    fn drop(&mut self) {
-        // SAFETY: GIL held; PyErr_Restore takes back the references PyErr_Fetch gave.
-        #[allow(deprecated)]
-        unsafe {
-            ffi::PyErr_Restore(self.0, self.1, self.2)
-        };
     }
 }

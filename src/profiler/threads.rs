@@ -13,47 +13,8 @@ use pyo3::prelude::*;
 use crate::core::aggregator::Aggregator;
 use crate::core::frames::Stack;
 use crate::core::lookup_cache::EmptyCaches;
-use crate::profiler::class::State;
-
-/// Which thread a track belongs to: its thread state's address and the interpreter's id for
-/// it. Events compare the address only (one call into the interpreter); the id, which later
-/// threads do not reuse as they may reuse an address, is checked when tracks are switched.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct ThreadKey {
-    pub tstate: usize,
-    pub id: u64,
-}
-
-/// One thread's data while another thread's is in use.
-pub struct Track {
-    pub key: ThreadKey,
-    pub info: ThreadInfo,
-    pub agg: Aggregator,
-    pub stack: Stack,
-    pub user_objs: Vec<Py<PyAny>>,
-}
-
-impl Track {
-    /// A placeholder, while a parked track is swapped in.
-    pub fn empty() -> Track {
-        Track {
-            key: ThreadKey::default(),
-            info: ThreadInfo::default(),
-            agg: Aggregator::without_caches(true),
-            stack: Stack::default(),
-            user_objs: Vec::new(),
-        }
-    }
-}
-
-/// What names a thread in `thread_stats()`.
-#[derive(Clone, Debug, Default)]
-pub struct ThreadInfo {
-    /// `threading.get_ident()` of the thread.
-    pub ident: u64,
-    /// Its `threading.Thread` name when the track was made, if it had one.
-    pub name: Option<String>,
-}
+use crate::profiler::state::State;
+use crate::profiler::track::{ThreadInfo, ThreadKey, Track};
 
 /// Whether [`thread_pointer`] tells threads apart on this platform.
 pub const HAS_THREAD_POINTER: bool = cfg!(all(target_arch = "x86_64", target_os = "linux"));
@@ -240,7 +201,7 @@ pub unsafe fn name_current(st: *mut State) {
     unsafe { (*st).busy += 1 };
     let name = {
         // SAFETY: GIL held; any error raised here is dropped with the guard's restore.
-        let _saved = unsafe { crate::profiler::events::SavedException::save() };
+        let _saved = unsafe { crate::profiler::exception::SavedException::save() };
         thread_name(py, ident)
     };
     // SAFETY: short writes.

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString, PyTuple};
 
 use crate::core::timeline::{self, Event, Names, Timeline};
-use crate::profiler::class::State;
+use crate::profiler::state::State;
 use crate::profiler::threads;
 
 /// A function as the timeline shows it.

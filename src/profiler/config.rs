@@ -1,0 +1,203 @@
+//! `Profile(...)`'s arguments, parsed and checked once into a [`Config`] that `__init__` then
+//! applies: cProfile's positional arguments and error messages, then rprofile's keywords.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString, PyTuple};
+
+use crate::core::clock;
+use crate::core::timeline::WhenFull;
+#[cfg(not(Py_3_11))]
+use crate::hook;
+use crate::profiler::args;
+
+/// Events a timeline holds unless `buffer_size` says otherwise.
+const DEFAULT_BUFFER_SIZE: usize = 1_000_000;
+/// How often `rss=True` reads the RSS.
+const DEFAULT_RSS_INTERVAL: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// What a profiler is asked to be (`Profile(timer, timeunit, subcalls, builtins, *, bias,
+/// threads, async_aware, timeline, buffer_size, when_full, memory, rss, rss_interval,
+/// rss_trigger)`), every argument checked.
+pub struct Config {
+    /// A Python timer, or None for a native clock.
+    pub timer: Option<Py<PyAny>>,
+    /// The native clock read when there is no Python timer.
+    pub native: clock::Native,
+    pub timeunit: f64,
+    pub subcalls: bool,
+    pub builtins: bool,
+    pub bias: f64,
+    pub threads: bool,
+    pub async_aware: bool,
+    pub timeline: bool,
+    pub buffer_size: usize,
+    pub when_full: WhenFull,
+    pub memory: bool,
+    pub rss: bool,
+    pub rss_interval: std::time::Duration,
+    pub rss_trigger: u64,
+}
+
+impl Config {
+    /// Parses `__init__`'s arguments as `_lsprof` does its own, then rprofile's.
+    pub fn parse(
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Config> {
+        let a = args::parse(
+            "Profiler",
+            &[
+                "timer",
+                "timeunit",
+                "subcalls",
+                "builtins",
+                "bias",
+                "threads",
+                "async_aware",
+                "timeline",
+                "buffer_size",
+                "when_full",
+                "memory",
+                "rss",
+                "rss_interval",
+                "rss_trigger",
+            ],
+            4,
+            args,
+            kwargs,
+        )?;
+        let timeunit = a[1].as_ref().map(args::real).transpose()?.unwrap_or(0.0);
+        // _lsprof starts from cleared flags and applies the arguments (default True).
+        let subcalls = match &a[2] {
+            Some(v) => args::flag(false, Some(v))?,
+            None => true,
+        };
+        let builtins = match &a[3] {
+            Some(v) => args::flag(false, Some(v))?,
+            None => true,
+        };
+        let bias = a[4].as_ref().map(args::real).transpose()?.unwrap_or(0.0);
+        let threads = match &a[5] {
+            Some(v) => v.is_truthy()?,
+            None => false,
+        };
+        let async_aware = match &a[6] {
+            Some(v) => v.is_truthy()?,
+            None => false,
+        };
+        let want_timeline = match &a[7] {
+            Some(v) => v.is_truthy()?,
+            None => false,
+        };
+        let buffer_size = match &a[8] {
+            Some(v) => {
+                let n: i64 = v.extract()?;
+                if n < 1 {
+                    return Err(PyValueError::new_err("buffer_size must be at least 1"));
+                }
+                n as usize
+            }
+            None => DEFAULT_BUFFER_SIZE,
+        };
+        let when_full = match &a[9] {
+            Some(v) => {
+                let name: String = v.extract()?;
+                WhenFull::from_name(&name).ok_or_else(|| {
+                    PyValueError::new_err(format!(
+                        "when_full must be 'keep_newest' or 'keep_oldest', not {name:?}"
+                    ))
+                })?
+            }
+            None => WhenFull::KeepNewest,
+        };
+        let want_memory = match &a[10] {
+            Some(v) => v.is_truthy()?,
+            None => false,
+        };
+        let want_rss = match &a[11] {
+            Some(v) => v.is_truthy()?,
+            None => false,
+        };
+        let rss_interval = match &a[12] {
+            Some(v) => {
+                let secs = args::real(v)?;
+                std::time::Duration::try_from_secs_f64(secs)
+                    .ok()
+                    .filter(|d| !d.is_zero())
+                    .ok_or_else(|| {
+                        PyValueError::new_err(format!(
+                            "rss_interval must be a positive number of seconds, not {secs}"
+                        ))
+                    })?
+            }
+            None => DEFAULT_RSS_INTERVAL,
+        };
+        let rss_trigger = match a[13].as_ref().filter(|v| !v.is_none()) {
+            Some(v) => {
+                let n: i64 = v.extract()?;
+                u64::try_from(n)
+                    .map_err(|_| PyValueError::new_err("rss_trigger must be at least 0"))?
+            }
+            None => crate::core::rss::page_size(),
+        };
+        // 3.10 tells an await from a return by a field of the frame struct: its layout is
+        // checked on this interpreter first.
+        #[cfg(not(Py_3_11))]
+        if async_aware && !hook::check_frame_layout(args.py())? {
+            return Err(PyValueError::new_err(
+                "async_aware profiling is not available on this Python build (its frame objects \
+             are not laid out as 3.10's header says)",
+            ));
+        }
+        // cProfile would call an explicit `timer=None`; we read it as "the default clock". A
+        // str names a native clock (cProfile would try to call it).
+        let mut native = clock::Native::Wall;
+        let timer = match a[0].as_ref().filter(|t| !t.is_none()) {
+            Some(t) if t.is_instance_of::<PyString>() => {
+                let name = t.extract::<String>()?;
+                native = clock::Native::from_name(&name).ok_or_else(|| {
+                    PyValueError::new_err(format!(
+                        "unknown clock {name:?}: timer must be a callable or one of 'wall', \
+                     'cpu', 'thread_cpu'"
+                    ))
+                })?;
+                None
+            }
+            Some(t) => Some(t.clone().unbind()),
+            None => None,
+        };
+        if want_rss {
+            if !want_timeline {
+                return Err(PyValueError::new_err(
+                    "rss=True needs timeline=True (the samples are put on the timeline)",
+                ));
+            }
+            if timer.is_some() || native != clock::Native::Wall || bias != 0.0 {
+                return Err(PyValueError::new_err(
+                    "rss=True needs the default (wall) timer without a bias: the samples are \
+                 stamped with it",
+                ));
+            }
+            // No RSS to read is an OSError now rather than at enable().
+            crate::core::rss::Reader::open()?;
+        }
+        Ok(Config {
+            timer,
+            native,
+            timeunit,
+            subcalls,
+            builtins,
+            bias,
+            threads,
+            async_aware,
+            timeline: want_timeline,
+            buffer_size,
+            when_full,
+            memory: want_memory,
+            rss: want_rss,
+            rss_interval,
+            rss_trigger,
+        })
+    }
+}
