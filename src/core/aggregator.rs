@@ -300,7 +300,7 @@ impl Aggregator {
     /// no edge level unadded): true of every call on a stack this aggregator keeps (see
     /// [`Aggregator::enter_cached_as`]), tested where a call's places are followed outside the
     /// event paths.
-    fn names_own(&self, ctx: &Context) -> bool {
+    fn places_are_mine(&self, ctx: &Context) -> bool {
         let entry_ok = ctx.entry_at.is_multiple_of(ENTRY_SIZE)
             && ctx.entry_at / ENTRY_SIZE < self.entries.len();
         // A level deferred or pending on an edge is one of a call that has an edge: followed
@@ -658,7 +658,7 @@ impl Aggregator {
     /// (A call naming places this aggregator does not have is left as it is.)
     #[inline(always)]
     fn add_levels(&mut self, ctx: &mut Context, bits: u8) {
-        if self.names_own(ctx) {
+        if self.places_are_mine(ctx) {
             // SAFETY: tested just above.
             unsafe { self.add_levels_own(ctx, bits) };
         }
@@ -668,7 +668,7 @@ impl Aggregator {
     ///
     /// # Safety
     /// `ctx` names an entry and an edge (or none) of this aggregator's, and has no edge level
-    /// unadded unless it names an edge ([`Aggregator::names_own`] tests both).
+    /// unadded unless it names an edge ([`Aggregator::places_are_mine`] tests both).
     #[inline(always)]
     unsafe fn add_levels_own(&mut self, ctx: &mut Context, bits: u8) {
         let todo = ctx.deferred & bits;

@@ -76,7 +76,7 @@ pub fn now() -> i64 {
     now_other()
 }
 
-/// Whether the default timer is the TSC read inline. The leaf event paths test this first and
+/// Whether the default timer is the TSC read inline. The fast event paths test this first and
 /// then read [`tsc_now`]: with no call left on them (not even a cold one), nothing they hold must
 /// survive a call, and they need no saved registers.
 #[inline(always)]

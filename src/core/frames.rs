@@ -106,7 +106,7 @@ pub struct Suspended {
 /// Deferred recursion levels: `_lsprof` adds one to an entry's (and an edge's) recursion level
 /// on every enter and takes it off on every leave, a read-modify-write of the same counter per
 /// event that a loop or a recursion calling one function turns into a chain of dependent memory
-/// updates, measured as a tenth of cProfile's whole overhead. The cached enter of a call whose
+/// updates, a large share of cProfile's overhead. The cached enter of a call whose
 /// entry is already open (its level above zero) leaves the level as it is and marks the call;
 /// the cached leave of a marked call then knows the level stays above zero after it (it is the
 /// `else` of `_lsprof`'s test) and changes nothing either. Every other operation that reads a

@@ -119,9 +119,8 @@ impl Caches {
     fn edge_index(&self, caller_at: usize, key: usize) -> usize {
         // Keys are addresses of objects at least 16 bytes apart, and callers' places multiples
         // of an entry's size (48): their low bits mixed by a xor spread a caller's callees, and
-        // one callee's callers, over the slots. Four instructions a call where the
-        // multiplicative hash took seven, for a few more misses (bench/overhead.py's jinja2 at
-        // 1/20 on 3.10: 3,045 where it had 2,788, of 134,000 calls; fewer instructions in all).
+        // one callee's callers, over the slots: fewer instructions a call than a multiplicative
+        // hash, for a few more misses.
         self.edge_offset_half(caller_at, key) >> 4
     }
 

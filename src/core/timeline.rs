@@ -4,7 +4,7 @@
 //! speedscope), written here without a Python object per event.
 //!
 //! Python-free like the aggregator: functions are opaque keys, times are timer units, threads
-//! are small indices; the glue (`timeline_py`) names them.
+//! are small indices; the profiler's `timeline_view` names them.
 
 use std::io::{self, Write};
 
@@ -176,7 +176,7 @@ fn fence() {
 /// A free place in the buffer ([`Timeline::free_slot`]), the one at the timeline's `at`: the
 /// timeline is borrowed while it lives, so the place stays free and in bounds (`at < end <=
 /// buf.len() * EVENT_BYTES`, a multiple of `EVENT_BYTES`) until [`Slot::record`] fills it.
-/// `at` is read again then rather than kept: the leaf paths hold one value fewer meanwhile.
+/// `at` is read again then rather than kept: the fast paths hold one value fewer meanwhile.
 pub struct Slot<'a> {
     tl: &'a mut Timeline,
 }
@@ -329,7 +329,7 @@ impl Timeline {
     }
 
     /// The next event's place if it fits without the buffer's full-buffer policy: what the
-    /// callbacks' leaf paths record into, with no call, so that they stay leaves.
+    /// callbacks' fast paths record into, with no call, so that they stay leaves.
     #[inline(always)]
     pub fn free_slot(&mut self) -> Option<Slot<'_>> {
         (self.at < self.end).then_some(Slot { tl: self })

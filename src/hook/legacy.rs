@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 
 use crate::profiler::events;
 use crate::profiler::labels::builtin_label;
-use crate::profiler::state::{Profiler, LEAF_NONE};
+use crate::profiler::state::{Profiler, FAST_NONE};
 
 /// Nothing to keep per profiler on these versions.
 pub struct HookState;
@@ -25,7 +25,7 @@ impl HookState {
 }
 
 /// Whether [`frame_code`] may read a frame's code object (its layout was checked once, on the
-/// first profiler made). The leaf paths need it, as they make no call.
+/// first profiler made). The fast paths need it, as they make no call.
 static FRAME_CODE_READ: AtomicBool = AtomicBool::new(false);
 static FRAME_CODE_CHECKED: pyo3::sync::PyOnceLock<bool> = pyo3::sync::PyOnceLock::new();
 
@@ -459,9 +459,9 @@ fn set_all_threads(func: Option<ffi::Py_tracefunc>, arg: *mut ffi::PyObject) -> 
     first_error.map_or(Ok(()), Err)
 }
 
-/// The profiler's leaf flag or builtins flag changed: nothing to do here, where the hook reads
+/// The profiler's fast-path flag or builtins flag changed: nothing to do here, where the hook reads
 /// the flag on every event.
-pub fn leaf_changed(_st: &mut crate::profiler::state::State) {}
+pub fn fast_mode_changed(_st: &mut crate::profiler::state::State) {}
 
 pub fn install(slf: &Bound<'_, Profiler>) -> PyResult<()> {
     // SAFETY: short read of a flag.
@@ -570,52 +570,41 @@ unsafe fn first_start_311(
     first.is_some_and(|i| (i * 2) as i64 == lasti as i64)
 }
 
-/// A coroutine's call or return event with `async_aware` (3.11): a call is its start or a resume,
-/// a return is an await when the coroutine is left suspended (`cr_suspended`), else its end.
+/// Whether a coroutine's call event is its frame's first start (3.11): asked only where a
+/// call is set aside for the frame's address.
 ///
 /// # Safety
 /// GIL held; `frame` and `code` are the event's live frame and its code object.
 #[cfg(Py_3_11)]
-unsafe fn async_event(
+unsafe fn first_start(
     py: Python<'_>,
     p: &Profiler,
     frame: *mut ffi::PyFrameObject,
     code: *mut ffi::PyObject,
-    what: c_int,
-    label: impl FnOnce() -> PyResult<Py<PyAny>>,
-) {
-    if what == ffi::PyTrace_CALL {
-        // SAFETY: short read with the GIL held.
-        let set_aside = unsafe { (*p.state_ptr()).suspended.contains_key(&(frame as usize)) };
-        // SAFETY: `frame` and `code` are live (this function's contract).
-        if set_aside && unsafe { first_start_311(py, frame, code) } {
-            // A call set aside for this frame's address, yet the frame starts: left by a
-            // coroutine that finished unseen (on an unhooked thread).
-            // SAFETY: GIL held; no borrow of the state alive.
-            unsafe { events::close_stale(p, frame as usize) };
-        }
-        // SAFETY: as for this function.
-        return unsafe { events::resume_call(py, p, code as usize, frame as usize, label) };
-    }
+) -> bool {
+    // SAFETY: short read with the GIL held.
+    let set_aside = unsafe { (*p.state_ptr()).suspended.contains_key(&(frame as usize)) };
+    // SAFETY: `frame` and `code` are live (this function's contract).
+    set_aside && unsafe { first_start_311(py, frame, code) }
+}
+
+/// Whether a coroutine's return event leaves it suspended (an await) rather than finished
+/// (3.11: its `cr_suspended`).
+///
+/// # Safety
+/// GIL held; `frame` is the event's live frame.
+#[cfg(Py_3_11)]
+unsafe fn left_suspended(py: Python<'_>, frame: *mut ffi::PyFrameObject) -> bool {
     // SAFETY: `frame` is live; PyFrame_GetGenerator returns a new reference or NULL.
     let coro = unsafe { ffi::PyFrame_GetGenerator(frame) };
-    let suspended = if coro.is_null() {
-        false
-    } else {
-        // SAFETY: a new, non-NULL reference, released when the Bound drops.
-        let coro = unsafe { Bound::from_owned_ptr(py, coro) };
-        coro.getattr("cr_suspended")
-            .and_then(|v| v.is_truthy())
-            .unwrap_or(false)
-    };
-    // SAFETY: as for this function.
-    unsafe {
-        if suspended {
-            events::suspend_call(py, p, code as usize, frame as usize);
-        } else {
-            events::leave_call(py, p, code as usize);
-        }
+    if coro.is_null() {
+        return false;
     }
+    // SAFETY: a new, non-NULL reference, released when the Bound drops.
+    let coro = unsafe { Bound::from_owned_ptr(py, coro) };
+    coro.getattr("cr_suspended")
+        .and_then(|v| v.is_truthy())
+        .unwrap_or(false)
 }
 
 /// The head of 3.10's frame object (`struct _frame` in `cpython/frameobject.h`), up to the field
@@ -667,13 +656,39 @@ pub fn check_frame_layout(py: Python<'_>) -> PyResult<bool> {
     Ok(ok)
 }
 
-/// A coroutine's call or return event with `async_aware` (3.10): a call is its start or a resume,
-/// a return is an await when the interpreter left the frame suspended, else its end.
+/// Whether a coroutine's call event is its frame's first start (3.10: not started yet).
 ///
 /// # Safety
-/// GIL held; `frame` and `code` are the event's live frame and its code object; the frame layout
-/// was checked ([`check_frame_layout`], by `__init__` before accepting `async_aware`).
+/// A live frame with the checked layout ([`check_frame_layout`]).
 #[cfg(not(Py_3_11))]
+unsafe fn first_start(
+    _py: Python<'_>,
+    _p: &Profiler,
+    frame: *mut ffi::PyFrameObject,
+    _code: *mut ffi::PyObject,
+) -> bool {
+    // SAFETY: as for this function.
+    unsafe { (*(frame as *const Frame310)).f_lasti == -1 }
+}
+
+/// Whether a coroutine's return event leaves it suspended (3.10: the interpreter set the
+/// frame's state before the event).
+///
+/// # Safety
+/// A live frame with the checked layout ([`check_frame_layout`]).
+#[cfg(not(Py_3_11))]
+unsafe fn left_suspended(_py: Python<'_>, frame: *mut ffi::PyFrameObject) -> bool {
+    // SAFETY: as for this function.
+    unsafe { (*(frame as *const Frame310)).f_state == FRAME_SUSPENDED }
+}
+
+/// A coroutine's call or return event with `async_aware`: a call is its start or a resume, a
+/// return is an await when the coroutine is left suspended, else its end.
+///
+/// # Safety
+/// GIL held; `frame` and `code` are the event's live frame and its code object; on 3.10 the
+/// frame layout was checked ([`check_frame_layout`], by `__init__` before accepting
+/// `async_aware`).
 unsafe fn async_event(
     py: Python<'_>,
     p: &Profiler,
@@ -683,18 +698,18 @@ unsafe fn async_event(
     label: impl FnOnce() -> PyResult<Py<PyAny>>,
 ) {
     if what == ffi::PyTrace_CALL {
-        // SAFETY: a live frame with the checked layout.
-        if unsafe { (*(frame as *const Frame310)).f_lasti } == -1 {
-            // Not started yet: a first start, whatever a coroutine that had this frame's
-            // address and finished unseen (on an unhooked thread) left behind.
+        // SAFETY: as for this function.
+        if unsafe { first_start(py, p, frame, code) } {
+            // A first start, whatever a coroutine that had this frame's address and finished
+            // unseen (on an unhooked thread) left set aside.
             // SAFETY: GIL held; no borrow of the state alive.
             unsafe { events::close_stale(p, frame as usize) };
         }
         // SAFETY: as for this function.
         return unsafe { events::resume_call(py, p, code as usize, frame as usize, label) };
     }
-    // SAFETY: a live frame with the checked layout.
-    let suspended = unsafe { (*(frame as *const Frame310)).f_state } == FRAME_SUSPENDED;
+    // SAFETY: as for this function.
+    let suspended = unsafe { left_suspended(py, frame) };
     // SAFETY: as for this function.
     unsafe {
         if suspended {
@@ -705,15 +720,15 @@ unsafe fn async_event(
     }
 }
 
-/// The profile hook made for the leaf flag the profiler `obj` has now (see
-/// `events::enter_leaf`): what every thread it profiles is given.
+/// The profile hook made for the fast-path flag the profiler `obj` has now (see
+/// `events::enter_fast`): what every thread it profiles is given.
 ///
 /// # Safety
 /// `obj` is a live `Profiler`; GIL held, no borrow of its state alive.
 unsafe fn hook_of(obj: *mut ffi::PyObject) -> ffi::Py_tracefunc {
     // SAFETY: as for this function; a short read of a flag.
-    let leaf = unsafe { (*hook_profiler(&obj).1.state_ptr()).leaf };
-    events::for_leaf_mode!(leaf, hook_for)
+    let fast = unsafe { (*hook_profiler(&obj).1.state_ptr()).fast };
+    events::for_fast_mode!(fast, hook_for)
 }
 
 fn hook_for<const MODE: u8>() -> ffi::Py_tracefunc {
@@ -740,8 +755,8 @@ unsafe fn hook_profiler(obj: &*mut ffi::PyObject) -> (Python<'_>, &Profiler) {
 }
 
 // The profile hook. The common events (a function seen before, called from one seen calling it
-// before) are answered on the leaf paths, with no call; every other event goes on by a tail
-// call with values already in hand: `code_event` or `c_event` for one a leaf path declined,
+// before) are answered on the fast paths, with no call; every other event goes on by a tail
+// call with values already in hand: `code_event` or `c_event` for one a fast path declined,
 // `profile_event` for the rest. Those are `extern "C"` too: a call from a function that must
 // not unwind (as `extern "C"` ones) to one that may needs a landing pad to abort at, and then
 // cannot be a jump; between two that cannot unwind it is one.
@@ -754,32 +769,32 @@ unsafe extern "C" fn profile_hook<const MODE: u8>(
     // SAFETY: the interpreter's own arguments.
     let (_, p) = unsafe { hook_profiler(&obj) };
     let st = p.state_ptr();
-    // SAFETY: short reads of flags with no borrow alive; a leaf flag other than LEAF_NONE
-    // (this hook's MODE, tested by the leaf paths) means the frame's code may be read directly
-    // (`update_leaf` asks `reads_frame_code`) and async_aware is off; `frame` is the event's
-    // live frame and `arg` the called object of a C event. The leaf paths run with no borrow
+    // SAFETY: short reads of flags with no borrow alive; a fast-path flag other than FAST_NONE
+    // (this hook's MODE, tested by the fast paths) means the frame's code may be read directly
+    // (`update_fast_mode` asks `reads_frame_code`) and async_aware is off; `frame` is the event's
+    // live frame and `arg` the called object of a C event. The fast paths run with no borrow
     // alive.
     unsafe {
-        if MODE != LEAF_NONE && (*st).leaf == MODE {
+        if MODE != FAST_NONE && (*st).fast == MODE {
             // Tests in the order of the events' frequency, written so that they stay tests
             // (as a match on four values they became a jump table: more instructions, and an
             // indirect jump, per event). C_CALL (4) and C_RETURN (6) are the two events whose
             // number with bit 1 set is 6.
             const _: () = assert!(ffi::PyTrace_C_CALL | 2 == 6 && ffi::PyTrace_C_RETURN | 2 == 6);
-            // A leaf path that declines hands the event on with what it holds already: a
+            // A fast path that declines hands the event on with what it holds already: a
             // Python event's code object (no frame: async_aware is off), a C event's called
-            // object, the kind as a constant. Fewer values live across the leaf path, which
+            // object, the kind as a constant. Fewer values live across the fast path, which
             // then needs fewer registers saved.
             if what == ffi::PyTrace_CALL {
                 let code = frame_code(frame);
-                if events::enter_leaf::<MODE>(p, code as usize) {
+                if events::enter_fast::<MODE>(p, code as usize) {
                     return 0;
                 }
                 return code_event::<{ ffi::PyTrace_CALL }>(obj, code);
             }
             if what == ffi::PyTrace_RETURN {
                 let code = frame_code(frame);
-                if events::leave_leaf::<MODE>(p, code as usize) {
+                if events::leave_fast::<MODE>(p, code as usize) {
                     return 0;
                 }
                 return code_event::<{ ffi::PyTrace_RETURN }>(obj, code);
@@ -790,12 +805,12 @@ unsafe extern "C" fn profile_hook<const MODE: u8>(
             {
                 let ml = (*(arg as *mut ffi::PyCFunctionObject)).m_ml as usize;
                 if what == ffi::PyTrace_C_CALL {
-                    if events::enter_leaf::<MODE>(p, ml) {
+                    if events::enter_fast::<MODE>(p, ml) {
                         return 0;
                     }
                     return c_event::<{ ffi::PyTrace_C_CALL }>(obj, arg);
                 }
-                if events::leave_leaf::<MODE>(p, ml) {
+                if events::leave_fast::<MODE>(p, ml) {
                     return 0;
                 }
                 return c_event::<{ ffi::PyTrace_C_RETURN }>(obj, arg);
@@ -806,7 +821,7 @@ unsafe extern "C" fn profile_hook<const MODE: u8>(
 }
 
 /// A call or return of Python code, not a coroutine's with async_aware, by its code object:
-/// what the leaf paths hand on (the code read from the frame) and [`profile_event`] does.
+/// what the fast paths hand on (the code read from the frame) and [`profile_event`] does.
 ///
 /// # Safety
 /// `obj` as the interpreter passed it to the hook, for an event of kind `WHAT` (a call or a
@@ -831,7 +846,7 @@ unsafe extern "C" fn code_event<const WHAT: c_int>(
     }
     // Opaque to the optimizer: a return value it could see is always 0 would be put after the
     // call in `profile_hook`, which then stops being a tail call and saves registers on every
-    // event, leaf paths included.
+    // event, fast paths included.
     std::hint::black_box(0)
 }
 
@@ -848,7 +863,7 @@ unsafe extern "C" fn c_event<const WHAT: c_int>(
     unsafe { profile_event(obj, std::ptr::null_mut(), WHAT, arg) }
 }
 
-/// Every event the leaf paths do not answer.
+/// Every event the fast paths do not answer.
 ///
 /// # Safety
 /// The hook's own arguments, as the interpreter passed them.

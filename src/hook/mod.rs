@@ -6,11 +6,11 @@ mod legacy;
 #[cfg(not(Py_3_11))]
 pub use legacy::check_frame_layout;
 #[cfg(not(Py_3_12))]
-pub use legacy::{install, leaf_changed, reads_frame_code, uninstall, HookState};
+pub use legacy::{fast_mode_changed, install, reads_frame_code, uninstall, HookState};
 
 #[cfg(Py_3_12)]
 mod callback;
 #[cfg(Py_3_12)]
 mod monitoring;
 #[cfg(Py_3_12)]
-pub use monitoring::{install, leaf_changed, uninstall, HookState};
+pub use monitoring::{fast_mode_changed, install, uninstall, HookState};

@@ -15,7 +15,7 @@ use pyo3::sync::PyOnceLock;
 use super::callback;
 use crate::profiler::events;
 use crate::profiler::labels::builtin_label;
-use crate::profiler::state::{Profiler, State, LEAF_NONE};
+use crate::profiler::state::{Profiler, State, FAST_NONE};
 
 /// `sys.monitoring.PROFILER_ID`.
 const TOOL_ID: u8 = 2;
@@ -31,7 +31,7 @@ pub struct HookState {
     missing: Py<PyAny>,
     /// The addresses of the callbacks bound to this profiler and not cleared (borrowed: each
     /// takes itself off when it is cleared), whose entry points follow the profiler's flags
-    /// ([`leaf_changed`]).
+    /// ([`fast_mode_changed`]).
     pub callbacks: Vec<usize>,
 }
 
@@ -61,7 +61,7 @@ impl HookState {
 /// nor a builtin function's (told before), may be a builtin's: false for a class or a bound
 /// method (of a Python function: CPython unpacks those before deciding how to call), which the
 /// general path would do nothing with (async-aware profiling looks only at plain functions), so
-/// the leaf paths answer them.
+/// the fast paths answer them.
 ///
 /// # Safety
 /// GIL held; `tp` is a live type; no borrow of the state alive.
@@ -81,18 +81,18 @@ fn monitoring(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
 type Entry = ffi::vectorcallfunc;
 
 /// The events `_lsprof` registers and the callback each gets, made for the profiler's flags:
-/// the leaf flag `leaf` (see `events::enter_leaf`), and for builtins' events whether they are
+/// the fast-path flag `fast` (see `events::enter_fast`), and for builtins' events whether they are
 /// profiled. Async-aware profiling tells a coroutine's resume from its start and its await
 /// from its return.
 ///
-/// The entry points run the leaf path of the mode they were made for without reading the flag:
+/// The entry points run the fast path of the mode they were made for without reading the flag:
 /// every callback bound to a profiler is given the entry point of the profiler's flags when it
-/// is made and whenever they change ([`leaf_changed`]).
-fn event_table(async_aware: bool, leaf: u8, builtins: bool) -> [(&'static str, Entry); 9] {
-    let [pystart, pyreturn, ..] = events::for_leaf_mode!(leaf, leaf_callbacks);
-    let builtins_leaf = if builtins { leaf } else { LEAF_NONE };
+/// is made and whenever they change ([`fast_mode_changed`]).
+fn event_table(async_aware: bool, fast: u8, builtins: bool) -> [(&'static str, Entry); 9] {
+    let [pystart, pyreturn, ..] = events::for_fast_mode!(fast, fast_callbacks);
+    let builtins_fast = if builtins { fast } else { FAST_NONE };
     let [_, _, ccall_plain, ccall_async, creturn] =
-        events::for_leaf_mode!(builtins_leaf, leaf_callbacks);
+        events::for_fast_mode!(builtins_fast, fast_callbacks);
     let ccall = if async_aware {
         ccall_async
     } else {
@@ -116,10 +116,10 @@ fn event_table(async_aware: bool, leaf: u8, builtins: bool) -> [(&'static str, E
     ]
 }
 
-/// The callbacks with leaf paths, made for the leaf flag `MODE`: PY_START, PY_RETURN, CALL
+/// The callbacks with fast paths, made for the fast-path flag `MODE`: PY_START, PY_RETURN, CALL
 /// (without and with async-aware profiling, which cannot change while they are installed) and
 /// C_RETURN.
-fn leaf_callbacks<const MODE: u8>() -> [Entry; 5] {
+fn fast_callbacks<const MODE: u8>() -> [Entry; 5] {
     [
         pystart_callback::<MODE>,
         pyreturn_callback::<MODE>,
@@ -169,14 +169,14 @@ fn register(slf: &Bound<'_, Profiler>, mon: &Bound<'_, PyAny>) -> PyResult<()> {
 
 /// The event table for the state's flags.
 fn state_table(st: &State) -> [(&'static str, Entry); 9] {
-    event_table(st.async_aware, st.leaf, st.builtins)
+    event_table(st.async_aware, st.fast, st.builtins)
 }
 
 /// Gives every callback bound to the profiler of `st` the entry point for its event under the
-/// profiler's flags as they are now: called whenever the leaf flag or the builtins flag may
-/// have changed (`State::update_leaf`). The flags cannot change during a leaf path (it calls
-/// nothing), so an entry point never runs a leaf path of a mode not the profiler's.
-pub fn leaf_changed(st: &mut State) {
+/// profiler's flags as they are now: called whenever the fast-path flag or the builtins flag may
+/// have changed (`State::update_fast_mode`). The flags cannot change during a fast path (it calls
+/// nothing), so an entry point never runs a fast path of a mode not the profiler's.
+pub fn fast_mode_changed(st: &mut State) {
     let table = state_table(st);
     for &cb in &st.hook.callbacks {
         // SAFETY: the list holds live callbacks bound to this profiler (each takes itself off
@@ -202,7 +202,7 @@ pub fn uninstall(slf: &Bound<'_, Profiler>) -> PyResult<()> {
     };
     match mon.getattr("events") {
         Ok(events) => {
-            for (name, _) in event_table(false, LEAF_NONE, false) {
+            for (name, _) in event_table(false, FAST_NONE, false) {
                 note(events.getattr(name).and_then(|ev| {
                     mon.call_method1("register_callback", (TOOL_ID, ev, py.None()))
                 }));
@@ -277,7 +277,7 @@ fn none() -> *mut ffi::PyObject {
 
 /// None's address, stored by [`HookState::new`] before any callback can run. Read from here
 /// rather than through the interpreter's symbol: the optimizer reads that once at a
-/// callback's start and keeps it in a saved register through the whole leaf path, where an
+/// callback's start and keeps it in a saved register through the whole fast path, where an
 /// atomic load stays at the return that needs it.
 static NONE: AtomicPtr<ffi::PyObject> = AtomicPtr::new(std::ptr::null_mut());
 
@@ -289,14 +289,14 @@ static NONE: AtomicPtr<ffi::PyObject> = AtomicPtr::new(std::ptr::null_mut());
 /// `cb` is one of this module's callbacks, called by CPython through its entry point, with the
 /// GIL held.
 #[inline(always)]
-unsafe fn leaf_profiler<'a>(
+unsafe fn fast_profiler<'a>(
     cb: *mut ffi::PyObject,
     nargsf: usize,
     kwnames: *mut ffi::PyObject,
     needed: usize,
 ) -> Option<&'a Profiler> {
-    // Two branches, each marked cold: as one test of both conditions (what the optimizer makes
-    // of `a || b` otherwise) it took seven instructions on every event, where these take five.
+    // Two branches, each marked cold: one test of both conditions (what the optimizer makes of
+    // `a || b` otherwise) takes more instructions on every event.
     if !kwnames.is_null() {
         std::hint::cold_path();
         return None;
@@ -323,14 +323,14 @@ unsafe extern "C" fn pystart_callback<const MODE: u8>(
     kwnames: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
     // SAFETY: `cb` is one of this module's callbacks and `args` holds at least one argument
-    // (tested), the event's live code object; `enter_leaf_as` runs with no borrow alive, and the
-    // profiler's leaf flag is `MODE` (entry points follow it: `leaf_changed`).
+    // (tested), the event's live code object; `enter_fast_as` runs with no borrow alive, and the
+    // profiler's fast-path flag is `MODE` (entry points follow it: `fast_mode_changed`).
     unsafe {
-        let Some(p) = leaf_profiler(cb, nargsf, kwnames, 1) else {
+        let Some(p) = fast_profiler(cb, nargsf, kwnames, 1) else {
             return pystart_event(cb, args, nargsf, kwnames);
         };
         let code = *args;
-        if events::enter_leaf_as::<MODE>(p, code as usize) {
+        if events::enter_fast_as::<MODE>(p, code as usize) {
             return none();
         }
         pystart_general(p, code)
@@ -352,7 +352,7 @@ unsafe extern "C" fn pystart_event(
     }
 }
 
-/// A PY_START event of `p` for `code` the leaf path did not answer.
+/// A PY_START event of `p` for `code` the fast path did not answer.
 ///
 /// # Safety
 /// GIL held; `code` is the event's live code object; no borrow of the state is alive.
@@ -433,11 +433,11 @@ unsafe extern "C" fn pyreturn_callback<const MODE: u8>(
 ) -> *mut ffi::PyObject {
     // SAFETY: as in `pystart_callback`.
     unsafe {
-        let Some(p) = leaf_profiler(cb, nargsf, kwnames, 1) else {
+        let Some(p) = fast_profiler(cb, nargsf, kwnames, 1) else {
             return pyreturn_event(cb, args, nargsf, kwnames);
         };
         let code = *args;
-        if events::leave_leaf_as::<MODE>(p, code as usize) {
+        if events::leave_fast_as::<MODE>(p, code as usize) {
             return none();
         }
         pyreturn_general(p, code)
@@ -459,7 +459,7 @@ unsafe extern "C" fn pyreturn_event(
     }
 }
 
-/// A PY_RETURN event of `p` for `code` the leaf path did not answer.
+/// A PY_RETURN event of `p` for `code` the fast path did not answer.
 ///
 /// # Safety
 /// As for [`pystart_general`].
@@ -558,7 +558,7 @@ unsafe fn function_key(callable: *mut ffi::PyObject) -> usize {
 // CALL events: the ones for Python functions (answered by their PY_START, or with `ASYNC`
 // looked at for a coroutine being created), for classes and bound methods, and for builtins
 // seen before are answered here, with no call; the rest go on by a tail call, as in
-// `pystart_callback`. (With builtins not profiled, `MODE` is `LEAF_NONE`: see `event_table`.)
+// `pystart_callback`. (With builtins not profiled, `MODE` is `FAST_NONE`: see `event_table`.)
 unsafe extern "C" fn ccall_callback<const MODE: u8, const ASYNC: bool>(
     cb: *mut ffi::PyObject,
     args: *const *mut ffi::PyObject,
@@ -567,10 +567,10 @@ unsafe extern "C" fn ccall_callback<const MODE: u8, const ASYNC: bool>(
 ) -> *mut ffi::PyObject {
     // SAFETY: `cb` is one of this module's callbacks and `args` holds at least four arguments
     // (tested): code, offset, callable, arg0, live for the event. Short reads of flags;
-    // `enter_leaf_as` runs with no borrow alive, and the profiler's leaf flag is `MODE` (entry
-    // points follow it: `leaf_changed`).
+    // `enter_fast_as` runs with no borrow alive, and the profiler's fast-path flag is `MODE` (entry
+    // points follow it: `fast_mode_changed`).
     unsafe {
-        let Some(p) = leaf_profiler(cb, nargsf, kwnames, 4) else {
+        let Some(p) = fast_profiler(cb, nargsf, kwnames, 4) else {
             return ccall_event(cb, args, nargsf, kwnames);
         };
         let (callable, arg0) = (*args.add(2), *args.add(3));
@@ -597,7 +597,7 @@ unsafe extern "C" fn ccall_callback<const MODE: u8, const ASYNC: bool>(
 }
 
 /// A CALL event of a builtin function or method object, handed on by `ccall_callback`: kept
-/// out of it, where the leaf path's registers would be saved on every CALL event (a Python
+/// out of it, where the fast path's registers would be saved on every CALL event (a Python
 /// function's too).
 ///
 /// # Safety
@@ -609,10 +609,10 @@ unsafe extern "C" fn ccall_function<const MODE: u8>(
     args: *const *mut ffi::PyObject,
     callable: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
-    // SAFETY: as for this function; `enter_leaf_as` runs with no borrow alive, and the
-    // profiler's leaf flag is `MODE` (entry points follow it: `leaf_changed`).
+    // SAFETY: as for this function; `enter_fast_as` runs with no borrow alive, and the
+    // profiler's fast-path flag is `MODE` (entry points follow it: `fast_mode_changed`).
     unsafe {
-        if events::enter_leaf_as::<MODE>(p, function_key(callable)) {
+        if events::enter_fast_as::<MODE>(p, function_key(callable)) {
             return none();
         }
         ccall_general(p, callable, *args.add(3))
@@ -630,12 +630,12 @@ unsafe extern "C" fn ccall_descriptor<const MODE: u8>(
     callable: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
     // SAFETY: as for this function (`ccall_callback` hands on method descriptors only);
-    // `enter_leaf_as` runs with no borrow alive, and the profiler's leaf flag is `MODE` (entry
-    // points follow it: `leaf_changed`).
+    // `enter_fast_as` runs with no borrow alive, and the profiler's fast-path flag is `MODE` (entry
+    // points follow it: `fast_mode_changed`).
     unsafe {
         let arg0 = *args.add(3);
         if let Some(key) = descriptor_key(p, callable, arg0) {
-            if events::enter_leaf_as::<MODE>(p, key) {
+            if events::enter_fast_as::<MODE>(p, key) {
                 return none();
             }
         }
@@ -659,7 +659,7 @@ unsafe extern "C" fn ccall_event(
     unsafe { ccall_general(p, *args.add(2), *args.add(3)) }
 }
 
-/// A CALL event of `p` for `callable` (first argument `arg0`) the leaf path did not answer.
+/// A CALL event of `p` for `callable` (first argument `arg0`) the fast path did not answer.
 ///
 /// # Safety
 /// GIL held; `callable` and `arg0` are the event's live arguments; no borrow of the state alive.
@@ -712,18 +712,18 @@ unsafe extern "C" fn creturn_callback<const MODE: u8>(
 ) -> *mut ffi::PyObject {
     // SAFETY: as in `ccall_callback`.
     unsafe {
-        let Some(p) = leaf_profiler(cb, nargsf, kwnames, 4) else {
+        let Some(p) = fast_profiler(cb, nargsf, kwnames, 4) else {
             return creturn_event(cb, args, nargsf, kwnames);
         };
         let (callable, arg0) = (*args.add(2), *args.add(3));
         let tp = ffi::Py_TYPE(callable);
         if tp == addr_of_mut!(ffi::PyCFunction_Type) {
             let key = function_key(callable);
-            if events::leave_leaf_as::<MODE>(p, key) {
+            if events::leave_fast_as::<MODE>(p, key) {
                 return none();
             }
             // Handed on with the key in hand: the event's arguments need not stay live across
-            // the leaf path (fewer registers saved on every event).
+            // the fast path (fewer registers saved on every event).
             return creturn_key(p, key);
         }
         if tp == addr_of_mut!(ffi::PyMethodDescr_Type) {
@@ -752,7 +752,7 @@ unsafe extern "C" fn creturn_descriptor<const MODE: u8>(
     unsafe {
         match descriptor_key(p, callable, arg0) {
             Some(key) => {
-                if events::leave_leaf_as::<MODE>(p, key) {
+                if events::leave_fast_as::<MODE>(p, key) {
                     return none();
                 }
                 creturn_key(p, key)
@@ -763,8 +763,8 @@ unsafe extern "C" fn creturn_descriptor<const MODE: u8>(
 }
 
 /// A C_RETURN/C_RAISE event of the builtin `key` (as [`function_key`] or [`descriptor_key`]
-/// tell it, which is what [`builtin_of`] gives for the same event) that the leaf path did not
-/// answer: nothing unless builtins are profiled (the leaf path does not ask).
+/// tell it, which is what [`builtin_of`] gives for the same event) that the fast path did not
+/// answer: nothing unless builtins are profiled (the fast path does not ask).
 ///
 /// # Safety
 /// As for [`ccall_general`].
@@ -795,7 +795,7 @@ unsafe extern "C" fn creturn_event(
     unsafe { creturn_general(p, *args.add(2), *args.add(3)) }
 }
 
-/// A C_RETURN/C_RAISE event the leaf path did not answer.
+/// A C_RETURN/C_RAISE event the fast path did not answer.
 ///
 /// # Safety
 /// As for [`ccall_general`].

@@ -22,7 +22,7 @@ use crate::hook;
 use crate::profiler::config::Config;
 use crate::profiler::mode::{set_bias, set_builtins, set_subcalls};
 use crate::profiler::snapshot::Snapshot;
-use crate::profiler::state::{unit, Profiler, State, LEAF_NONE};
+use crate::profiler::state::{unit, Profiler, State, FAST_NONE};
 use crate::profiler::track::{ThreadInfo, ThreadKey};
 use crate::profiler::{args, events};
 
@@ -148,9 +148,9 @@ impl Profiler {
             external_timer: false,
             clock: clock::Native::Wall,
             plain_clock: true,
-            leaf: LEAF_NONE,
-            leaf_thread: 0,
-            bare: true,
+            fast: FAST_NONE,
+            fast_thread: 0,
+            plain_no_timeline: true,
             timeunit: 0.0,
             bias: 0.0,
             bias_units: 0.0,
@@ -435,7 +435,7 @@ impl Profiler {
         crate::profiler::timeline_view::take(py, unsafe { &*self.state_ptr() }).map(|t| t.info())
     }
 
-    /// The timeline as columns (see `timeline_py::Taken::columns`), or None without one.
+    /// The timeline as columns (see `timeline_view::TimelineCopy::columns`), or None without one.
     fn _timeline_columns<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
         // SAFETY: as above; the labels are read after the copy, with no borrow alive.
         let taken = crate::profiler::timeline_view::take(py, unsafe { &*self.state_ptr() });

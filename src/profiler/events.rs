@@ -6,9 +6,9 @@
 //!
 //! 1. The front end's callback (`hook/legacy.rs` `hook_for::<MODE>`, `hook/monitoring.rs` the
 //!    `PY_START`/`CALL`/... callbacks) turns the event into a key: a code object's address, or a
-//!    builtin's `PyMethodDef`. It was installed for the profiler's leaf mode (`State::leaf`,
-//!    chosen in `mode.rs`; [`for_leaf_mode!`] picks the copy).
-//! 2. Leaf path: [`enter_leaf`] / [`enter_leaf_as`] -> `enter_leaf_on` -> `leaf_parts` (the
+//!    builtin's `PyMethodDef`. It was installed for the profiler's fast-path mode (`State::fast`,
+//!    chosen in `mode.rs`; [`for_fast_mode!`] picks the copy).
+//! 2. Fast path: [`enter_fast`] / [`enter_fast_as`] -> `enter_fast_on` -> `fast_parts` (the
 //!    calling thread's track in place, room in the timeline) -> `Aggregator::enter_cached_as`
 //!    (core/aggregator.rs: the key and edge caches of core/lookup_cache.rs, the push on
 //!    core/frames.rs's stack, the TSC read inline) -> the timeline slot written. No call is
@@ -35,7 +35,7 @@ use crate::core::frames::Stack;
 use crate::core::timeline;
 use crate::profiler::exception::SavedException;
 use crate::profiler::state::{Profiler, State};
-use crate::profiler::state::{LEAF_NONE, LEAF_ON, LEAF_THREADS, LEAF_TIMELINE};
+use crate::profiler::state::{FAST_NONE, FAST_ON, FAST_WITH_THREADS, FAST_WITH_TIMELINE};
 use crate::profiler::threads;
 use crate::profiler::timer;
 
@@ -113,20 +113,20 @@ pub unsafe fn enter_call(
     unsafe { enter_call_slow(py, p, key, make_label) }
 }
 
-/// The leaf flags that callbacks are specialized for (see [`enter_leaf`]).
-pub const LEAF_TL: u8 = LEAF_ON | LEAF_TIMELINE;
-pub const LEAF_TH: u8 = LEAF_ON | LEAF_THREADS;
-pub const LEAF_TL_TH: u8 = LEAF_ON | LEAF_TIMELINE | LEAF_THREADS;
+/// The fast-path flags that callbacks are specialized for (see [`enter_fast`]).
+pub const FAST_TIMELINE: u8 = FAST_ON | FAST_WITH_TIMELINE;
+pub const FAST_THREADS: u8 = FAST_ON | FAST_WITH_THREADS;
+pub const FAST_TIMELINE_THREADS: u8 = FAST_ON | FAST_WITH_TIMELINE | FAST_WITH_THREADS;
 
-/// Runs the copy of a leaf path (`enter_leaf_on` or `leave_leaf_on`) that the callback's mode
-/// `$mode` (a constant) names, if the state's leaf flag is that mode, or answers false; with
+/// Runs the copy of a fast path (`enter_fast_on` or `leave_fast_on`) that the callback's mode
+/// `$mode` (a constant) names, if the state's fast-path flag is that mode, or answers false; with
 /// `trusted`, the flag is not read (the caller knows it is `$mode`). A macro, so that each copy
 /// is inlined where it is used and the constant tests fold away. Must be used inside `unsafe`,
 /// with no borrow of the state alive.
 macro_rules! by_mode {
     ($mode:expr, $p:expr, $path:ident, $key:expr) => {{
         let st = $p.state_ptr();
-        if (*st).leaf != $mode {
+        if (*st).fast != $mode {
             false
         } else {
             by_mode!($mode, $p, trusted, $path, $key)
@@ -135,31 +135,31 @@ macro_rules! by_mode {
     ($mode:expr, $p:expr, trusted, $path:ident, $key:expr) => {{
         let st = $p.state_ptr();
         match $mode {
-            LEAF_NONE => false,
-            LEAF_ON => $path::<false, false>(&mut *st, $key),
-            LEAF_TL => $path::<true, false>(&mut *st, $key),
-            LEAF_TH => $path::<false, true>(&mut *st, $key),
+            FAST_NONE => false,
+            FAST_ON => $path::<false, false>(&mut *st, $key),
+            FAST_TIMELINE => $path::<true, false>(&mut *st, $key),
+            FAST_THREADS => $path::<false, true>(&mut *st, $key),
             _ => $path::<true, true>(&mut *st, $key),
         }
     }};
 }
 
-/// `$make::<MODE>()` for the mode equal to the runtime leaf flag `$leaf` ([`LEAF_NONE`] for any
+/// `$make::<MODE>()` for the mode equal to the runtime fast-path flag `$fast` ([`FAST_NONE`] for any
 /// other value): how a front end picks the callbacks specialized for a profiler's flag.
-macro_rules! for_leaf_mode {
-    ($leaf:expr, $make:ident) => {{
-        use $crate::profiler::events::{LEAF_TH, LEAF_TL, LEAF_TL_TH};
-        use $crate::profiler::state::{LEAF_NONE, LEAF_ON};
-        match $leaf {
-            LEAF_ON => $make::<LEAF_ON>(),
-            LEAF_TL => $make::<LEAF_TL>(),
-            LEAF_TH => $make::<LEAF_TH>(),
-            LEAF_TL_TH => $make::<LEAF_TL_TH>(),
-            _ => $make::<LEAF_NONE>(),
+macro_rules! for_fast_mode {
+    ($fast:expr, $make:ident) => {{
+        use $crate::profiler::events::{FAST_THREADS, FAST_TIMELINE, FAST_TIMELINE_THREADS};
+        use $crate::profiler::state::{FAST_NONE, FAST_ON};
+        match $fast {
+            FAST_ON => $make::<FAST_ON>(),
+            FAST_TIMELINE => $make::<FAST_TIMELINE>(),
+            FAST_THREADS => $make::<FAST_THREADS>(),
+            FAST_TIMELINE_THREADS => $make::<FAST_TIMELINE_THREADS>(),
+            _ => $make::<FAST_NONE>(),
         }
     }};
 }
-pub(crate) use for_leaf_mode;
+pub(crate) use for_fast_mode;
 
 /// The common case of [`enter_call`]: a function seen before, called from one seen calling it
 /// before, with the default clock read inline (the TSC) and subcalls on, room in the timeline
@@ -168,7 +168,7 @@ pub(crate) use for_leaf_mode;
 /// already holds compiles to a leaf that saves no registers. False if the event must take the
 /// general path.
 ///
-/// `MODE` is the leaf flag (`State::leaf`) the calling callback was made for, chosen when it
+/// `MODE` is the fast-path flag (`State::fast`) the calling callback was made for, chosen when it
 /// was installed: the path for that flag is compiled in, and the state's flag is compared with
 /// it, one test where a dispatch on the flag would take a jump table. A flag changed since
 /// (a bias set while profiling) sends every event to the general path, which is always right.
@@ -176,39 +176,39 @@ pub(crate) use for_leaf_mode;
 /// # Safety
 /// As for [`enter_call`].
 #[inline(always)]
-#[cfg_attr(Py_3_12, allow(dead_code))]
-pub unsafe fn enter_leaf<const MODE: u8>(p: &Profiler, key: usize) -> bool {
+#[cfg(not(Py_3_12))]
+pub unsafe fn enter_fast<const MODE: u8>(p: &Profiler, key: usize) -> bool {
     // SAFETY: as for this function: a short read, with no borrow alive; then exclusive access
     // for the path the flag allows.
-    unsafe { by_mode!(MODE, p, enter_leaf_on, key) }
+    unsafe { by_mode!(MODE, p, enter_fast_on, key) }
 }
 
-/// [`enter_leaf`] for a caller that knows the state's leaf flag is `MODE` (the `sys.monitoring`
-/// callbacks, whose entry points are swapped when the flag changes: `hook::leaf_changed`), so
+/// [`enter_fast`] for a caller that knows the state's fast-path flag is `MODE` (the `sys.monitoring`
+/// callbacks, whose entry points are swapped when the flag changes: `hook::fast_mode_changed`), so
 /// the flag is not read.
 ///
 /// # Safety
-/// As for [`enter_call`]; the state's leaf flag is `MODE`.
+/// As for [`enter_call`]; the state's fast-path flag is `MODE`.
 #[inline(always)]
-#[cfg_attr(not(Py_3_12), allow(dead_code))]
-pub unsafe fn enter_leaf_as<const MODE: u8>(p: &Profiler, key: usize) -> bool {
-    // SAFETY: as in `enter_leaf`; the flag is `MODE` (function contract).
-    unsafe { by_mode!(MODE, p, trusted, enter_leaf_on, key) }
+#[cfg(Py_3_12)]
+pub unsafe fn enter_fast_as<const MODE: u8>(p: &Profiler, key: usize) -> bool {
+    // SAFETY: as in `enter_fast`; the flag is `MODE` (function contract).
+    unsafe { by_mode!(MODE, p, trusted, enter_fast_on, key) }
 }
 
-/// [`leave_leaf`] for a caller that knows the state's leaf flag is `MODE`, as
-/// [`enter_leaf_as`].
+/// [`leave_fast`] for a caller that knows the state's fast-path flag is `MODE`, as
+/// [`enter_fast_as`].
 ///
 /// # Safety
-/// As for [`enter_leaf_as`].
+/// As for [`enter_fast_as`].
 #[inline(always)]
-#[cfg_attr(not(Py_3_12), allow(dead_code))]
-pub unsafe fn leave_leaf_as<const MODE: u8>(p: &Profiler, key: usize) -> bool {
-    // SAFETY: as in `enter_leaf_as`.
-    unsafe { by_mode!(MODE, p, trusted, leave_leaf_on, key) }
+#[cfg(Py_3_12)]
+pub unsafe fn leave_fast_as<const MODE: u8>(p: &Profiler, key: usize) -> bool {
+    // SAFETY: as in `enter_fast_as`.
+    unsafe { by_mode!(MODE, p, trusted, leave_fast_on, key) }
 }
 
-/// The state split for a leaf path, if one may run on it as it is: the timeline's free slot
+/// The state split for a fast path, if one may run on it as it is: the timeline's free slot
 /// (`TIMELINE`: None without room), the aggregator and the stack. With threads=True
 /// (`THREADS`), the track in place must be the calling thread's. That is known when the last
 /// event that made sure of it came from the thread with this thread pointer and the track
@@ -216,10 +216,10 @@ pub unsafe fn leave_leaf_as<const MODE: u8>(p: &Profiler, key: usize) -> bool {
 /// (with none open, the thread may have ended and its pointer gone to a new one). The slot is
 /// taken before the bookkeeping, so that the write after it needs no second test.
 #[inline(always)]
-fn leaf_parts<const TIMELINE: bool, const THREADS: bool>(
+fn fast_parts<const TIMELINE: bool, const THREADS: bool>(
     s: &mut State,
 ) -> Option<(Option<timeline::Slot<'_>>, &mut Aggregator, &mut Stack)> {
-    if THREADS && (s.leaf_thread != threads::thread_pointer() || s.stack.frames.is_empty()) {
+    if THREADS && (s.fast_thread != threads::thread_pointer() || s.stack.frames.is_empty()) {
         return None;
     }
     // With the timeline flag, no timeline (never the case) or no room takes the general path,
@@ -232,11 +232,11 @@ fn leaf_parts<const TIMELINE: bool, const THREADS: bool>(
     Some((slot, &mut s.agg, &mut s.stack))
 }
 
-/// [`enter_leaf`] once its flag has been read. (Functions, not closures, so that every copy is
+/// [`enter_fast`] once its flag has been read. (Functions, not closures, so that every copy is
 /// inlined into the callbacks.)
 #[inline(always)]
-fn enter_leaf_on<const TIMELINE: bool, const THREADS: bool>(s: &mut State, key: usize) -> bool {
-    let Some((slot, agg, stack)) = leaf_parts::<TIMELINE, THREADS>(s) else {
+fn enter_fast_on<const TIMELINE: bool, const THREADS: bool>(s: &mut State, key: usize) -> bool {
+    let Some((slot, agg, stack)) = fast_parts::<TIMELINE, THREADS>(s) else {
         return false;
     };
     let mut t = 0;
@@ -250,30 +250,30 @@ fn enter_leaf_on<const TIMELINE: bool, const THREADS: bool>(s: &mut State, key: 
     if !unsafe { agg.enter_cached_as(stack, key, now, true) } {
         return false;
     }
-    // Recorded after the push (on a leave, where the clock is read: fewer instructions each,
-    // measured on 3.13).
+    // Recorded after the push (on a leave, where the clock is read): fewer values stay live
+    // across the bookkeeping.
     if let Some(slot) = slot {
         slot.record(timeline::ENTER, t, key, stack.frames.len() - 1);
     }
     true
 }
 
-/// The common case of [`leave_call`], as [`enter_leaf`] is of [`enter_call`]: the return of
+/// The common case of [`leave_call`], as [`enter_fast`] is of [`enter_call`]: the return of
 /// the call on top of the stack, opened by a cached path or found in the caches since.
 ///
 /// # Safety
 /// As for [`enter_call`].
 #[inline(always)]
-#[cfg_attr(Py_3_12, allow(dead_code))]
-pub unsafe fn leave_leaf<const MODE: u8>(p: &Profiler, key: usize) -> bool {
-    // SAFETY: as in `enter_leaf`.
-    unsafe { by_mode!(MODE, p, leave_leaf_on, key) }
+#[cfg(not(Py_3_12))]
+pub unsafe fn leave_fast<const MODE: u8>(p: &Profiler, key: usize) -> bool {
+    // SAFETY: as in `enter_fast`.
+    unsafe { by_mode!(MODE, p, leave_fast_on, key) }
 }
 
-/// [`leave_leaf`] once its flag has been read, as [`enter_leaf_on`].
+/// [`leave_fast`] once its flag has been read, as [`enter_fast_on`].
 #[inline(always)]
-fn leave_leaf_on<const TIMELINE: bool, const THREADS: bool>(s: &mut State, key: usize) -> bool {
-    let Some((slot, agg, stack)) = leaf_parts::<TIMELINE, THREADS>(s) else {
+fn leave_fast_on<const TIMELINE: bool, const THREADS: bool>(s: &mut State, key: usize) -> bool {
+    let Some((slot, agg, stack)) = fast_parts::<TIMELINE, THREADS>(s) else {
         return false;
     };
     // The event is recorded where the clock is read, before the call is closed: fewer values
@@ -286,7 +286,7 @@ fn leave_leaf_on<const TIMELINE: bool, const THREADS: bool>(s: &mut State, key: 
         t
     };
     // Subcalls are on (the flag's condition).
-    // SAFETY: as in `enter_leaf_on`.
+    // SAFETY: as in `enter_fast_on`.
     unsafe { agg.stop_cached_as(stack, key, now, true) }.is_some()
 }
 
@@ -317,7 +317,7 @@ unsafe fn cached_state(p: &Profiler) -> Option<*mut State> {
 #[inline(always)]
 unsafe fn enter_cached_on(st: *mut State, key: usize) -> bool {
     // SAFETY: exclusive access to the state (GIL held, no borrow alive: function contract);
-    // nothing here calls Python. The stack's calls are its aggregator's (as in `enter_leaf_on`).
+    // nothing here calls Python. The stack's calls are its aggregator's (as in `enter_fast_on`).
     unsafe {
         let s = &mut *st;
         let mut t = 0;
@@ -343,11 +343,11 @@ unsafe fn enter_cached_on(st: *mut State, key: usize) -> bool {
 #[inline(always)]
 unsafe fn leave_cached_on(st: *mut State, key: usize) -> bool {
     // SAFETY: exclusive access for the bookkeeping; nothing here calls Python. The stack's
-    // calls are its aggregator's (as in `enter_leaf_on`).
+    // calls are its aggregator's (as in `enter_fast_on`).
     unsafe {
         let s = &mut *st;
         let tl = s.timeline.as_deref_mut();
-        // As in `leave_leaf_on`.
+        // As in `leave_fast_on`.
         let now = |depth| {
             let t = clock::now();
             if let Some(tl) = tl {
@@ -401,7 +401,7 @@ pub unsafe fn enter_call_from(
     // SAFETY: exclusive access; nothing here calls Python.
     unsafe {
         let s = &mut *st;
-        if s.bare {
+        if s.plain_no_timeline {
             push(s, id, caller);
             s.stack.set_top_t0(clock::now());
             return;
@@ -512,7 +512,7 @@ unsafe fn leave_call_slow(py: Python<'_>, p: &Profiler, key: usize) {
     // SAFETY: as above.
     unsafe {
         let s = &mut *st;
-        if s.bare {
+        if s.plain_no_timeline {
             let t = clock::now();
             s.agg.stop(&mut s.stack, id, t);
             return;
@@ -595,7 +595,7 @@ pub unsafe fn suspend_call(py: Python<'_>, p: &Profiler, key: usize, frame: usiz
 ///
 /// # Safety
 /// As for [`enter_call`].
-#[cfg_attr(Py_3_11, allow(dead_code))]
+#[cfg(not(Py_3_12))]
 pub unsafe fn close_stale(p: &Profiler, frame: usize) {
     let st = p.state_ptr();
     // SAFETY: short exclusive access; nothing here calls Python.
@@ -676,7 +676,7 @@ pub unsafe fn resume_call(
 ///
 /// # Safety
 /// GIL held; no borrow of the state alive.
-#[cfg_attr(not(Py_3_12), allow(dead_code))]
+#[cfg(Py_3_12)]
 pub unsafe fn coroutine_created(p: &Profiler, code: usize) {
     let st = p.state_ptr();
     // SAFETY: short exclusive access; nothing here calls Python.

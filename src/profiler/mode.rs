@@ -1,10 +1,12 @@
 //! Which paths the events take: the one place that decides them from the profiler's settings.
-//! `plain_clock` and `bare` say how the clock is read; the leaf mode (`State::leaf`) says which
+//! `plain_clock` and `plain_no_timeline` say how the clock is read; the fast-path mode (`State::fast`) says which
 //! specialized callbacks may run, and the front end is told whenever it changes.
 
 use crate::core::clock;
 use crate::hook;
-use crate::profiler::state::{unit, State, LEAF_NONE, LEAF_ON, LEAF_THREADS, LEAF_TIMELINE};
+use crate::profiler::state::{
+    unit, State, FAST_NONE, FAST_ON, FAST_WITH_THREADS, FAST_WITH_TIMELINE,
+};
 use crate::profiler::threads::HAS_THREAD_POINTER;
 
 /// Sets the bias, and with it (as every change of timer, clock, bias or timeline ends here)
@@ -17,8 +19,8 @@ pub fn set_bias(st: &mut State, bias: f64) {
         && st.bias_units == 0.0
         && st.bias_acc == 0.0
         && st.clock == clock::Native::Wall;
-    st.bare = st.plain_clock && st.timeline.is_none();
-    update_leaf(st);
+    st.plain_no_timeline = st.plain_clock && st.timeline.is_none();
+    update_fast_mode(st);
 }
 
 /// cProfile's `subcalls` flag, for every thread's track.
@@ -27,37 +29,37 @@ pub fn set_subcalls(st: &mut State, subcalls: bool) {
     for t in st.parked.values_mut() {
         t.agg.subcalls = subcalls;
     }
-    update_leaf(st);
+    update_fast_mode(st);
 }
 
 /// Sets whether builtins are profiled (and the callbacks' paths for it).
 pub fn set_builtins(st: &mut State, builtins: bool) {
     st.builtins = builtins;
-    update_leaf(st);
+    update_fast_mode(st);
 }
 
-/// Recomputes [`State::leaf`], and has the front end's callbacks follow it (and the builtins
+/// Recomputes [`State::fast`], and has the front end's callbacks follow it (and the builtins
 /// flag); called wherever what it depends on changes (the clock, the bias, the timeline,
 /// threads: `set_bias`; subcalls: `set_subcalls`; builtins: `set_builtins`).
-pub fn update_leaf(st: &mut State) {
+pub fn update_fast_mode(st: &mut State) {
     let threads_ok = !st.threads || HAS_THREAD_POINTER;
-    // Before 3.12 the hook reads a frame's code itself on the leaf paths, and a coroutine's
+    // Before 3.12 the hook reads a frame's code itself on the fast paths, and a coroutine's
     // events (async_aware) need the frame's state: the general path.
     #[cfg(not(Py_3_12))]
     let hook_ok = hook::reads_frame_code() && !st.async_aware;
     #[cfg(Py_3_12)]
     let hook_ok = true;
-    st.leaf = if !(st.plain_clock && threads_ok && hook_ok && st.agg.subcalls && clock::reads_tsc())
+    st.fast = if !(st.plain_clock && threads_ok && hook_ok && st.agg.subcalls && clock::reads_tsc())
     {
-        LEAF_NONE
+        FAST_NONE
     } else {
-        LEAF_ON
+        FAST_ON
             | if st.timeline.is_some() {
-                LEAF_TIMELINE
+                FAST_WITH_TIMELINE
             } else {
                 0
             }
-            | if st.threads { LEAF_THREADS } else { 0 }
+            | if st.threads { FAST_WITH_THREADS } else { 0 }
     };
-    hook::leaf_changed(st);
+    hook::fast_mode_changed(st);
 }

@@ -1,5 +1,5 @@
 //! The profiler's data: the `Profiler` object (the `#[pyclass]`; its methods are in `class.rs`)
-//! and the `State` every event reads and mutates, with the leaf modes a callback can be
+//! and the `State` every event reads and mutates, with the fast-path modes a callback can be
 //! specialized for. Functions that change what a mode depends on are in `mode.rs`.
 
 use std::cell::UnsafeCell;
@@ -16,16 +16,16 @@ use crate::profiler::track::{ThreadInfo, ThreadKey, Track};
 /// Everything the event path mutates. Reached only through `Profiler::state_ptr` with the GIL
 /// held, in short borrows that never span a call into Python.
 ///
-/// `repr(C)`, with what the callbacks' leaf paths read first (the stack, the flags, the
+/// `repr(C)`, with what the callbacks' fast paths read first (the stack, the flags, the
 /// timeline, the aggregator's arrays and caches), so that an event touches a few cache lines of
 /// the state rather than one for each field it reads.
 #[repr(C)]
 pub struct State {
     pub stack: Stack,
-    /// Which leaf path the callbacks may try ([`LEAF_NONE`], or [`LEAF_ON`] with
-    /// [`LEAF_TIMELINE`] and [`LEAF_THREADS`]): one test for the plain clock read inline (the
+    /// Which fast path the callbacks may try ([`FAST_NONE`], or [`FAST_ON`] with
+    /// [`FAST_WITH_TIMELINE`] and [`FAST_WITH_THREADS`]): one test for the plain clock read inline (the
     /// TSC) and subcalls on, and which of the timeline and per-thread tracks are in use.
-    pub leaf: u8,
+    pub fast: u8,
     pub builtins: bool,
     /// A coroutine counts as one call from start to return (`Profile(async_aware=True)`).
     pub async_aware: bool,
@@ -34,7 +34,7 @@ pub struct State {
     /// recording the timeline if any).
     pub plain_clock: bool,
     /// The plain clock and no timeline: the events' shortest path, one test.
-    pub bare: bool,
+    pub plain_no_timeline: bool,
     /// Every thread has its own track (`Profile(threads=True)`); else one stack for all, as
     /// in cProfile.
     pub threads: bool,
@@ -45,7 +45,7 @@ pub struct State {
     pub nomemory: bool,
     /// With threads=True: the thread pointer (`threads::thread_pointer`) of the thread whose
     /// track is in place, set when an event has made sure of it; 0 when unknown.
-    pub leaf_thread: usize,
+    pub fast_thread: usize,
     /// Every call and return, when recorded (`Profile(timeline=True)`).
     pub timeline: Option<Box<Timeline>>,
     /// Front-end data (`sys.monitoring.MISSING` on 3.12+).
@@ -222,11 +222,11 @@ pub fn unit(st: &State) -> f64 {
     }
 }
 
-/// No leaf path: every event takes the general one.
-pub const LEAF_NONE: u8 = 0;
-/// The leaf paths may be tried.
-pub const LEAF_ON: u8 = 1;
+/// No fast path: every event takes the general one.
+pub const FAST_NONE: u8 = 0;
+/// The fast paths may be tried.
+pub const FAST_ON: u8 = 1;
 /// ... recording the timeline.
-pub const LEAF_TIMELINE: u8 = 2;
+pub const FAST_WITH_TIMELINE: u8 = 2;
 /// ... on the track in place if it is the calling thread's (threads=True).
-pub const LEAF_THREADS: u8 = 4;
+pub const FAST_WITH_THREADS: u8 = 4;

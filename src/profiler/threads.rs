@@ -21,7 +21,7 @@ pub const HAS_THREAD_POINTER: bool = cfg!(all(target_arch = "x86_64", target_os 
 
 /// The calling thread's thread pointer: on x86_64 Linux the psABI puts it at `%fs:0`, distinct
 /// for every live thread, read with no call (where the interpreter's thread state takes one).
-/// It lets the callbacks' leaf paths check that the track in place is the calling thread's.
+/// It lets the callbacks' fast paths check that the track in place is the calling thread's.
 /// 0 where [`HAS_THREAD_POINTER`] is false.
 #[inline(always)]
 pub fn thread_pointer() -> usize {
@@ -73,7 +73,7 @@ pub unsafe fn select(st: *mut State) {
     // SAFETY: short reads.
     if unsafe { (*st).thread.tstate == ts && !(*st).stack.frames.is_empty() } {
         // SAFETY: short write.
-        unsafe { (*st).leaf_thread = thread_pointer() };
+        unsafe { (*st).fast_thread = thread_pointer() };
         return;
     }
     // SAFETY: `ts` is this thread's live state.
@@ -85,7 +85,7 @@ pub unsafe fn select(st: *mut State) {
     }
     // The track in place is this thread's now (a switch ends by selecting it again).
     // SAFETY: short write.
-    unsafe { (*st).leaf_thread = thread_pointer() };
+    unsafe { (*st).fast_thread = thread_pointer() };
 }
 
 #[cold]
@@ -177,7 +177,7 @@ fn lend_caches(s: &mut State, agg: &mut Aggregator, me: ThreadKey) {
 /// Exchanges the current track with `t`.
 pub fn swap_in(s: &mut State, t: &mut Track) {
     // Until an event makes sure of the thread again.
-    s.leaf_thread = 0;
+    s.fast_thread = 0;
     std::mem::swap(&mut s.thread, &mut t.key);
     std::mem::swap(&mut s.thread_info, &mut t.info);
     std::mem::swap(&mut s.agg, &mut t.agg);

@@ -50,7 +50,7 @@ fn label_of(py: Python<'_>, obj: &Bound<'_, PyAny>) -> Label {
 
 /// Everything an export needs, taken from the state without holding a borrow into it while
 /// Python code runs (labels are read from the objects afterwards).
-pub struct Taken {
+pub struct TimelineCopy {
     events: Vec<Event>,
     tl_threads: Vec<(u64, u64)>,
     dropped: u64,
@@ -66,7 +66,7 @@ pub struct Taken {
 }
 
 /// Copies the timeline and the objects naming its keys, or `None` without a timeline.
-pub fn take(py: Python<'_>, st: &State) -> Option<Taken> {
+pub fn take(py: Python<'_>, st: &State) -> Option<TimelineCopy> {
     let tl: &Timeline = st.timeline.as_deref()?;
     let events: Vec<Event> = tl.iter().copied().collect();
     let mut wanted: HashMap<usize, Py<PyAny>> = HashMap::new();
@@ -95,7 +95,7 @@ pub fn take(py: Python<'_>, st: &State) -> Option<Taken> {
         .rss
         .as_deref()
         .map_or_else(|| (Vec::new(), 0), |r| r.samples());
-    Some(Taken {
+    Some(TimelineCopy {
         events,
         tl_threads: tl.threads.clone(),
         dropped: tl.dropped,
@@ -158,7 +158,7 @@ impl Columns {
     }
 }
 
-impl Taken {
+impl TimelineCopy {
     fn labels(&self, py: Python<'_>) -> HashMap<usize, Label> {
         self.objs
             .iter()
