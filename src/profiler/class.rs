@@ -188,41 +188,25 @@ impl Profiler {
         args: &Bound<'_, PyTuple>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<()> {
-        let Config {
-            timer,
-            native,
-            timeunit,
-            subcalls,
-            builtins,
-            bias,
-            threads,
-            async_aware,
-            timeline: want_timeline,
-            buffer_size,
-            when_full,
-            memory: want_memory,
-            rss: want_rss,
-            rss_interval,
-            rss_trigger,
-        } = Config::parse(args, kwargs)?;
+        let c = Config::parse(args, kwargs)?;
         // SAFETY: GIL held; exclusive access for plain field writes (no Python runs here).
         let st = unsafe { &mut *self.state_ptr() };
         // What cannot change under a running profiler is checked before anything changes.
         let same_timeline = match st.timeline.as_deref() {
-            Some(tl) => want_timeline && tl.capacity() == buffer_size && tl.when_full == when_full,
-            None => !want_timeline,
+            Some(tl) => c.timeline && tl.capacity() == c.buffer_size && tl.when_full == c.when_full,
+            None => !c.timeline,
         };
         let same_rss = same_timeline
             && match st.rss.as_deref() {
-                Some(r) => want_rss && r.interval == rss_interval && r.trigger == rss_trigger,
-                None => !want_rss,
+                Some(r) => c.rss && r.interval == c.rss_interval && r.trigger == c.rss_trigger,
+                None => !c.rss,
             };
         if st.enabled {
             for (changed, what) in [
-                (st.threads != threads, "threads"),
-                (st.async_aware != async_aware, "async_aware"),
+                (st.threads != c.threads, "threads"),
+                (st.async_aware != c.async_aware, "async_aware"),
                 (!same_timeline, "the timeline"),
-                (st.memory.is_some() != want_memory, "memory"),
+                (st.memory.is_some() != c.memory, "memory"),
                 (!same_rss, "rss"),
             ] {
                 if changed {
@@ -233,47 +217,48 @@ impl Profiler {
             }
         }
         // The buffer is had (or MemoryError raised) before anything changes.
-        let new_timeline = if !same_timeline && want_timeline {
-            let mut tl = Timeline::try_new(buffer_size, when_full).ok_or_else(|| {
+        let new_timeline = if !same_timeline && c.timeline {
+            let mut tl = Timeline::try_new(c.buffer_size, c.when_full).ok_or_else(|| {
                 PyMemoryError::new_err(format!(
-                    "cannot allocate a timeline of {buffer_size} events"
+                    "cannot allocate a timeline of {} events",
+                    c.buffer_size
                 ))
             })?;
-            timeline_thread_now(threads, &st.thread, &st.thread_info, &mut tl);
+            timeline_thread_now(c.threads, &st.thread, &st.thread_info, &mut tl);
             Some(Box::new(tl))
         } else {
             None
         };
-        set_subcalls(st, subcalls);
-        set_builtins(st, builtins);
-        st.timeunit = timeunit;
-        st.external_timer = timer.is_some();
+        set_subcalls(st, c.subcalls);
+        set_builtins(st, c.builtins);
+        st.timeunit = c.timeunit;
+        st.external_timer = c.timer.is_some();
         // A new timer's readings are not ordered against the old one's.
         st.timer_high = i64::MIN;
-        st.clock = native;
-        st.threads = threads;
-        st.async_aware = async_aware;
-        if st.memory.is_some() != want_memory {
-            st.memory = want_memory.then(Box::default);
+        st.clock = c.native;
+        st.threads = c.threads;
+        st.async_aware = c.async_aware;
+        if st.memory.is_some() != c.memory {
+            st.memory = c.memory.then(Box::default);
         }
         if !same_timeline {
             st.timeline = new_timeline;
         }
         if !same_rss {
             // The old sampler's thread (not running: the profiler is not enabled) goes with it.
-            st.rss = want_rss.then(|| {
+            st.rss = c.rss.then(|| {
                 Box::new(crate::core::rss::Sampler::new(
-                    rss_interval,
-                    rss_trigger,
-                    buffer_size,
-                    when_full,
+                    c.rss_interval,
+                    c.rss_trigger,
+                    c.buffer_size,
+                    c.when_full,
                 ))
             });
         }
-        set_bias(st, bias);
+        set_bias(st, c.bias);
         // SAFETY: the old timer is dropped after the cell is updated; a timer call in progress
         // holds its own reference.
-        let old = unsafe { std::mem::replace(&mut *self.timer.get(), timer) };
+        let old = unsafe { std::mem::replace(&mut *self.timer.get(), c.timer) };
         drop(old);
         Ok(())
     }
