@@ -5,6 +5,7 @@
 //!   edge), over `frames` (a thread's call stack) and `lookup_cache` (the caches in front of its
 //!   tables);
 //! - `clock`: the default timer (the time-stamp counter or `CLOCK_MONOTONIC`) and the native clocks;
+//! - `format`: integers as decimal text, for the stats reports and the timeline's exports;
 //! - `memory`: the ledger of bytes allocated and freed per function;
 //! - `timeline`: the ring of calls, returns and memory events, and its Chrome trace and
 //!   speedscope writers; `rss`: the resident-memory sampler that feeds it.
@@ -12,6 +13,7 @@
 pub mod aggregator;
 pub mod clock;
 pub mod counters;
+pub mod format;
 pub mod frames;
 pub mod lookup_cache;
 pub mod memory;

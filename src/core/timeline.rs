@@ -511,7 +511,7 @@ fn json_str<W: Write>(w: &mut W, s: &str) -> io::Result<()> {
 fn digits(out: &mut Vec<u8>, v: u64) {
     let mut buf = [0u8; 20];
     // Ids and microseconds here stay far below i64::MAX.
-    out.extend_from_slice(crate::stats::report::digits(
+    out.extend_from_slice(super::format::digits(
         v.min(i64::MAX as u64) as i64,
         &mut buf,
     ));

@@ -9,8 +9,7 @@ use pyo3::exceptions::{PyKeyError, PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
-use crate::stats::load::ints;
-use crate::stats::model::{CallValue, Callees, Edge, MergeError, Model, Record};
+use crate::stats::model::{ints, CallValue, Callees, Edge, MergeError, Model, Record};
 use crate::stats::model::{CT_INT, TT_INT};
 use crate::stats::{dump, load, report, select, sort};
 

@@ -5,8 +5,7 @@
 //! (`marshal::read` + `load::from_value`) takes over, with its exact errors. Both must agree
 //! wherever this one succeeds (a property test holds them to it).
 
-use super::load::{dedupe_callers, ints};
-use super::model::{CallValue, Edge, Model, Record};
+use super::model::{dedupe_callers, ints, CallValue, Edge, Model, Record};
 
 const FLAG_REF: u8 = 0x80;
 const EXACT_FLOAT_INT: u64 = 1 << 53;

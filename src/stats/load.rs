@@ -4,7 +4,7 @@
 
 use std::rc::Rc;
 
-use super::model::{CallValue, Edge, Model, Record, CT_INT, TT_INT};
+use super::model::{dedupe_callers, ints, CallValue, Edge, Model, Record};
 use crate::marshal::read::{self, Value};
 
 /// Integers above this are not exact as floats; times beyond it are refused rather than rounded.
@@ -57,31 +57,6 @@ pub fn from_value(v: &Value) -> Option<Model> {
     Some(m)
 }
 
-/// Makes a caller list a dict's: a repeated caller (possible only in hand-made data) keeps its
-/// first place and takes the last value.
-pub fn dedupe_callers(callers: &mut Vec<Edge>) {
-    if callers.len() < 2 {
-        return;
-    }
-    let mut at: rustc_hash::FxHashMap<u32, usize> = Default::default();
-    at.reserve(callers.len());
-    if callers.iter().all(|e| at.insert(e.func, 0).is_none()) {
-        return;
-    }
-    at.clear();
-    let mut out: Vec<Edge> = Vec::with_capacity(callers.len());
-    for e in callers.iter() {
-        match at.get(&e.func) {
-            Some(&i) => out[i].value = e.value,
-            None => {
-                at.insert(e.func, out.len());
-                out.push(*e);
-            }
-        }
-    }
-    *callers = out;
-}
-
 fn sequence(v: &Value) -> Option<&[Rc<Value>]> {
     match v {
         Value::Tuple(items) | Value::List(items) => Some(items),
@@ -118,11 +93,6 @@ fn time(v: &Value) -> Option<(f64, bool)> {
         Value::Int(i) if i.unsigned_abs() <= EXACT_FLOAT_INT as u64 => Some((*i as f64, true)),
         _ => None,
     }
-}
-
-/// The `ints` bits for a pair of times.
-pub fn ints(tt_int: bool, ct_int: bool) -> u8 {
-    (if tt_int { TT_INT } else { 0 }) | (if ct_int { CT_INT } else { 0 })
 }
 
 fn call_value(v: &Value) -> Option<CallValue> {

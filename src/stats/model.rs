@@ -7,6 +7,8 @@ use std::collections::HashMap;
 use indexmap::{IndexMap, IndexSet};
 use rustc_hash::FxBuildHasher;
 
+use crate::core::format::{decimal, decimal_len};
+
 pub type FxIndexSet<T> = IndexSet<T, FxBuildHasher>;
 pub type FxIndexMap<K, V> = IndexMap<K, V, FxBuildHasher>;
 
@@ -23,6 +25,11 @@ pub struct Func {
 /// given back as ints, and int + int stays int as in Python.
 pub const TT_INT: u8 = 1;
 pub const CT_INT: u8 = 2;
+
+/// The `ints` bits for a pair of times.
+pub fn ints(tt_int: bool, ct_int: bool) -> u8 {
+    (if tt_int { TT_INT } else { 0 }) | (if ct_int { CT_INT } else { 0 })
+}
 
 /// One caller's figures: cProfile's `(nc, cc, tt, ct)` tuple, or the pure-Python `profile`
 /// module's plain call count.
@@ -146,6 +153,31 @@ pub fn add_func_stats(target: &mut Record, source: &Record) -> Result<(), MergeE
     target.ct += source.ct;
     target.ints &= source.ints;
     add_callers(&mut target.callers, &source.callers)
+}
+
+/// Makes a caller list a dict's: a repeated caller (possible only in hand-made data) keeps its
+/// first place and takes the last value.
+pub fn dedupe_callers(callers: &mut Vec<Edge>) {
+    if callers.len() < 2 {
+        return;
+    }
+    let mut at: rustc_hash::FxHashMap<u32, usize> = Default::default();
+    at.reserve(callers.len());
+    if callers.iter().all(|e| at.insert(e.func, 0).is_none()) {
+        return;
+    }
+    at.clear();
+    let mut out: Vec<Edge> = Vec::with_capacity(callers.len());
+    for e in callers.iter() {
+        match at.get(&e.func) {
+            Some(&i) => out[i].value = e.value,
+            None => {
+                at.insert(e.func, out.len());
+                out.push(*e);
+            }
+        }
+    }
+    *callers = out;
 }
 
 /// The totals `get_top_level_stats` accumulates.
@@ -317,7 +349,7 @@ impl Model {
         } else {
             out.extend_from_slice(self.string(f.file));
             out.push(b':');
-            super::report::decimal(out, f.line);
+            decimal(out, f.line);
             out.push(b'(');
             out.extend_from_slice(name);
             out.push(b')');
@@ -449,7 +481,7 @@ impl Model {
                 })
                 .collect();
             if callers.iter().any(|e| merged(e.func)) {
-                super::load::dedupe_callers(&mut callers);
+                dedupe_callers(&mut callers);
             }
             let row = Record {
                 cc: rec.cc,
@@ -591,16 +623,6 @@ pub fn basename(path: &[u8]) -> &[u8] {
         Some(i) => &path[i + 1..],
         None => path,
     }
-}
-
-fn decimal_len(n: i64) -> usize {
-    let mut len = if n < 0 { 2 } else { 1 };
-    let mut m = n.unsigned_abs();
-    while m >= 10 {
-        m /= 10;
-        len += 1;
-    }
-    len
 }
 
 #[cfg(test)]

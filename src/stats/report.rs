@@ -2,6 +2,7 @@
 //! for byte. The caller of these functions writes the text to the stream.
 
 use super::model::{char_len, CallValue, Edge, Model};
+use crate::core::format::{decimal, put_digits, PAIRS};
 
 /// Right-aligned text built from its last character to its first, then appended padded to a
 /// width: a report's number columns without a copy or a length check per piece.
@@ -114,54 +115,6 @@ fn thousandths(x: f64) -> Option<(bool, u64)> {
     let half = 1u64 << (shift - 1);
     let up = rem > half || (rem == half && q & 1 == 1);
     Some((negative, q + up as u64))
-}
-
-/// Appends the decimal digits of `n`.
-pub fn decimal(out: &mut Vec<u8>, n: i64) {
-    let mut buf = [0u8; 20];
-    out.extend_from_slice(digits(n, &mut buf));
-}
-
-/// The decimal digits of `n` (with its sign), written at the end of `buf`.
-pub fn digits(n: i64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut i = put_digits(buf, 20, n.unsigned_abs());
-    if n < 0 {
-        i -= 1;
-        buf[i] = b'-';
-    }
-    &buf[i..]
-}
-
-/// "00" to "99": digits are made two at a time, one division per pair.
-const PAIRS: [u8; 200] = {
-    let mut t = [0u8; 200];
-    let mut i = 0;
-    while i < 100 {
-        t[2 * i] = b'0' + (i / 10) as u8;
-        t[2 * i + 1] = b'0' + (i % 10) as u8;
-        i += 1;
-    }
-    t
-};
-
-/// Writes the decimal digits of `m` into `buf` to end just before `end`; returns where they
-/// start.
-fn put_digits(buf: &mut [u8], mut end: usize, mut m: u64) -> usize {
-    while m >= 100 {
-        let r = 2 * (m % 100) as usize;
-        m /= 100;
-        end -= 2;
-        buf[end..end + 2].copy_from_slice(&PAIRS[r..r + 2]);
-    }
-    if m >= 10 {
-        let r = 2 * m as usize;
-        end -= 2;
-        buf[end..end + 2].copy_from_slice(&PAIRS[r..r + 2]);
-    } else {
-        end -= 1;
-        buf[end] = b'0' + m as u8;
-    }
-    end
 }
 
 /// `"%d/%d" % (a, b)` if they differ, else `"%d" % a`, right-justified to `W` columns.
@@ -483,12 +436,7 @@ mod tests {
     }
 
     #[test]
-    fn integers() {
-        for n in [0i64, 7, -7, 10, 999, -1000, i64::MAX, i64::MIN] {
-            let mut out = Vec::new();
-            decimal(&mut out, n);
-            assert_eq!(out, n.to_string().as_bytes());
-        }
+    fn calls_columns() {
         let mut out = Vec::new();
         calls_column::<9>(&mut out, 12, 3);
         calls_column::<7>(&mut out, 5, 5);
