@@ -9,7 +9,8 @@
 //!   `timer`: a Python timer; `exception`: the exception in flight, kept aside;
 //! - `threads` and `track`: per-thread tracks (`threads=True`); `memory_hook`: the allocator
 //!   hooks (`memory=True`); `labels`: builtin functions' names;
-//! - `snapshot`: `getstats()` entries, the stats dict and its marshal bytes;
+//! - `snapshot`: `getstats()` entries, the stats dict and its marshal bytes, from the model
+//!   `snapshot_model` makes of the totals by cProfile's rules;
 //! - `timeline_view`: the timeline's columns and exports, named.
 
 pub mod args;
@@ -21,6 +22,7 @@ pub mod labels;
 pub mod memory_hook;
 pub mod mode;
 pub mod snapshot;
+pub mod snapshot_model;
 pub mod state;
 pub mod threads;
 pub mod timeline_view;

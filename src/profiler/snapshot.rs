@@ -1,7 +1,7 @@
 //! Turning the aggregator's totals into Python: `getstats()` entries shaped as `_lsprof`'s
 //! (struct sequences `profiler_entry`/`profiler_subentry`), and the stats of
-//! `cProfile.Profile.snapshot_stats`, written as marshal bytes (a `.prof` file) in one pass
-//! instead of through Python loops, and read back as the dict.
+//! `cProfile.Profile.snapshot_stats` as the Stats engine's model (see `snapshot_model`), written
+//! as marshal bytes (a `.prof` file) by the engine's writer and read back as the dict.
 
 use std::ffi::{c_char, CStr};
 
@@ -10,8 +10,11 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyType};
 
+use super::snapshot_model::{self, listed};
 use crate::core::aggregator::Totals;
-use crate::core::counters::EntryId;
+use crate::py::text::str_bytes;
+use crate::stats::dump::dump;
+use crate::stats::model::Model;
 
 static ENTRY_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static SUBENTRY_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -140,14 +143,6 @@ impl Drop for GcPaused {
     }
 }
 
-/// Entries that `_lsprof` would list: ascending key order, never-completed ones skipped.
-fn listed(agg: &Totals) -> Vec<EntryId> {
-    agg.ids_by_key()
-        .into_iter()
-        .filter(|&i| agg.entries[i as usize].callcount != 0)
-        .collect()
-}
-
 /// A profiler's totals at one moment (a `getstats()` call, or `create_stats` time), with the
 /// objects naming its entries and the factor that turns its times into seconds; everything the
 /// results are made from.
@@ -168,7 +163,7 @@ impl Snapshot {
     /// The bytes of a `.prof` file: `marshal.dumps(self.to_dict())`, up to the form of equal
     /// values.
     fn marshal(&self, py: Python<'_>) -> PyResult<Py<PyBytes>> {
-        Ok(PyBytes::new(py, &self.stats_marshal(py)?).unbind())
+        Ok(PyBytes::new(py, &dump(&self.model(py)?)).unbind())
     }
 }
 
@@ -232,11 +227,11 @@ impl Snapshot {
 impl Snapshot {
     /// The stats dict of `cProfile.Profile.snapshot_stats`:
     /// `{(file, line, name): (cc, nc, tt, ct, {caller: (nc, cc, tt, ct)})}`, read by CPython's
-    /// marshal reader from the bytes [`stats_marshal`] writes, so the dict and the `.prof` file come
-    /// from one description of cProfile's rules (and reading C-marshal is faster than building the
-    /// objects one by one from here).
+    /// marshal reader from the bytes of the `.prof` file, so the dict and the file come from one
+    /// description of cProfile's rules (and reading C-marshal is faster than building the objects
+    /// one by one from here).
     pub fn snapshot_stats(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
-        let bytes = self.stats_marshal(py)?;
+        let bytes = dump(&self.model(py)?);
         let _gc = GcPaused::new();
         // SAFETY: GIL held; the pointer and length describe `bytes`, alive for the call; the result
         // is a new reference or NULL with an exception set.
@@ -253,24 +248,18 @@ impl Snapshot {
         let obj = unsafe { Bound::from_owned_ptr(py, obj) };
         Ok(obj.cast_into::<PyDict>()?.unbind())
     }
-}
 
-/// A stats key `(file, line, name)` as marshal writes it: the strings as UTF-8 (surrogatepass).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct Key {
-    file: Vec<u8>,
-    line: i64,
-    name: Vec<u8>,
-}
-
-fn utf8(s: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
-    let s = s.cast::<PyString>()?;
-    if let Ok(text) = s.to_str() {
-        return Ok(text.as_bytes().to_vec());
+    /// The stats model of these totals, each entry named by `cProfile.label` of its object.
+    fn model(&self, py: Python<'_>) -> PyResult<Model> {
+        let ids = listed(&self.totals);
+        let mut model = Model::default();
+        let mut funcs = Vec::with_capacity(ids.len());
+        for &id in &ids {
+            funcs.push(label_func(py, &mut model, self.objs[id as usize].bind(py))?);
+        }
+        snapshot_model::fill(&mut model, &self.totals, self.factor, &ids, &funcs);
+        Ok(model)
     }
-    // Lone surrogates (undecodable file names): marshal keeps them with surrogatepass.
-    let bytes = s.call_method1("encode", ("utf-8", "surrogatepass"))?;
-    Ok(bytes.cast::<pyo3::types::PyBytes>()?.as_bytes().to_vec())
 }
 
 /// `cProfile.label` of an entry's object, as the stats key tuple `(file, line, name)`.
@@ -287,139 +276,17 @@ pub fn label_tuple<'py>(py: Python<'py>, code: &Bound<'py, PyAny>) -> PyResult<B
         .into_any())
 }
 
-/// `cProfile.label` of an entry's object, as a [`Key`].
-fn key_of(py: Python<'_>, code: &Bound<'_, PyAny>) -> PyResult<Key> {
-    if code.is_instance_of::<PyString>() {
-        return Ok(Key {
-            file: b"~".to_vec(),
-            line: 0,
-            name: utf8(code)?,
-        });
+/// `cProfile.label` of an entry's object, as a function of `model` (added if new).
+fn label_func(py: Python<'_>, model: &mut Model, code: &Bound<'_, PyAny>) -> PyResult<u32> {
+    if let Ok(name) = code.cast::<PyString>() {
+        return Ok(model.func_id(b"~", 0, &str_bytes(name)?));
     }
-    Ok(Key {
-        file: utf8(&code.getattr(pyo3::intern!(py, "co_filename"))?)?,
-        line: code
-            .getattr(pyo3::intern!(py, "co_firstlineno"))?
-            .extract()?,
-        name: utf8(&code.getattr(pyo3::intern!(py, "co_name"))?)?,
-    })
-}
-
-impl Snapshot {
-    /// The marshal bytes of cProfile's stats dict for these totals, written without building it:
-    /// the keys, values and order `snapshot_stats` gives (a repeated label keeps its first position
-    /// and takes the later entry's row; caller rows of one label are summed).
-    pub fn stats_marshal(&self, py: Python<'_>) -> PyResult<Vec<u8>> {
-        let (agg, user_objs, factor) = (&self.totals, &self.objs, self.factor);
-        use std::collections::HashMap;
-
-        use crate::marshal::Writer;
-
-        let ids = listed(agg);
-        // Distinct labels, in first-seen order; each entry's label slot.
-        let mut slot_of_key: HashMap<Key, usize> = HashMap::with_capacity(ids.len());
-        let mut keys: Vec<Key> = Vec::with_capacity(ids.len());
-        let mut slot_of_entry = vec![usize::MAX; agg.entries.len()];
-        // Per label slot, the entry whose row the stats dict holds (the last one listed).
-        let mut row_of_slot: Vec<u32> = Vec::with_capacity(ids.len());
-        for &id in &ids {
-            let key = key_of(py, user_objs[id as usize].bind(py))?;
-            let slot = match slot_of_key.get(&key) {
-                Some(&s) => {
-                    row_of_slot[s] = id;
-                    s
-                }
-                None => {
-                    slot_of_key.insert(key.clone(), keys.len());
-                    keys.push(key);
-                    row_of_slot.push(id);
-                    keys.len() - 1
-                }
-            };
-            slot_of_entry[id as usize] = slot;
-        }
-        let labels_unique = keys.len() == ids.len();
-
-        // Callers of each entry: (caller label slot, nc, cc, tt, ct) in insertion order.
-        type Row = (usize, i64, i64, f64, f64);
-        let mut callers: Vec<Vec<Row>> = vec![Vec::new(); agg.entries.len()];
-        let calls = agg.calls_by_caller();
-        for &id in &ids {
-            let func = slot_of_entry[id as usize];
-            for &si in &calls[id as usize] {
-                let s = &agg.subs[si as usize];
-                if slot_of_entry[s.callee as usize] == usize::MAX {
-                    continue; // a callee that never completed has no callers dict
-                }
-                let row: Row = (
-                    func,
-                    s.callcount,
-                    s.callcount - s.reccallcount,
-                    factor * s.it as f64,
-                    factor * s.tt as f64,
-                );
-                let list = &mut callers[s.callee as usize];
-                if !labels_unique {
-                    if let Some(prev) = list.iter_mut().find(|r| r.0 == func) {
-                        *prev = (
-                            func,
-                            row.1 + prev.1,
-                            row.2 + prev.2,
-                            row.3 + prev.3,
-                            row.4 + prev.4,
-                        );
-                        continue;
-                    }
-                }
-                list.push(row);
-            }
-        }
-
-        let mut w = Writer::new();
-        let mut key_ref: Vec<Option<u32>> = vec![None; keys.len()];
-        let mut str_ref: HashMap<Vec<u8>, u32> = HashMap::new();
-        let mut write_key = |w: &mut Writer, slot: usize| {
-            if let Some(r) = key_ref[slot] {
-                w.reference(r);
-                return;
-            }
-            key_ref[slot] = w.tuple(3, true);
-            let k = &keys[slot];
-            for (i, part) in [&k.file, &k.name].into_iter().enumerate() {
-                if i == 1 {
-                    w.int(k.line);
-                }
-                match str_ref.get(part) {
-                    Some(&r) => w.reference(r),
-                    None => {
-                        if let Some(r) = w.str(part, true) {
-                            str_ref.insert(part.clone(), r);
-                        }
-                    }
-                }
-            }
-        };
-        w.dict();
-        for (slot, &id) in row_of_slot.iter().enumerate() {
-            write_key(&mut w, slot);
-            let e = &agg.entries[id as usize];
-            w.tuple(5, false);
-            w.int(e.callcount - e.reccallcount);
-            w.int(e.callcount);
-            w.float(factor * e.it as f64);
-            w.float(factor * e.tt as f64);
-            w.dict();
-            for &(func, nc, cc, tt, ct) in &callers[id as usize] {
-                write_key(&mut w, func);
-                w.tuple(4, false);
-                w.int(nc);
-                w.int(cc);
-                w.float(tt);
-                w.float(ct);
-            }
-            w.end_dict();
-        }
-        w.end_dict();
-        Ok(w.buf)
-    }
+    let file = code.getattr(pyo3::intern!(py, "co_filename"))?;
+    let file = str_bytes(file.cast::<PyString>()?)?;
+    let line: i64 = code
+        .getattr(pyo3::intern!(py, "co_firstlineno"))?
+        .extract()?;
+    let name = code.getattr(pyo3::intern!(py, "co_name"))?;
+    let name = str_bytes(name.cast::<PyString>()?)?;
+    Ok(model.func_id(&file, line, &name))
 }

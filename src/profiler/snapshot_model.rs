@@ -3,7 +3,8 @@
 //! `.prof` file and the `stats` dict are both made from. Python-free (the caller names the
 //! entries).
 
-use crate::core::aggregator::{EntryId, Totals};
+use crate::core::aggregator::Totals;
+use crate::core::counters::EntryId;
 use crate::stats::model::{CallValue, Edge, Model, Record};
 
 /// Entries that `_lsprof` would list: ascending key order, never-completed ones skipped.
@@ -89,15 +90,17 @@ fn tuple(nc: i64, cc: i64, tt: f64, ct: f64) -> CallValue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::aggregator::{Entry, SubEntry};
+    use crate::core::counters::{Counters, Entry, SubEntry};
 
     fn entry(key: usize, callcount: i64, tt: i64) -> Entry {
         Entry {
             key,
-            tt,
-            it: tt / 2,
-            callcount,
-            ..Default::default()
+            counts: Counters {
+                tt,
+                it: tt / 2,
+                callcount,
+                ..Default::default()
+            },
         }
     }
 
@@ -105,11 +108,12 @@ mod tests {
         SubEntry {
             caller,
             callee,
-            tt: 4,
-            it: 2,
-            callcount,
-            reccallcount: 0,
-            recursion_level: 0,
+            counts: Counters {
+                tt: 4,
+                it: 2,
+                callcount,
+                ..Default::default()
+            },
         }
     }
 

@@ -1,5 +1,7 @@
-//! `dump_stats`: the model as the marshal bytes of its stats dict, readable by `marshal.load`
-//! (and so by pstats and every tool built on it). Strings are written once and referenced after.
+//! The one writer of stats files: a model as the marshal bytes of its stats dict, readable by
+//! `marshal.load` (and so by pstats and every tool built on it), for `Stats.dump_stats` and for
+//! a profiler's `dump_stats`. Strings and key tuples are written once and referenced after, as
+//! `marshal.dump` does with the objects a stats dict shares.
 
 use super::model::{CallValue, Model, CT_INT, TT_INT};
 use crate::marshal::Writer;
@@ -19,9 +21,13 @@ pub fn dump(model: &Model) -> Vec<u8> {
         Some(r) => w.reference(r),
         None => refs[id as usize] = w.str(model.string(id), true),
     };
+    let mut key_refs: Vec<Option<u32>> = vec![None; model.funcs.len()];
     let mut key = |w: &mut Writer, id: u32| {
+        if let Some(r) = key_refs[id as usize] {
+            return w.reference(r);
+        }
+        key_refs[id as usize] = w.tuple(3, true);
         let f = model.func(id);
-        w.tuple(3, false);
         string(w, f.file);
         w.int(f.line);
         string(w, f.name);
