@@ -1,7 +1,7 @@
 //! Turning the aggregator's totals into Python: `getstats()` entries shaped as `_lsprof`'s
 //! (struct sequences `profiler_entry`/`profiler_subentry`), and the stats of
-//! `cProfile.Profile.snapshot_stats` as the Stats engine's model (see `snapshot_model`), written
-//! as marshal bytes (a `.prof` file) by the engine's writer and read back as the dict.
+//! `cProfile.Profile.snapshot_stats` as the Stats engine's model (see `snapshot_model`), which
+//! the engine's writer turns into a `.prof` file and its dict builder into the `stats` dict.
 
 use std::ffi::{c_char, CStr};
 
@@ -12,6 +12,8 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyType};
 
 use super::snapshot_model::{self, listed};
 use crate::core::aggregator::Totals;
+use crate::py::gc::GcPaused;
+use crate::py::objects::stats_dict;
 use crate::py::text::str_bytes;
 use crate::stats::dump::dump;
 use crate::stats::model::Model;
@@ -123,26 +125,6 @@ fn structseq<'py>(
     Ok(unsafe { Bound::from_owned_ptr(py, obj) })
 }
 
-/// Keeps the cyclic garbage collector off while results are built: they hold no garbage, and
-/// the collections their many new containers would trigger cost more than the building.
-struct GcPaused(bool);
-
-impl GcPaused {
-    fn new() -> Self {
-        // SAFETY: GIL held by the caller (these functions take a Python token).
-        GcPaused(unsafe { ffi::PyGC_Disable() } != 0)
-    }
-}
-
-impl Drop for GcPaused {
-    fn drop(&mut self) {
-        if self.0 {
-            // SAFETY: GIL held; re-enables what `new` disabled.
-            unsafe { ffi::PyGC_Enable() };
-        }
-    }
-}
-
 /// A profiler's totals at one moment (a `getstats()` call, or `create_stats` time), with the
 /// objects naming its entries and the factor that turns its times into seconds; everything the
 /// results are made from.
@@ -179,7 +161,7 @@ impl Snapshot {
     /// `getstats()`: one `profiler_entry` per listed entry.
     pub fn getstats(&self, py: Python<'_>) -> PyResult<Py<PyList>> {
         let (agg, user_objs, factor) = (&self.totals, &self.objs, self.factor);
-        let _gc = GcPaused::new();
+        let _gc = GcPaused::new(py);
         let etype = entry_type(py)?;
         let stype = subentry_type(py)?;
         let calls = agg.calls_by_caller();
@@ -226,27 +208,11 @@ impl Snapshot {
 
 impl Snapshot {
     /// The stats dict of `cProfile.Profile.snapshot_stats`:
-    /// `{(file, line, name): (cc, nc, tt, ct, {caller: (nc, cc, tt, ct)})}`, read by CPython's
-    /// marshal reader from the bytes of the `.prof` file, so the dict and the file come from one
-    /// description of cProfile's rules (and reading C-marshal is faster than building the objects
-    /// one by one from here).
+    /// `{(file, line, name): (cc, nc, tt, ct, {caller: (nc, cc, tt, ct)})}`, built from the same
+    /// model as the `.prof` file, so the dict and the file follow one description of cProfile's
+    /// rules.
     pub fn snapshot_stats(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
-        let bytes = dump(&self.model(py)?);
-        let _gc = GcPaused::new();
-        // SAFETY: GIL held; the pointer and length describe `bytes`, alive for the call; the result
-        // is a new reference or NULL with an exception set.
-        let obj = unsafe {
-            ffi::PyMarshal_ReadObjectFromString(
-                bytes.as_ptr().cast(),
-                bytes.len() as ffi::Py_ssize_t,
-            )
-        };
-        if obj.is_null() {
-            return Err(PyErr::fetch(py));
-        }
-        // SAFETY: a new, non-NULL reference.
-        let obj = unsafe { Bound::from_owned_ptr(py, obj) };
-        Ok(obj.cast_into::<PyDict>()?.unbind())
+        Ok(stats_dict(py, &self.model(py)?)?.unbind())
     }
 
     /// The stats model of these totals, each entry named by `cProfile.label` of its object.

@@ -12,69 +12,8 @@ use crate::stats::model::{ints, CallValue, Callees, Edge, MergeError, Model, Rec
 use crate::stats::model::{CT_INT, TT_INT};
 use crate::stats::{dump, load, report, select, sort};
 
+use super::objects::{stats_dict, time_obj, Objects};
 use super::text::{py_str, str_bytes};
-
-/// Python objects for a model's strings and keys, made once each.
-struct Objects<'py> {
-    py: Python<'py>,
-    strings: Vec<Option<Bound<'py, PyString>>>,
-    keys: Vec<Option<Bound<'py, PyTuple>>>,
-}
-
-impl<'py> Objects<'py> {
-    fn new(py: Python<'py>, m: &Model) -> Self {
-        Objects {
-            py,
-            strings: vec![None; m.strings.len()],
-            keys: vec![None; m.funcs.len()],
-        }
-    }
-
-    fn string(&mut self, m: &Model, id: u32) -> PyResult<Bound<'py, PyString>> {
-        if let Some(s) = &self.strings[id as usize] {
-            return Ok(s.clone());
-        }
-        let s = py_str(self.py, m.string(id))?;
-        self.strings[id as usize] = Some(s.clone());
-        Ok(s)
-    }
-
-    fn key(&mut self, m: &Model, id: u32) -> PyResult<Bound<'py, PyTuple>> {
-        if let Some(k) = self.keys.get(id as usize).and_then(Option::as_ref) {
-            return Ok(k.clone());
-        }
-        let f = m.func(id);
-        let file = self.string(m, f.file)?;
-        let name = self.string(m, f.name)?;
-        let line = f.line.into_pyobject(self.py)?;
-        let k = PyTuple::new(self.py, [file.into_any(), line.into_any(), name.into_any()])?;
-        if (id as usize) < self.keys.len() {
-            self.keys[id as usize] = Some(k.clone());
-        }
-        Ok(k)
-    }
-
-    fn call_value(&self, v: &CallValue) -> PyResult<Bound<'py, PyAny>> {
-        let py = self.py;
-        Ok(match *v {
-            CallValue::Tuple {
-                nc,
-                cc,
-                tt,
-                ct,
-                ints,
-            } => (
-                nc,
-                cc,
-                time_obj(py, tt, ints & TT_INT != 0)?,
-                time_obj(py, ct, ints & CT_INT != 0)?,
-            )
-                .into_pyobject(py)?
-                .into_any(),
-            CallValue::Count(n) => n.into_pyobject(py)?.into_any(),
-        })
-    }
-}
 
 /// A key `(file, line, name)` of a Python stats dict, or `None` for another shape.
 fn key_from_py(m: &mut Model, k: &Bound<'_, PyAny>) -> PyResult<Option<u32>> {
@@ -110,15 +49,6 @@ fn time_from_py(v: &Bound<'_, PyAny>) -> Option<(f64, bool)> {
     count_from_py(v)
         .filter(|i| i.unsigned_abs() <= 1 << 53)
         .map(|i| (i as f64, true))
-}
-
-/// A time as the Python object it was read as.
-fn time_obj(py: Python<'_>, t: f64, int: bool) -> PyResult<Bound<'_, PyAny>> {
-    Ok(if int {
-        (t as i64).into_pyobject(py)?.into_any()
-    } else {
-        t.into_pyobject(py)?.into_any()
-    })
 }
 
 fn call_value_from_py(v: &Bound<'_, PyAny>) -> PyResult<Option<CallValue>> {
@@ -396,25 +326,7 @@ impl StatsCore {
 
     /// The stats dict.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let m = &self.model;
-        let mut objs = Objects::new(py, m);
-        let d = PyDict::new(py);
-        for (&func, r) in &m.stats {
-            let callers = PyDict::new(py);
-            for e in &r.callers {
-                callers.set_item(objs.key(m, e.func)?, objs.call_value(&e.value)?)?;
-            }
-            let row = (
-                r.cc,
-                r.nc,
-                time_obj(py, r.tt, r.ints & TT_INT != 0)?,
-                time_obj(py, r.ct, r.ints & CT_INT != 0)?,
-                callers,
-            )
-                .into_pyobject(py)?;
-            d.set_item(objs.key(m, func)?, row)?;
-        }
-        Ok(d)
+        stats_dict(py, &self.model)
     }
 
     /// What `get_top_level_stats` adds to the totals: `(total_calls, prim_calls, total_tt,
