@@ -49,14 +49,14 @@ pub fn fill(model: &mut Model, agg: &Totals, factor: f64, ids: &[EntryId], funcs
                         ..
                     } = prev.value
                     {
-                        prev.value = tuple(nc + pnc, cc + pcc, tt + ptt, ct + pct);
+                        prev.value = CallValue::floats(nc + pnc, cc + pcc, tt + ptt, ct + pct);
                     }
                     continue;
                 }
             }
             list.push(Edge {
                 func,
-                value: tuple(nc, cc, tt, ct),
+                value: CallValue::floats(nc, cc, tt, ct),
             });
         }
     }
@@ -74,16 +74,6 @@ pub fn fill(model: &mut Model, agg: &Totals, factor: f64, ids: &[EntryId], funcs
         };
         // An existing key keeps its place and takes the new row, as a dict's does.
         model.stats.insert(func, row);
-    }
-}
-
-fn tuple(nc: i64, cc: i64, tt: f64, ct: f64) -> CallValue {
-    CallValue::Tuple {
-        nc,
-        cc,
-        tt,
-        ct,
-        ints: 0,
     }
 }
 
@@ -141,9 +131,9 @@ mod tests {
         assert_eq!((row.cc, row.nc, row.tt, row.ct), (3, 3, 1.0, 2.0));
         assert_eq!(row.callers.len(), 1);
         assert_eq!(row.callers[0].func, g);
-        assert_eq!(row.callers[0].value, tuple(5, 5, 1.0, 2.0));
+        assert_eq!(row.callers[0].value, CallValue::floats(5, 5, 1.0, 2.0));
         let row = &m.stats[&g];
-        assert_eq!(row.callers[0].value, tuple(7, 7, 1.0, 2.0));
+        assert_eq!(row.callers[0].value, CallValue::floats(7, 7, 1.0, 2.0));
     }
 
     #[test]
@@ -160,6 +150,6 @@ mod tests {
         fill(&mut m, &agg, 1.0, &ids, &[f, f, g]);
         let row = &m.stats[&g];
         assert_eq!(row.callers.len(), 1);
-        assert_eq!(row.callers[0].value, tuple(2, 2, 4.0, 8.0));
+        assert_eq!(row.callers[0].value, CallValue::floats(2, 2, 4.0, 8.0));
     }
 }

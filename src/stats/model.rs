@@ -76,6 +76,17 @@ fn add_i64(a: i64, b: i64) -> Result<i64, MergeError> {
 }
 
 impl CallValue {
+    /// A caller edge's `(nc, cc, tt, ct)` with float times, as cProfile writes them.
+    pub fn floats(nc: i64, cc: i64, tt: f64, ct: f64) -> CallValue {
+        CallValue::Tuple {
+            nc,
+            cc,
+            tt,
+            ct,
+            ints: 0,
+        }
+    }
+
     /// `source + target` as pstats' `add_callers` combines them.
     fn combined(source: CallValue, target: CallValue) -> Result<CallValue, MergeError> {
         match (source, target) {
@@ -630,13 +641,7 @@ mod tests {
     use super::*;
 
     fn tuple(nc: i64, cc: i64, tt: f64, ct: f64) -> CallValue {
-        CallValue::Tuple {
-            nc,
-            cc,
-            tt,
-            ct,
-            ints: 0,
-        }
+        CallValue::floats(nc, cc, tt, ct)
     }
 
     fn row(m: &mut Model, file: &str, line: i64, name: &str, callers: &[(u32, CallValue)]) -> u32 {
