@@ -60,3 +60,4 @@ def test_a_stopped_profile_reads_the_same_every_time(clock, tmp_path):
     out = subprocess.run([sys.executable, "-c", STOPPED], env=env, capture_output=True,
                          text=True, check=True).stdout.split()
     assert out == ["True", "True"]
+

@@ -57,6 +57,14 @@ def _rust_imports(modules):
                     deps.add(resolve(base + [name]))
         for m in re.finditer(r"\bsuper::(\w+)", text):
             deps.add(resolve(list(mod[:-1]) + [m.group(1)]))
+        for m in re.finditer(r"\bsuper::\{([^}]*)\}", text):
+            for name in m.group(1).split(","):
+                name = name.strip().split("::")[0]
+                if name and name != "self":
+                    deps.add(resolve(list(mod[:-1]) + [name]))
+        # A folder's mod.rs that re-exports a child (`pub use child::...`) depends on it.
+        for m in re.finditer(r"^\s*pub use (?:self::)?(\w+)::", text, re.M):
+            deps.add(resolve(list(mod) + [m.group(1)]))
         deps.discard(None)
         deps.discard(mod)
         graph[mod] = deps

@@ -324,7 +324,9 @@ def _drain(fd, buffer, deadline):
 
 
 def _wait_blocked_in_read(pid, deadline):
-    """Waits until the process sleeps reading a pipe (Linux's /proc tells; elsewhere, a pause)."""
+    """Waits until the process sleeps reading a pipe (Linux's /proc tells; elsewhere, or where
+    the kernel names that wait otherwise, a few seconds at most)."""
+    deadline = min(deadline, time.monotonic() + 5)
     try:
         while time.monotonic() < deadline:
             with open("/proc/%d/wchan" % pid) as f:
@@ -336,8 +338,12 @@ def _wait_blocked_in_read(pid, deadline):
 
 
 def _interrupted(cmd, env, cwd):
+    # A shell's background job (CI's, or `tools/test-all &`) starts with SIGINT ignored, and
+    # Python then leaves it ignored: the browsers get the default disposition back, so that
+    # Python installs its KeyboardInterrupt handler as in a terminal.
     proc = subprocess.Popen(cmd + ["a.prof"], cwd=cwd, env=env, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     try:
         proc.stdin.write(b"stats 1\n")

@@ -7,12 +7,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use pyo3::ffi;
 use pyo3::prelude::*;
 
+use crate::hook::state::HookState;
 use crate::profiler::events;
 use crate::profiler::labels::builtin_label;
 use crate::profiler::state::{Profiler, FAST_NONE};
-
-/// Nothing to keep per profiler on these versions.
-pub struct HookState;
 
 impl HookState {
     pub fn new() -> PyResult<Self> {

@@ -13,27 +13,13 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 
 use super::callback;
+use crate::hook::state::HookState;
 use crate::profiler::events;
 use crate::profiler::labels::builtin_label;
 use crate::profiler::state::{Profiler, State, FAST_NONE};
 
 /// `sys.monitoring.PROFILER_ID`.
 const TOOL_ID: u8 = 2;
-
-/// Per-profiler data of this front end.
-#[repr(C)]
-pub struct HookState {
-    /// The address of `types.MethodType`, the type of bound methods of Python functions (kept
-    /// alive by `METHOD_TYPE`): read by the CALL and C_RETURN events of callables that are
-    /// neither functions nor builtins, so near the state's start (see `State`).
-    method_type: usize,
-    /// `sys.monitoring.MISSING`: the `arg0` of a call with no positional argument.
-    missing: Py<PyAny>,
-    /// The addresses of the callbacks bound to this profiler and not cleared (borrowed: each
-    /// takes itself off when it is cleared), whose entry points follow the profiler's flags
-    /// ([`fast_mode_changed`]).
-    pub callbacks: Vec<usize>,
-}
 
 static MISSING: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static METHOD_TYPE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -174,7 +160,7 @@ fn state_table(st: &State) -> [(&'static str, Entry); 9] {
 
 /// Gives every callback bound to the profiler of `st` the entry point for its event under the
 /// profiler's flags as they are now: called whenever the fast-path flag or the builtins flag may
-/// have changed (`State::update_fast_mode`). The flags cannot change during a fast path (it calls
+/// have changed (`mode::update_fast_mode`). The flags cannot change during a fast path (it calls
 /// nothing), so an entry point never runs a fast path of a mode not the profiler's.
 pub fn fast_mode_changed(st: &mut State) {
     let table = state_table(st);

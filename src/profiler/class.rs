@@ -19,6 +19,7 @@ use crate::core::clock;
 use crate::core::frames::Stack;
 use crate::core::timeline::Timeline;
 use crate::hook;
+use crate::hook::state::HookState;
 use crate::profiler::config::Config;
 use crate::profiler::mode::{set_bias, set_builtins, set_subcalls};
 use crate::profiler::snapshot::Snapshot;
@@ -159,7 +160,7 @@ impl Profiler {
             in_timer: 0,
             busy: 0,
             nomemory: false,
-            hook: hook::HookState::new()?,
+            hook: HookState::new()?,
             threads: false,
             thread: ThreadKey::default(),
             thread_info: ThreadInfo::default(),
@@ -232,6 +233,10 @@ impl Profiler {
         set_subcalls(st, c.subcalls);
         set_builtins(st, c.builtins);
         st.timeunit = c.timeunit;
+        if st.clock != c.native || st.external_timer != c.timer.is_some() {
+            // A rate fixed at the last disable() was the old clock's.
+            st.stopped_rate = None;
+        }
         st.external_timer = c.timer.is_some();
         // A new timer's readings are not ordered against the old one's.
         st.timer_high = i64::MIN;

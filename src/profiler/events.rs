@@ -398,7 +398,8 @@ pub unsafe fn enter_call_from(
         },
     };
     // _lsprof reads the clock last on enter, so the bookkeeping is not charged to the callee.
-    // SAFETY: exclusive access; nothing here calls Python.
+    // SAFETY: exclusive access; nothing here calls Python, except `enter_after_timer`, reached
+    // with `s` no longer used.
     unsafe {
         let s = &mut *st;
         if s.plain_no_timeline {

@@ -10,7 +10,7 @@ use crate::core::aggregator::Aggregator;
 use crate::core::clock;
 use crate::core::frames::Stack;
 use crate::core::timeline::{self, Timeline};
-use crate::hook::HookState;
+use crate::hook::state::HookState;
 use crate::profiler::track::{ThreadInfo, ThreadKey, Track};
 
 /// Everything the event path mutates. Reached only through `Profiler::state_ptr` with the GIL
@@ -196,13 +196,15 @@ impl Profiler {
         self.state.get()
     }
 
-    /// Reads the state through `read`, which gets a shared borrow for its call: the safe way
-    /// off the event path (methods, getters), where no event can run meanwhile.
+    /// Reads the state through `read`, which gets a shared borrow for its call: the accessor
+    /// of the methods and getters, off the event path. `read` must run no Python code (copy
+    /// fields, compute from them): Python could deliver an event that writes the state while it
+    /// is borrowed. A plain function, so it brings no Python object along to call.
     #[inline]
-    pub fn read<T>(&self, read: fn(&State) -> T) -> T {
-        // SAFETY: every access to a profiler happens with the GIL held (see `Sync` above);
-        // `read` is a plain function (it captures nothing, so no Python object to call), and
-        // no event of this profiler runs while it borrows.
+    pub(crate) fn read<T>(&self, read: fn(&State) -> T) -> T {
+        // SAFETY: every access to a profiler happens with the GIL held (see `Sync` above), and
+        // `read` runs no Python code (this function's rule, kept by each caller in this crate:
+        // all of them read plain fields), so no event of this profiler runs while it borrows.
         read(unsafe { &*self.state.get() })
     }
 }
