@@ -8,13 +8,16 @@
 //! - `core`: the Python-free parts a profile is made of (aggregator, call stack, clocks, memory
 //!   ledger, timeline, RSS sampler); it uses nothing outside itself;
 //! - `stats` and `marshal`: the Python-free Stats engine and the marshal format, with `py`
-//!   giving them their Python faces.
+//!   giving them their Python faces;
+//! - `sampler`: the Python-free reader of another Python process (the sampling profiler's
+//!   base): it finds the target's interpreter runtime.
 
 pub mod core;
 mod hook;
 pub mod marshal;
 mod profiler;
 mod py;
+pub mod sampler;
 pub mod stats;
 
 use pyo3::prelude::*;

@@ -1,5 +1,6 @@
 """The source tree keeps the shape the README's layout table describes: no import cycle between
-files in src/ or python/, a Python-free core that uses nothing outside itself, data modules
+files in src/ or python/, a Python-free core that uses nothing outside itself (and a
+Python-free sampler that uses only the core and itself), data modules
 that import no function modules, and no source file over 1,200 lines outside its tests."""
 
 import ast
@@ -139,6 +140,19 @@ def test_the_core_is_python_free_and_self_contained():
             continue
         assert "pyo3" not in text, path
         outside = {d for d in graph[mod] if d[:1] != ("core",)}
+        assert not outside, (path, outside)
+
+
+def test_the_sampler_is_python_free_and_uses_only_the_core():
+    # It runs on a thread that never holds the GIL, reading another process.
+    modules = _rust_modules()
+    graph = _rust_imports(modules)
+    assert ("sampler",) in modules
+    for mod, (path, text) in modules.items():
+        if mod[:1] != ("sampler",):
+            continue
+        assert "pyo3" not in text, path
+        outside = {d for d in graph[mod] if d[:1] not in (("core",), ("sampler",))}
         assert not outside, (path, outside)
 
 
