@@ -1,4 +1,5 @@
-//! The sampler's Python face, for the tests only so far: `_find_runtime(pid)`.
+//! The sampler's Python face, for the tests only so far: `_find_runtime(pid)` and
+//! `_thread_stacks(pid)`.
 
 use std::path::PathBuf;
 
@@ -7,6 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 use crate::sampler::runtime::{self, Error};
+use crate::sampler::stacks;
 
 /// `(runtime_address, library_path, version_hex or None)` of process `pid`'s interpreter.
 /// Raises the OSError of the failing system call (errno, strerror and the file when there is
@@ -19,6 +21,39 @@ pub fn _find_runtime(py: Python<'_>, pid: i32) -> PyResult<(u64, PathBuf, Option
         Ok(r) => Ok((r.address, r.library, r.version_hex)),
         Err(Error::NotPython(why)) => Err(PyValueError::new_err(why)),
         Err(Error::Io { error, path }) => Err(os_error(py, error, path)),
+    }
+}
+
+/// One thread's `(thread_ident, frames)`, frames innermost first as `(filename, line, name)`.
+type PyThreadStack = (u64, Vec<(String, Option<i64>, String)>);
+
+/// `[(thread_ident, [(filename, line, name), ...]), ...]`: every thread's Python call stack in
+/// process `pid`, innermost frame first, read from outside. The errors of `_find_runtime`, and
+/// ValueError naming the version when its stacks cannot be read yet (or what was read does not
+/// hang together).
+#[pyfunction]
+pub fn _thread_stacks(py: Python<'_>, pid: i32) -> PyResult<Vec<PyThreadStack>> {
+    let rt = match py.detach(|| runtime::find_runtime(pid)) {
+        Ok(rt) => rt,
+        Err(Error::NotPython(why)) => return Err(PyValueError::new_err(why)),
+        Err(Error::Io { error, path }) => return Err(os_error(py, error, path)),
+    };
+    match py.detach(|| stacks::thread_stacks(&rt)) {
+        Ok(threads) => Ok(threads
+            .into_iter()
+            .map(|t| {
+                let frames = t
+                    .frames
+                    .into_iter()
+                    .map(|f| (f.filename, f.line, f.name))
+                    .collect();
+                (t.thread_id, frames)
+            })
+            .collect()),
+        Err(stacks::Error::Io(error)) => Err(os_error(py, error, None)),
+        Err(stacks::Error::Unsupported(why) | stacks::Error::Layout(why)) => {
+            Err(PyValueError::new_err(why))
+        }
     }
 }
 

@@ -1,15 +1,21 @@
 //! The sampling profiler's reader of another Python process, Python-free (it uses only `core`
-//! and itself, so that it can run on a thread that never holds the GIL). This first floor finds
-//! the target's interpreter runtime:
+//! and itself, so that it can run on a thread that never holds the GIL). It finds the
+//! target's interpreter runtime and reads its threads' call stacks:
 //!
 //! - `maps`: the target's memory mappings (`/proc/PID/maps`) and which file is the interpreter;
 //! - `symbols`: `_PyRuntime`'s offset in that ELF file and the file's lowest load address;
 //! - `memory`: reads of the target's memory (`process_vm_readv`);
 //! - `versions`: what differs between Python versions, as one table;
-//! - `runtime`: `find_runtime(pid)`, which puts the above together.
+//! - `runtime`: `find_runtime(pid)`, which puts the above together;
+//! - `remote`: typed, bounded reads of the target (integers, bytes, `str` objects);
+//! - `linetable`: the 3.11+ location table, instruction -> line;
+//! - `stacks`: `thread_stacks(rt)`, every thread's Python call stack.
 
+pub mod linetable;
 pub mod maps;
 pub mod memory;
+pub mod remote;
 pub mod runtime;
+pub mod stacks;
 pub mod symbols;
 pub mod versions;

@@ -31,6 +31,73 @@ pub mod debug_offsets {
     pub const HEAD_LEN: usize = 16;
 }
 
+/// Where each offset the stack reader needs sits in 3.13's `_Py_DebugOffsets`, as the index of
+/// its `uint64_t` (the struct is all `uint64_t` after `cookie`, which takes word 0). The values
+/// at these words are read from the target; only their places are written here.
+/// `include/python3.13/internal/pycore_runtime.h`, `struct _Py_DebugOffsets`.
+pub mod debug_offsets_313 {
+    /// The words to read: through `unicode_object.asciiobject_size`.
+    pub const WORDS: usize = 71;
+    pub const RUNTIME_INTERPRETERS_HEAD: usize = 5;
+    pub const INTERP_NEXT: usize = 8;
+    pub const INTERP_THREADS_HEAD: usize = 9;
+    pub const THREAD_NEXT: usize = 21;
+    pub const THREAD_INTERP: usize = 22;
+    pub const THREAD_CURRENT_FRAME: usize = 23;
+    pub const THREAD_THREAD_ID: usize = 24;
+    pub const THREAD_NATIVE_THREAD_ID: usize = 25;
+    pub const FRAME_PREVIOUS: usize = 29;
+    pub const FRAME_EXECUTABLE: usize = 30;
+    pub const FRAME_INSTR_PTR: usize = 31;
+    pub const FRAME_OWNER: usize = 33;
+    pub const CODE_FILENAME: usize = 35;
+    pub const CODE_NAME: usize = 36;
+    pub const CODE_QUALNAME: usize = 37;
+    pub const CODE_LINETABLE: usize = 38;
+    pub const CODE_FIRSTLINENO: usize = 39;
+    pub const CODE_CODE_ADAPTIVE: usize = 43;
+    pub const BYTES_OB_SIZE: usize = 65;
+    pub const BYTES_OB_SVAL: usize = 66;
+    pub const UNICODE_STATE: usize = 68;
+    pub const UNICODE_LENGTH: usize = 69;
+    pub const UNICODE_ASCIIOBJECT_SIZE: usize = 70;
+}
+
+/// What a version does not publish but the stack reader needs, per version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StackFacts {
+    /// `FRAME_OWNED_BY_CSTACK` (`pycore_frame.h`): a shim frame of C code, not Python; skipped.
+    pub frame_owned_by_cstack: u8,
+    /// `PyASCIIObject.state`'s bit fields (`cpython/unicodeobject.h`): `interned:2, kind:3,
+    /// compact:1, ascii:1`: the shift of `kind`, `compact` and `ascii`.
+    pub unicode_kind_shift: u32,
+    pub unicode_compact_bit: u32,
+    pub unicode_ascii_bit: u32,
+    /// `sizeof(PyCompactUnicodeObject) - sizeof(PyASCIIObject)`: `utf8_length` and `utf8`; the
+    /// characters of a compact non-ASCII string follow it.
+    pub compact_extra: u64,
+    /// `sizeof(_Py_CODEUNIT)`: the instruction pointer's unit.
+    pub code_unit: u64,
+}
+
+/// 3.13's stack facts (`Objects/locations.md` is the location table's format, 3.11+).
+pub const STACK_FACTS_313: StackFacts = StackFacts {
+    frame_owned_by_cstack: 3,
+    unicode_kind_shift: 2,
+    unicode_compact_bit: 5,
+    unicode_ascii_bit: 6,
+    compact_extra: 16,
+    code_unit: 2,
+};
+
+/// The stack facts of a version whose threads the sampler can read, `None` for the others.
+pub fn stack_facts(major: u8, minor: u8) -> Option<&'static StackFacts> {
+    match (major, minor) {
+        (3, 13) => Some(&STACK_FACTS_313),
+        _ => None,
+    }
+}
+
 /// The row of version `major.minor`, if it is supported.
 pub fn facts(major: u8, minor: u8) -> Option<&'static VersionFacts> {
     VERSIONS

@@ -1,0 +1,169 @@
+//! Typed reads of the target's memory for the stack reader: integers, bounded byte ranges, and
+//! `str` objects' characters. Every read is checked by the kernel; every length read from the
+//! target is capped before anything is allocated for it.
+
+use std::io;
+
+use super::memory;
+use super::versions::StackFacts;
+
+/// Reads `N` bytes at `addr`.
+pub fn read_array<const N: usize>(pid: i32, addr: u64) -> io::Result<[u8; N]> {
+    let mut b = [0u8; N];
+    memory::read(pid, addr, &mut b)?;
+    Ok(b)
+}
+
+pub fn read_u64(pid: i32, addr: u64) -> io::Result<u64> {
+    memory::read_u64(pid, addr)
+}
+
+pub fn read_i32(pid: i32, addr: u64) -> io::Result<i32> {
+    read_array::<4>(pid, addr).map(i32::from_ne_bytes)
+}
+
+pub fn read_u32(pid: i32, addr: u64) -> io::Result<u32> {
+    read_array::<4>(pid, addr).map(u32::from_ne_bytes)
+}
+
+pub fn read_u8(pid: i32, addr: u64) -> io::Result<u8> {
+    read_array::<1>(pid, addr).map(|b| b[0])
+}
+
+/// `addr + offset` that fails as a bad address instead of wrapping.
+pub fn at(addr: u64, offset: u64) -> io::Result<u64> {
+    addr.checked_add(offset)
+        .ok_or_else(|| io::Error::from_raw_os_error(libc::EFAULT))
+}
+
+/// `len` bytes at `addr`, when `len <= cap`; else an `EINVAL` error (a torn or foreign length).
+pub fn read_bytes(pid: i32, addr: u64, len: u64, cap: u64) -> io::Result<Vec<u8>> {
+    if len > cap {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    let n = usize::try_from(len).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    let mut buf = vec![0u8; n];
+    memory::read(pid, addr, &mut buf)?;
+    Ok(buf)
+}
+
+/// Where a `str` object's fields are, from the target's debug offsets.
+#[derive(Clone, Copy, Debug)]
+pub struct UnicodeLayout {
+    pub state: u64,
+    pub length: u64,
+    pub ascii_size: u64,
+}
+
+/// The text of the compact `str` object at `addr` (all that code objects hold), at most
+/// `max_chars` characters: ASCII, latin-1, UCS-2 or UCS-4 by its `kind`. A non-compact or
+/// over-long string, or a character that is not a scalar value, is an `EINVAL` error.
+pub fn read_str(
+    pid: i32,
+    addr: u64,
+    layout: &UnicodeLayout,
+    facts: &StackFacts,
+    max_chars: u64,
+) -> io::Result<String> {
+    let invalid = || io::Error::from_raw_os_error(libc::EINVAL);
+    let length = read_u64(pid, at(addr, layout.length)?)?;
+    let state = read_u32(pid, at(addr, layout.state)?)?;
+    let kind = (state >> facts.unicode_kind_shift) & 0x7;
+    let compact = (state >> facts.unicode_compact_bit) & 1 == 1;
+    let ascii = (state >> facts.unicode_ascii_bit) & 1 == 1;
+    if !compact || length > max_chars || !matches!(kind, 1 | 2 | 4) {
+        return Err(invalid());
+    }
+    let data = if ascii {
+        at(addr, layout.ascii_size)?
+    } else {
+        at(addr, layout.ascii_size + facts.compact_extra)?
+    };
+    let width = u64::from(kind);
+    let raw = read_bytes(pid, data, length * width, max_chars * 4)?;
+    match kind {
+        1 => Ok(raw.iter().map(|&b| char::from(b)).collect()),
+        2 => raw
+            .chunks_exact(2)
+            .map(|c| char::from_u32(u32::from(u16::from_ne_bytes([c[0], c[1]]))))
+            .collect::<Option<String>>()
+            .ok_or_else(invalid),
+        _ => raw
+            .chunks_exact(4)
+            .map(|c| char::from_u32(u32::from_ne_bytes([c[0], c[1], c[2], c[3]])))
+            .collect::<Option<String>>()
+            .ok_or_else(invalid),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn own_pid() -> i32 {
+        // SAFETY: getpid has no preconditions and cannot fail.
+        unsafe { libc::getpid() }
+    }
+
+    #[test]
+    fn integers_and_capped_bytes() {
+        let v: [u8; 8] = [1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff];
+        let a = v.as_ptr() as u64;
+        assert_eq!(read_u32(own_pid(), a).ok(), Some(1));
+        assert_eq!(read_i32(own_pid(), a + 4).ok(), Some(-1));
+        assert_eq!(read_u8(own_pid(), a).ok(), Some(1));
+        assert_eq!(read_bytes(own_pid(), a, 3, 8).ok(), Some(vec![1, 0, 0]));
+        let err = read_bytes(own_pid(), a, 9, 8).map_err(|e| e.raw_os_error());
+        assert_eq!(err, Err(Some(libc::EINVAL)));
+        assert!(at(u64::MAX, 1).is_err());
+    }
+
+    /// A fake compact string laid out as the layout says: state word at 0, length at 8,
+    /// characters at 16 (ASCII) or 32 (compact, with `compact_extra` 16).
+    fn fake(kind: u32, ascii: bool, chars: &[u8], len: u64) -> Vec<u8> {
+        let f = super::super::versions::STACK_FACTS_313;
+        let state = (kind << f.unicode_kind_shift)
+            | (1 << f.unicode_compact_bit)
+            | (u32::from(ascii) << f.unicode_ascii_bit);
+        let mut obj = vec![0u8; 32];
+        obj[..4].copy_from_slice(&state.to_ne_bytes());
+        obj[8..16].copy_from_slice(&len.to_ne_bytes());
+        if !ascii {
+            obj.resize(32, 0);
+        } else {
+            obj.truncate(16);
+        }
+        obj.extend_from_slice(chars);
+        obj
+    }
+
+    #[test]
+    fn strings_of_each_kind() {
+        let layout = UnicodeLayout {
+            state: 0,
+            length: 8,
+            ascii_size: 16,
+        };
+        let f = super::super::versions::STACK_FACTS_313;
+        let read = |obj: &Vec<u8>| read_str(own_pid(), obj.as_ptr() as u64, &layout, &f, 64);
+        assert_eq!(
+            read(&fake(1, true, b"spam", 4)).ok().as_deref(),
+            Some("spam")
+        );
+        assert_eq!(
+            read(&fake(1, false, &[0x63, 0xe9], 2)).ok().as_deref(),
+            Some("cé")
+        );
+        let ucs2: Vec<u8> = [0x3b1u16, 0x3b2]
+            .iter()
+            .flat_map(|c| c.to_ne_bytes())
+            .collect();
+        assert_eq!(read(&fake(2, false, &ucs2, 2)).ok().as_deref(), Some("αβ"));
+        let ucs4: Vec<u8> = 0x1f600u32.to_ne_bytes().to_vec();
+        assert_eq!(read(&fake(4, false, &ucs4, 1)).ok().as_deref(), Some("😀"));
+        // A length beyond the cap is refused before anything is allocated for it.
+        assert!(read(&fake(1, true, b"spam", 1 << 40)).is_err());
+        // An unknown kind is refused.
+        assert!(read(&fake(3, false, b"spam", 4)).is_err());
+    }
+}

@@ -1,0 +1,140 @@
+"""The sampler's second floor: every thread's Python call stack of another process, read from
+outside (on 3.13 through the runtime's own debug offsets)."""
+
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+
+import pytest
+
+from rprofile._rprofile import _thread_stacks
+
+# The main thread and a second, named thread each run f -> g -> h and wait in h: the main
+# thread on its stdin, the other on an Event. The child says "ready" with the second thread's
+# ident once both are waiting.
+CHILD = """\
+import sys
+import threading
+
+ready = threading.Event()
+done = threading.Event()
+
+
+def f():
+    g()
+
+
+def g():
+    h()
+
+
+def h():
+    if threading.current_thread() is threading.main_thread():
+        ready.wait()
+        print("ready", worker.ident, flush=True)
+        sys.stdin.readline()
+    else:
+        ready.set()
+        done.wait()
+
+
+worker = threading.Thread(target=f, name="worker", daemon=True)
+worker.start()
+f()
+"""
+
+
+def _line_of(source, text):
+    """The 1-based line of the only line of `source` whose stripped text is `text`."""
+    found = [n for n, line in enumerate(source.splitlines(), 1) if line.strip() == text]
+    assert len(found) == 1, (text, found)
+    return found[0]
+
+
+def _supported():
+    """None where this Python's stacks can be read, else the reader's reason."""
+    try:
+        _thread_stacks(os.getpid())
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+@pytest.fixture
+def child_script():
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "stacks_child.py")
+        with open(path, "w") as f:
+            f.write(CHILD)
+        yield path
+
+
+def test_every_thread_shows_h_g_f_with_the_lines_of_its_calls(child_script):
+    why = _supported()
+    if why is not None:
+        pytest.skip(why)
+    child = subprocess.Popen([sys.executable, child_script], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        word, worker_ident = child.stdout.readline().split()
+        assert word == "ready"
+        stacks = dict(_thread_stacks(child.pid))
+        expected = [
+            (child_script, _line_of(CHILD, "h()"), "g"),
+            (child_script, _line_of(CHILD, "g()"), "f"),
+        ]
+        main = [t for t in stacks if t != int(worker_ident)]
+        assert len(stacks) == 2 and len(main) == 1, stacks
+        main_frames = stacks[main[0]]
+        worker_frames = stacks[int(worker_ident)]
+        assert main_frames[0] == (child_script, _line_of(CHILD, "sys.stdin.readline()"), "h")
+        assert main_frames[1:3] == expected
+        assert main_frames[3] == (child_script, _line_of(CHILD, "f()"), "<module>")
+        assert len(main_frames) == 4
+        # Event.wait and Condition.wait are Python code: threading's frames come first.
+        waits = 0
+        while worker_frames[waits][0] == threading.__file__:
+            waits += 1
+        assert waits >= 1 and worker_frames[0][2] == "wait", worker_frames
+        worker_frames = worker_frames[waits:]
+        assert worker_frames[0] == (child_script, _line_of(CHILD, "done.wait()"), "h")
+        assert worker_frames[1:3] == expected
+        # Below f: threading's own frames (run, _bootstrap_inner, _bootstrap).
+        assert all(frame[0] == threading.__file__ for frame in worker_frames[3:]), worker_frames
+        assert worker_frames[-1][2] == "_bootstrap"
+    finally:
+        child.kill()
+        child.wait()
+        child.stdin.close()
+        child.stdout.close()
+
+
+def test_its_own_stack_is_read_too():
+    why = _supported()
+    if why is not None:
+        pytest.skip(why)
+    call_line = sys._getframe().f_lineno + 1
+    stacks = dict(_thread_stacks(os.getpid()))
+    frames = stacks[threading.get_ident()]
+    # The innermost Python frame is this function, at the line of the call above.
+    assert frames[0] == (__file__, call_line, "test_its_own_stack_is_read_too")
+
+
+def test_an_unsupported_version_is_a_value_error_naming_it():
+    why = _supported()
+    if why is None:
+        pytest.skip(f"Python {sys.version_info.major}.{sys.version_info.minor} is supported")
+    assert f"Python {sys.version_info.major}.{sys.version_info.minor}" in why
+    assert "not supported" in why
+
+
+def test_a_process_that_is_not_python_is_a_value_error():
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        with pytest.raises(ValueError, match=rf"process {child.pid} is not Python"):
+            _thread_stacks(child.pid)
+    finally:
+        child.kill()
+        child.wait()
