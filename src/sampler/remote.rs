@@ -5,7 +5,7 @@
 use std::io;
 
 use super::memory;
-use super::versions::StackFacts;
+use super::versions::{StackFacts, UnicodeLayout};
 
 /// Reads `N` bytes at `addr`.
 pub fn read_array<const N: usize>(pid: i32, addr: u64) -> io::Result<[u8; N]> {
@@ -45,14 +45,6 @@ pub fn read_bytes(pid: i32, addr: u64, len: u64, cap: u64) -> io::Result<Vec<u8>
     let mut buf = vec![0u8; n];
     memory::read(pid, addr, &mut buf)?;
     Ok(buf)
-}
-
-/// Where a `str` object's fields are, from the target's debug offsets.
-#[derive(Clone, Copy, Debug)]
-pub struct UnicodeLayout {
-    pub state: u64,
-    pub length: u64,
-    pub ascii_size: u64,
 }
 
 /// The text of the compact `str` object at `addr` (all that code objects hold), at most

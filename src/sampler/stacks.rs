@@ -12,9 +12,9 @@ use std::fmt;
 use std::io;
 
 use super::linetable;
-use super::remote::{self, at, UnicodeLayout};
+use super::remote::{self, at};
 use super::runtime::Runtime;
-use super::versions::{self, debug_offsets_313 as w, StackFacts};
+use super::versions::{self, debug_offsets_313 as w, StackFacts, StackLayout, UnicodeLayout};
 
 /// Interpreters, threads per interpreter, frames per thread: beyond these a chain is taken as
 /// torn (a cycle or garbage).
@@ -75,77 +75,50 @@ impl From<io::Error> for Error {
     }
 }
 
-/// The field offsets read from the target's `_Py_DebugOffsets`.
-#[derive(Clone, Copy, Debug)]
-struct Offsets {
-    interpreters_head: u64,
-    interp_next: u64,
-    threads_head: u64,
-    thread_next: u64,
-    thread_interp: u64,
-    current_frame: u64,
-    thread_id: u64,
-    native_thread_id: u64,
-    frame_previous: u64,
-    frame_executable: u64,
-    frame_instr_ptr: u64,
-    frame_owner: u64,
-    code_filename: u64,
-    code_name: u64,
-    code_qualname: u64,
-    code_linetable: u64,
-    code_firstlineno: u64,
-    code_adaptive: u64,
-    bytes_size: u64,
-    bytes_sval: u64,
-    unicode: UnicodeLayout,
-}
-
-impl Offsets {
-    /// Reads 3.13's `_Py_DebugOffsets` at the start of `_PyRuntime`.
-    fn read_313(pid: i32, runtime: u64) -> Result<Offsets, Error> {
-        let raw = remote::read_bytes(pid, runtime, (w::WORDS * 8) as u64, (w::WORDS * 8) as u64)?;
-        let words: Vec<u64> = raw
-            .chunks_exact(8)
-            .map(|c| u64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-            .collect();
-        let get = |i: usize| -> Result<u64, Error> {
-            match words.get(i) {
-                Some(&v) if v < MAX_FIELD_OFFSET => Ok(v),
-                Some(&v) => Err(Error::Layout(format!(
-                    "_Py_DebugOffsets word {i} is {v:#x}: not a field offset"
-                ))),
-                None => Err(Error::Layout(format!("_Py_DebugOffsets word {i} not read"))),
-            }
-        };
-        Ok(Offsets {
-            interpreters_head: get(w::RUNTIME_INTERPRETERS_HEAD)?,
-            interp_next: get(w::INTERP_NEXT)?,
-            threads_head: get(w::INTERP_THREADS_HEAD)?,
-            thread_next: get(w::THREAD_NEXT)?,
-            thread_interp: get(w::THREAD_INTERP)?,
-            current_frame: get(w::THREAD_CURRENT_FRAME)?,
-            thread_id: get(w::THREAD_THREAD_ID)?,
-            native_thread_id: get(w::THREAD_NATIVE_THREAD_ID)?,
-            frame_previous: get(w::FRAME_PREVIOUS)?,
-            frame_executable: get(w::FRAME_EXECUTABLE)?,
-            frame_instr_ptr: get(w::FRAME_INSTR_PTR)?,
-            frame_owner: get(w::FRAME_OWNER)?,
-            code_filename: get(w::CODE_FILENAME)?,
-            code_name: get(w::CODE_NAME)?,
-            code_qualname: get(w::CODE_QUALNAME)?,
-            code_linetable: get(w::CODE_LINETABLE)?,
-            code_firstlineno: get(w::CODE_FIRSTLINENO)?,
-            code_adaptive: get(w::CODE_CODE_ADAPTIVE)?,
-            bytes_size: get(w::BYTES_OB_SIZE)?,
-            bytes_sval: get(w::BYTES_OB_SVAL)?,
-            unicode: UnicodeLayout {
-                state: get(w::UNICODE_STATE)?,
-                length: get(w::UNICODE_LENGTH)?,
-                ascii_size: get(w::UNICODE_ASCIIOBJECT_SIZE)?,
-            },
-        })
-    }
+/// The layout from 3.13's `_Py_DebugOffsets` at the start of `_PyRuntime`.
+fn layout_from_debug_offsets(pid: i32, runtime: u64) -> Result<StackLayout, Error> {
+    let raw = remote::read_bytes(pid, runtime, (w::WORDS * 8) as u64, (w::WORDS * 8) as u64)?;
+    let words: Vec<u64> = raw
+        .chunks_exact(8)
+        .map(|c| u64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+        .collect();
+    let get = |i: usize| -> Result<u64, Error> {
+        match words.get(i) {
+            Some(&v) if v < MAX_FIELD_OFFSET => Ok(v),
+            Some(&v) => Err(Error::Layout(format!(
+                "_Py_DebugOffsets word {i} is {v:#x}: not a field offset"
+            ))),
+            None => Err(Error::Layout(format!("_Py_DebugOffsets word {i} not read"))),
+        }
+    };
+    Ok(StackLayout {
+        interpreters_head: get(w::RUNTIME_INTERPRETERS_HEAD)?,
+        interp_next: get(w::INTERP_NEXT)?,
+        threads_head: get(w::INTERP_THREADS_HEAD)?,
+        thread_next: get(w::THREAD_NEXT)?,
+        thread_interp: get(w::THREAD_INTERP)?,
+        thread_cframe: None,
+        current_frame: get(w::THREAD_CURRENT_FRAME)?,
+        thread_id: get(w::THREAD_THREAD_ID)?,
+        native_thread_id: get(w::THREAD_NATIVE_THREAD_ID)?,
+        frame_previous: get(w::FRAME_PREVIOUS)?,
+        frame_executable: get(w::FRAME_EXECUTABLE)?,
+        frame_instr_ptr: get(w::FRAME_INSTR_PTR)?,
+        frame_owner: get(w::FRAME_OWNER)?,
+        code_filename: get(w::CODE_FILENAME)?,
+        code_name: get(w::CODE_NAME)?,
+        code_qualname: get(w::CODE_QUALNAME)?,
+        code_linetable: get(w::CODE_LINETABLE)?,
+        code_firstlineno: get(w::CODE_FIRSTLINENO)?,
+        code_adaptive: get(w::CODE_CODE_ADAPTIVE)?,
+        bytes_size: get(w::BYTES_OB_SIZE)?,
+        bytes_sval: get(w::BYTES_OB_SVAL)?,
+        unicode: UnicodeLayout {
+            state: get(w::UNICODE_STATE)?,
+            length: get(w::UNICODE_LENGTH)?,
+            ascii_size: get(w::UNICODE_ASCIIOBJECT_SIZE)?,
+        },
+    })
 }
 
 /// What a code object gives every frame that runs it.
@@ -160,7 +133,7 @@ struct Code {
 /// The reader of one process, for one walk: its offsets and the code objects seen so far.
 struct Reader<'a> {
     pid: i32,
-    off: Offsets,
+    off: StackLayout,
     facts: &'a StackFacts,
     codes: HashMap<u64, Code>,
 }
@@ -244,7 +217,13 @@ impl Reader<'_> {
                     "thread state {tstate:#x} points to interpreter {back:#x}, not {interp:#x}"
                 )));
             }
-            let frame = self.ptr(tstate, o.current_frame)?;
+            let frame = match o.thread_cframe {
+                Some(cframe) => match self.ptr(tstate, cframe)? {
+                    0 => 0,
+                    cframe => self.ptr(cframe, o.current_frame)?,
+                },
+                None => self.ptr(tstate, o.current_frame)?,
+            };
             out.push(ThreadStack {
                 native_thread_id: self.ptr(tstate, o.native_thread_id)?,
                 thread_id: self.ptr(tstate, o.thread_id)?,
@@ -267,16 +246,23 @@ pub fn thread_stacks(rt: &Runtime) -> Result<Vec<ThreadStack>, Error> {
             rt.library.display()
         ))
     })?;
-    let facts = versions::stack_facts(major, minor)
-        .filter(|_| rt.version_hex.is_some())
-        .ok_or_else(|| {
-            Error::Unsupported(format!(
-                "reading the thread stacks of Python {major}.{minor} is not supported yet \
-                 (process {}; supported: 3.13)",
+    let facts = versions::stack_facts(major, minor).ok_or_else(|| {
+        Error::Unsupported(format!(
+            "reading the thread stacks of Python {major}.{minor} is not supported yet \
+             (process {}; supported: 3.12, 3.13)",
+            rt.pid
+        ))
+    })?;
+    let off = match facts.layout {
+        Some(layout) => layout,
+        None if rt.version_hex.is_some() => layout_from_debug_offsets(rt.pid, rt.address)?,
+        None => {
+            return Err(Error::Layout(format!(
+                "process {}: Python {major}.{minor} without _Py_DebugOffsets",
                 rt.pid
-            ))
-        })?;
-    let off = Offsets::read_313(rt.pid, rt.address)?;
+            )))
+        }
+    };
     let mut reader = Reader {
         pid: rt.pid,
         off,
@@ -314,8 +300,8 @@ mod tests {
 
     #[test]
     fn versions_without_a_reader_are_unsupported_and_named() {
-        match thread_stacks(&runtime(Some((3, 12)), None)) {
-            Err(Error::Unsupported(why)) => assert!(why.contains("Python 3.12"), "{why}"),
+        match thread_stacks(&runtime(Some((3, 11)), None)) {
+            Err(Error::Unsupported(why)) => assert!(why.contains("Python 3.11"), "{why}"),
             other => panic!("{other:?}"),
         }
         assert!(matches!(

@@ -63,9 +63,93 @@ pub mod debug_offsets_313 {
     pub const UNICODE_ASCIIOBJECT_SIZE: usize = 70;
 }
 
-/// What a version does not publish but the stack reader needs, per version.
+/// Where a `str` object's fields are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnicodeLayout {
+    pub state: u64,
+    pub length: u64,
+    /// `sizeof(PyASCIIObject)`: an ASCII string's characters follow it.
+    pub ascii_size: u64,
+}
+
+/// Where the fields the stack reader follows are (byte offsets in their structs): from the
+/// target's `_Py_DebugOffsets` on 3.13+, from the installed headers before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StackLayout {
+    /// `_PyRuntimeState.interpreters.head`.
+    pub interpreters_head: u64,
+    /// `PyInterpreterState.next`, `.threads.head`.
+    pub interp_next: u64,
+    pub threads_head: u64,
+    /// `PyThreadState.next`, `.interp`.
+    pub thread_next: u64,
+    pub thread_interp: u64,
+    /// 3.11-3.12: `PyThreadState.cframe`, and `current_frame` is then `_PyCFrame`'s field;
+    /// `None` (3.13+): `current_frame` is the thread state's own field.
+    pub thread_cframe: Option<u64>,
+    pub current_frame: u64,
+    /// `PyThreadState.thread_id` (`threading.get_ident()`), `.native_thread_id`.
+    pub thread_id: u64,
+    pub native_thread_id: u64,
+    /// `_PyInterpreterFrame.previous`, `.f_code` or `.f_executable`, `.prev_instr` or
+    /// `.instr_ptr`, `.owner` (one byte).
+    pub frame_previous: u64,
+    pub frame_executable: u64,
+    pub frame_instr_ptr: u64,
+    pub frame_owner: u64,
+    /// `PyCodeObject.co_filename`, `co_name`, `co_qualname`, `co_linetable` (bytes),
+    /// `co_firstlineno` (an `int`), `co_code_adaptive` (the instructions).
+    pub code_filename: u64,
+    pub code_name: u64,
+    pub code_qualname: u64,
+    pub code_linetable: u64,
+    pub code_firstlineno: u64,
+    pub code_adaptive: u64,
+    /// `PyBytesObject`'s `ob_size` and `ob_sval`.
+    pub bytes_size: u64,
+    pub bytes_sval: u64,
+    pub unicode: UnicodeLayout,
+}
+
+/// 3.12's layout (x86-64 and other LP64 targets, release build), from `include/python3.12/`:
+/// `internal/pycore_runtime.h`, `internal/pycore_interp.h`, `cpython/pystate.h`,
+/// `internal/pycore_frame.h`, `cpython/code.h`, `cpython/bytesobject.h`,
+/// `cpython/unicodeobject.h` (offsetof of each field, compiled against those headers).
+/// Checked on attach: every thread state's `interp` must point back at its interpreter.
+pub const LAYOUT_312: StackLayout = StackLayout {
+    interpreters_head: 40,
+    interp_next: 0,
+    threads_head: 72,
+    thread_next: 8,
+    thread_interp: 16,
+    thread_cframe: Some(56),
+    current_frame: 0,
+    thread_id: 136,
+    native_thread_id: 144,
+    frame_previous: 8,
+    frame_executable: 0,
+    frame_instr_ptr: 56,
+    frame_owner: 70,
+    code_filename: 112,
+    code_name: 120,
+    code_qualname: 128,
+    code_linetable: 136,
+    code_firstlineno: 68,
+    code_adaptive: 192,
+    bytes_size: 16,
+    bytes_sval: 32,
+    unicode: UnicodeLayout {
+        state: 32,
+        length: 16,
+        ascii_size: 40,
+    },
+};
+
+/// What the stack reader needs of a version beyond its layout, per version.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StackFacts {
+    /// The struct layout; `None`: read it from the target's `_Py_DebugOffsets` (3.13+).
+    pub layout: Option<StackLayout>,
     /// `FRAME_OWNED_BY_CSTACK` (`pycore_frame.h`): a shim frame of C code, not Python; skipped.
     pub frame_owned_by_cstack: u8,
     /// `PyASCIIObject.state`'s bit fields (`cpython/unicodeobject.h`): `interned:2, kind:3,
@@ -82,6 +166,7 @@ pub struct StackFacts {
 
 /// 3.13's stack facts (`Objects/locations.md` is the location table's format, 3.11+).
 pub const STACK_FACTS_313: StackFacts = StackFacts {
+    layout: None,
     frame_owned_by_cstack: 3,
     unicode_kind_shift: 2,
     unicode_compact_bit: 5,
@@ -90,9 +175,16 @@ pub const STACK_FACTS_313: StackFacts = StackFacts {
     code_unit: 2,
 };
 
+/// 3.12's: the same as 3.13's but for the layout, which 3.12 does not publish.
+pub const STACK_FACTS_312: StackFacts = StackFacts {
+    layout: Some(LAYOUT_312),
+    ..STACK_FACTS_313
+};
+
 /// The stack facts of a version whose threads the sampler can read, `None` for the others.
 pub fn stack_facts(major: u8, minor: u8) -> Option<&'static StackFacts> {
     match (major, minor) {
+        (3, 12) => Some(&STACK_FACTS_312),
         (3, 13) => Some(&STACK_FACTS_313),
         _ => None,
     }
@@ -165,6 +257,16 @@ mod tests {
         assert_eq!(from_file_name("python"), None);
         assert_eq!(from_file_name("python3.x"), None);
         assert_eq!(from_file_name("sleep"), None);
+    }
+
+    #[test]
+    fn stacks_are_read_on_3_12_by_table_and_on_3_13_by_debug_offsets() {
+        assert_eq!(stack_facts(3, 12).map(|f| f.layout), Some(Some(LAYOUT_312)));
+        assert_eq!(stack_facts(3, 13).map(|f| f.layout), Some(None));
+        assert_eq!(stack_facts(3, 11), None);
+        assert_eq!(stack_facts(3, 10), None);
+        // The words the reader takes from _Py_DebugOffsets are all within what it reads.
+        assert!(debug_offsets_313::UNICODE_ASCIIOBJECT_SIZE < debug_offsets_313::WORDS);
     }
 
     #[test]
