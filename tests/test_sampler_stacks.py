@@ -139,3 +139,46 @@ def test_a_process_that_is_not_python_is_a_value_error():
     finally:
         child.kill()
         child.wait()
+
+
+BUSY_CHILD = """\
+import sys
+
+
+def down(n):
+    return n if n == 0 else down(n - 1) + 1
+
+
+print("ready", flush=True)
+while True:
+    for depth in range(50):
+        down(depth)
+"""
+
+
+def test_a_running_target_is_read_many_times_without_a_crash():
+    # Frames come and go while they are read: a read may fail (a torn pointer is an OSError or
+    # a ValueError), but never crashes or hangs, and most reads succeed.
+    why = _supported()
+    if why is not None:
+        pytest.skip(why)
+    child = subprocess.Popen([sys.executable, "-c", BUSY_CHILD], stdout=subprocess.PIPE,
+                             text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        read = 0
+        for _ in range(300):
+            try:
+                stacks = _thread_stacks(child.pid)
+            except (OSError, ValueError):
+                continue
+            read += 1
+            assert len(stacks) == 1
+            for _, frames in stacks:
+                assert frames[-1][2] == "<module>"
+                assert all(name in ("down", "<module>") for _, _, name in frames), frames
+        assert read >= 150
+    finally:
+        child.kill()
+        child.wait()
+        child.stdout.close()

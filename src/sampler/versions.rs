@@ -61,6 +61,8 @@ pub mod debug_offsets_313 {
     pub const UNICODE_STATE: usize = 68;
     pub const UNICODE_LENGTH: usize = 69;
     pub const UNICODE_ASCIIOBJECT_SIZE: usize = 70;
+    // The words the reader takes are all within what it reads.
+    const _: () = assert!(UNICODE_ASCIIOBJECT_SIZE < WORDS);
 }
 
 /// Where a `str` object's fields are.
@@ -265,8 +267,6 @@ mod tests {
         assert_eq!(stack_facts(3, 13).map(|f| f.layout), Some(None));
         assert_eq!(stack_facts(3, 11), None);
         assert_eq!(stack_facts(3, 10), None);
-        // The words the reader takes from _Py_DebugOffsets are all within what it reads.
-        assert!(debug_offsets_313::UNICODE_ASCIIOBJECT_SIZE < debug_offsets_313::WORDS);
     }
 
     #[test]
