@@ -2,10 +2,13 @@
 //!
 //! 3.13: the runtime publishes where each field is (`_Py_DebugOffsets`, read from the target
 //! at each call, never assumed); what it does not publish (the C-stack frame owner, the `str`
-//! state bits, the location table's format) is in `versions`. The walk is runtime ->
-//! interpreters -> thread states -> frames (innermost first) -> code objects. Every count and
-//! length read from the target is capped, so a torn read of a running target ends the walk
-//! with an error instead of looping or allocating without bound.
+//! state bits, the location table's format) is in `versions`. 3.12 publishes nothing: its
+//! layout is a table in `versions`, taken from its headers, and each thread state's `interp`
+//! pointing back at its interpreter checks it. The walk is runtime -> interpreters -> thread
+//! states -> frames (innermost first) -> code objects (cached by address for one walk,
+//! never across walks, where an address may be reused). Every count and length read from the
+//! target is capped, so a torn read of a running target ends the walk with an error instead of
+//! looping or allocating without bound.
 
 use std::collections::HashMap;
 use std::fmt;
