@@ -2,13 +2,13 @@
 //!
 //! 3.13: the runtime publishes where each field is (`_Py_DebugOffsets`, read from the target
 //! at each call, never assumed); what it does not publish (the C-stack frame owner, the `str`
-//! state bits, the location table's format) is in `versions`. 3.12 publishes nothing: its
-//! layout is a table in `versions`, taken from its headers, and each thread state's `interp`
-//! pointing back at its interpreter checks it. The walk is runtime -> interpreters -> thread
-//! states -> frames (innermost first) -> code objects (cached by address for one walk,
-//! never across walks, where an address may be reused). Every count and length read from the
-//! target is capped, so a torn read of a running target ends the walk with an error instead of
-//! looping or allocating without bound.
+//! state bits, the location table's format) is in `versions`. 3.11 and 3.12 publish nothing:
+//! their layouts are tables in `versions`, taken from their headers, and each thread state's
+//! `interp` pointing back at its interpreter checks them. The walk is runtime -> interpreters
+//! -> thread states -> frames (innermost first) -> code objects (cached by address for one
+//! walk, never across walks, where an address may be reused). Every count and length read
+//! from the target is capped, so a torn read of a running target ends the walk with an error
+//! instead of looping or allocating without bound.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -183,7 +183,7 @@ impl Reader<'_> {
                 return Ok(frames);
             }
             let owner = remote::read_u8(self.pid, at(frame, o.frame_owner)?)?;
-            if owner != self.facts.frame_owned_by_cstack {
+            if Some(owner) != self.facts.frame_owned_by_cstack {
                 let executable = self.ptr(frame, o.frame_executable)?;
                 let instr = self.ptr(frame, o.frame_instr_ptr)?;
                 let unit = self.facts.code_unit;
@@ -252,7 +252,7 @@ pub fn thread_stacks(rt: &Runtime) -> Result<Vec<ThreadStack>, Error> {
     let facts = versions::stack_facts(major, minor).ok_or_else(|| {
         Error::Unsupported(format!(
             "reading the thread stacks of Python {major}.{minor} is not supported yet \
-             (process {}; supported: 3.12, 3.13)",
+             (process {}; supported: 3.11-3.13)",
             rt.pid
         ))
     })?;
@@ -303,8 +303,8 @@ mod tests {
 
     #[test]
     fn versions_without_a_reader_are_unsupported_and_named() {
-        match thread_stacks(&runtime(Some((3, 11)), None)) {
-            Err(Error::Unsupported(why)) => assert!(why.contains("Python 3.11"), "{why}"),
+        match thread_stacks(&runtime(Some((3, 10)), None)) {
+            Err(Error::Unsupported(why)) => assert!(why.contains("Python 3.10"), "{why}"),
             other => panic!("{other:?}"),
         }
         assert!(matches!(

@@ -113,6 +113,39 @@ pub struct StackLayout {
     pub unicode: UnicodeLayout,
 }
 
+/// 3.11's layout (x86-64 and other LP64 targets, release build), from `include/python3.11/`,
+/// the same headers as 3.12's (offsetof of each field, compiled against them). Checked on attach
+/// as 3.12's.
+pub const LAYOUT_311: StackLayout = StackLayout {
+    interpreters_head: 40,
+    interp_next: 0,
+    threads_head: 16,
+    thread_next: 8,
+    thread_interp: 16,
+    thread_cframe: Some(56),
+    current_frame: 8,
+    thread_id: 152,
+    native_thread_id: 160,
+    frame_previous: 48,
+    frame_executable: 32,
+    frame_instr_ptr: 56,
+    frame_owner: 69,
+    code_filename: 112,
+    code_name: 120,
+    code_qualname: 128,
+    code_linetable: 136,
+    code_firstlineno: 72,
+    code_adaptive: 184,
+    bytes_size: 16,
+    bytes_sval: 32,
+    unicode: UnicodeLayout {
+        state: 32,
+        length: 16,
+        // 3.11's PyASCIIObject still has `wstr`.
+        ascii_size: 48,
+    },
+};
+
 /// 3.12's layout (x86-64 and other LP64 targets, release build), from `include/python3.12/`:
 /// `internal/pycore_runtime.h`, `internal/pycore_interp.h`, `cpython/pystate.h`,
 /// `internal/pycore_frame.h`, `cpython/code.h`, `cpython/bytesobject.h`,
@@ -152,15 +185,16 @@ pub const LAYOUT_312: StackLayout = StackLayout {
 pub struct StackFacts {
     /// The struct layout; `None`: read it from the target's `_Py_DebugOffsets` (3.13+).
     pub layout: Option<StackLayout>,
-    /// `FRAME_OWNED_BY_CSTACK` (`pycore_frame.h`): a shim frame of C code, not Python; skipped.
-    pub frame_owned_by_cstack: u8,
+    /// `FRAME_OWNED_BY_CSTACK` (`pycore_frame.h`, 3.12+): a shim frame of C code, not Python;
+    /// skipped. `None` (3.11): every frame in the chain is a Python frame.
+    pub frame_owned_by_cstack: Option<u8>,
     /// `PyASCIIObject.state`'s bit fields (`cpython/unicodeobject.h`): `interned:2, kind:3,
     /// compact:1, ascii:1`: the shift of `kind`, `compact` and `ascii`.
     pub unicode_kind_shift: u32,
     pub unicode_compact_bit: u32,
     pub unicode_ascii_bit: u32,
-    /// `sizeof(PyCompactUnicodeObject) - sizeof(PyASCIIObject)`: `utf8_length` and `utf8`; the
-    /// characters of a compact non-ASCII string follow it.
+    /// `sizeof(PyCompactUnicodeObject) - sizeof(PyASCIIObject)`: `utf8_length` and `utf8`
+    /// (and 3.11's `wstr_length`); the characters of a compact non-ASCII string follow it.
     pub compact_extra: u64,
     /// `sizeof(_Py_CODEUNIT)`: the instruction pointer's unit.
     pub code_unit: u64,
@@ -169,7 +203,7 @@ pub struct StackFacts {
 /// 3.13's stack facts (`Objects/locations.md` is the location table's format, 3.11+).
 pub const STACK_FACTS_313: StackFacts = StackFacts {
     layout: None,
-    frame_owned_by_cstack: 3,
+    frame_owned_by_cstack: Some(3),
     unicode_kind_shift: 2,
     unicode_compact_bit: 5,
     unicode_ascii_bit: 6,
@@ -183,9 +217,19 @@ pub const STACK_FACTS_312: StackFacts = StackFacts {
     ..STACK_FACTS_313
 };
 
+/// 3.11's: no C-stack shim frames, a longer `PyCompactUnicodeObject` (the state bits are
+/// `interned:2, kind:3, compact:1, ascii:1, ready:1`: the same places).
+pub const STACK_FACTS_311: StackFacts = StackFacts {
+    layout: Some(LAYOUT_311),
+    frame_owned_by_cstack: None,
+    compact_extra: 24,
+    ..STACK_FACTS_313
+};
+
 /// The stack facts of a version whose threads the sampler can read, `None` for the others.
 pub fn stack_facts(major: u8, minor: u8) -> Option<&'static StackFacts> {
     match (major, minor) {
+        (3, 11) => Some(&STACK_FACTS_311),
         (3, 12) => Some(&STACK_FACTS_312),
         (3, 13) => Some(&STACK_FACTS_313),
         _ => None,
@@ -262,10 +306,10 @@ mod tests {
     }
 
     #[test]
-    fn stacks_are_read_on_3_12_by_table_and_on_3_13_by_debug_offsets() {
+    fn stacks_are_read_on_3_11_and_3_12_by_table_and_on_3_13_by_debug_offsets() {
         assert_eq!(stack_facts(3, 12).map(|f| f.layout), Some(Some(LAYOUT_312)));
         assert_eq!(stack_facts(3, 13).map(|f| f.layout), Some(None));
-        assert_eq!(stack_facts(3, 11), None);
+        assert_eq!(stack_facts(3, 11).map(|f| f.layout), Some(Some(LAYOUT_311)));
         assert_eq!(stack_facts(3, 10), None);
     }
 
