@@ -69,6 +69,11 @@ pub fn real(v: &Bound<'_, PyAny>) -> PyResult<f64> {
         .map_err(|_| PyTypeError::new_err(format!("must be real number, not {}", type_name(v))))
 }
 
+/// A keyword flag of rprofile's own: absent is False, else its truth value.
+pub fn truthy(value: &Option<Bound<'_, PyAny>>) -> PyResult<bool> {
+    value.as_ref().map_or(Ok(false), |v| v.is_truthy())
+}
+
 /// The `subcalls`/`builtins` flag rule of the running version: 3.12+ parses with `p`
 /// (truthiness); 3.10/3.11 with `i`, where 0 clears, a positive value sets, and a negative one
 /// leaves the flag as it was.

@@ -78,18 +78,9 @@ impl Config {
             None => true,
         };
         let bias = a[4].as_ref().map(args::real).transpose()?.unwrap_or(0.0);
-        let threads = match &a[5] {
-            Some(v) => v.is_truthy()?,
-            None => false,
-        };
-        let async_aware = match &a[6] {
-            Some(v) => v.is_truthy()?,
-            None => false,
-        };
-        let want_timeline = match &a[7] {
-            Some(v) => v.is_truthy()?,
-            None => false,
-        };
+        let threads = args::truthy(&a[5])?;
+        let async_aware = args::truthy(&a[6])?;
+        let want_timeline = args::truthy(&a[7])?;
         let buffer_size = match &a[8] {
             Some(v) => {
                 let n: i64 = v.extract()?;
@@ -111,14 +102,8 @@ impl Config {
             }
             None => WhenFull::KeepNewest,
         };
-        let want_memory = match &a[10] {
-            Some(v) => v.is_truthy()?,
-            None => false,
-        };
-        let want_rss = match &a[11] {
-            Some(v) => v.is_truthy()?,
-            None => false,
-        };
+        let want_memory = args::truthy(&a[10])?;
+        let want_rss = args::truthy(&a[11])?;
         let rss_interval = match &a[12] {
             Some(v) => {
                 let secs = args::real(v)?;

@@ -5,13 +5,13 @@ use std::collections::HashMap;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
-use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString, PyTuple};
 
 use crate::core::timeline::{self, Event, Names, Timeline};
 use crate::profiler::state::State;
 use crate::profiler::threads;
+use crate::py::oserror::os_error;
 
 /// A function as the timeline shows it.
 struct Label {
@@ -312,7 +312,7 @@ impl TimelineCopy {
             .call_method1("fsdecode", (path,))?
             .extract()?;
         self.write_to(py, format, &decoded, factor, title)
-            .map_err(|e| os_error(py, e, path))
+            .map_err(|e| os_error(py, e, Some(path.clone().unbind())))
     }
 
     fn write_to(
@@ -363,21 +363,4 @@ impl TimelineCopy {
         w.flush()?;
         Ok(())
     }
-}
-
-/// The exception `open()` or `write()` raises for `e` on the file `filename`: OSError's
-/// constructor picks the subclass of the errno (FileNotFoundError, IsADirectoryError, ...),
-/// with errno, strerror and the file's name. An error not from the system keeps PyO3's mapping.
-fn os_error(py: Python<'_>, e: std::io::Error, filename: &Bound<'_, PyAny>) -> PyErr {
-    let Some(errno) = e.raw_os_error() else {
-        return e.into();
-    };
-    let strerror = py
-        .import("os")
-        .and_then(|os| os.call_method1("strerror", (errno,)))
-        .map_or_else(
-            |_| PyString::new(py, &e.to_string()).into_any().unbind(),
-            Bound::unbind,
-        );
-    PyOSError::new_err((errno, strerror, filename.clone().unbind()))
 }

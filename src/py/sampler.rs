@@ -3,10 +3,10 @@
 
 use std::path::PathBuf;
 
-use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyString;
 
+use crate::py::oserror::os_error;
 use crate::sampler::runtime::{self, Error};
 use crate::sampler::stacks;
 
@@ -17,11 +17,23 @@ use crate::sampler::stacks;
 #[pyfunction]
 pub fn _find_runtime(py: Python<'_>, pid: i32) -> PyResult<(u64, PathBuf, Option<u64>)> {
     // Reading the library's symbols takes a few milliseconds: other threads run meanwhile.
-    match py.detach(|| runtime::find_runtime(pid)) {
-        Ok(r) => Ok((r.address, r.library, r.version_hex)),
-        Err(Error::NotPython(why)) => Err(PyValueError::new_err(why)),
-        Err(Error::Io { error, path }) => Err(os_error(py, error, path)),
-    }
+    let r = runtime_of(py, pid)?;
+    Ok((r.address, r.library, r.version_hex))
+}
+
+/// `runtime::find_runtime` with its errors as Python's: OSError for a failed system call,
+/// ValueError for a process that is not a Python we can read.
+fn runtime_of(py: Python<'_>, pid: i32) -> PyResult<runtime::Runtime> {
+    py.detach(|| runtime::find_runtime(pid))
+        .map_err(|e| match e {
+            Error::NotPython(why) => PyValueError::new_err(why),
+            Error::Io { error, path } => {
+                let filename = path
+                    .and_then(|p| p.into_pyobject(py).ok())
+                    .map(|o| o.into_any().unbind());
+                os_error(py, error, filename)
+            }
+        })
 }
 
 /// One thread's `(thread_ident, frames)`, frames innermost first as `(filename, line, name)`.
@@ -33,11 +45,7 @@ type PyThreadStack = (u64, Vec<(String, Option<i64>, String)>);
 /// hang together).
 #[pyfunction]
 pub fn _thread_stacks(py: Python<'_>, pid: i32) -> PyResult<Vec<PyThreadStack>> {
-    let rt = match py.detach(|| runtime::find_runtime(pid)) {
-        Ok(rt) => rt,
-        Err(Error::NotPython(why)) => return Err(PyValueError::new_err(why)),
-        Err(Error::Io { error, path }) => return Err(os_error(py, error, path)),
-    };
+    let rt = runtime_of(py, pid)?;
     match py.detach(|| stacks::thread_stacks(&rt)) {
         Ok(threads) => Ok(threads
             .into_iter()
@@ -54,24 +62,5 @@ pub fn _thread_stacks(py: Python<'_>, pid: i32) -> PyResult<Vec<PyThreadStack>> 
         Err(stacks::Error::Unsupported(why) | stacks::Error::Layout(why)) => {
             Err(PyValueError::new_err(why))
         }
-    }
-}
-
-/// OSError's constructor picks the subclass of the errno (ProcessLookupError, PermissionError,
-/// ...); an error without an errno keeps PyO3's mapping.
-fn os_error(py: Python<'_>, e: std::io::Error, path: Option<PathBuf>) -> PyErr {
-    let Some(errno) = e.raw_os_error() else {
-        return e.into();
-    };
-    let strerror = match py
-        .import("os")
-        .and_then(|os| os.call_method1("strerror", (errno,)))
-    {
-        Ok(s) => s.unbind(),
-        Err(_) => PyString::new(py, &e.to_string()).into_any().unbind(),
-    };
-    match path {
-        Some(p) => PyOSError::new_err((errno, strerror, p)),
-        None => PyOSError::new_err((errno, strerror)),
     }
 }
