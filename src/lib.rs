@@ -10,7 +10,8 @@
 //! - `stats` and `marshal`: the Python-free Stats engine and the marshal format, with `py`
 //!   giving them their Python faces;
 //! - `sampler`: the Python-free reader of another Python process (the sampling profiler's
-//!   base): it finds the target's interpreter runtime.
+//!   base): it finds the target's interpreter runtime and reads its threads' stacks;
+//! - `samples`: what a sampling run collected and every output made from it, Python-free.
 
 pub mod core;
 mod hook;
@@ -18,6 +19,7 @@ pub mod marshal;
 mod profiler;
 mod py;
 pub mod sampler;
+pub mod samples;
 pub mod stats;
 
 use pyo3::prelude::*;

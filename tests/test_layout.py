@@ -143,16 +143,26 @@ def test_the_core_is_python_free_and_self_contained():
         assert not outside, (path, outside)
 
 
-def test_the_sampler_is_python_free_and_uses_only_the_core():
-    # It runs on a thread that never holds the GIL, reading another process.
+# Each Python-free folder and the folders it may use besides itself.
+PYTHON_FREE = {
+    # The reader runs on a thread that never holds the GIL, reading another process.
+    "sampler": {"core", "samples"},
+    # What a sampling run collected and its outputs (the stats model among them).
+    "samples": {"core", "stats", "marshal"},
+}
+
+
+@pytest.mark.parametrize("folder", sorted(PYTHON_FREE))
+def test_the_sampling_folders_are_python_free_and_use_only_what_they_may(folder):
     modules = _rust_modules()
     graph = _rust_imports(modules)
-    assert ("sampler",) in modules
+    assert (folder,) in modules
+    allowed = PYTHON_FREE[folder] | {folder}
     for mod, (path, text) in modules.items():
-        if mod[:1] != ("sampler",):
+        if mod[:1] != (folder,):
             continue
         assert "pyo3" not in text, path
-        outside = {d for d in graph[mod] if d[:1] not in (("core",), ("sampler",))}
+        outside = {d for d in graph[mod] if d[0] not in allowed}
         assert not outside, (path, outside)
 
 

@@ -1,0 +1,256 @@
+//! `Profile`: the samples of one run, as counts per distinct (thread, call stack). Functions
+//! and frames are interned once, so that a sample of a stack seen before costs a hash lookup
+//! of a few integers and no allocation.
+
+use std::collections::HashMap;
+
+use indexmap::IndexSet;
+
+/// Which threads a sample counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Every thread, at every sample, whatever it is doing.
+    Wall,
+    /// Only the threads on a CPU (running or runnable) at that sample.
+    Cpu,
+    /// Only the thread holding the GIL at that sample.
+    Gil,
+}
+
+impl Mode {
+    pub fn parse(s: &str) -> Option<Mode> {
+        match s {
+            "wall" => Some(Mode::Wall),
+            "cpu" => Some(Mode::Cpu),
+            "gil" => Some(Mode::Gil),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Wall => "wall",
+            Mode::Cpu => "cpu",
+            Mode::Gil => "gil",
+        }
+    }
+}
+
+/// A Python function as pstats names it: `(filename, firstlineno, name)`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Function {
+    pub filename: String,
+    pub first_line: i64,
+    pub name: String,
+}
+
+/// A frame as sampled: a function (index in `Profile::functions`) and the line it was executing
+/// (0 when the instruction had no line).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Frame {
+    pub function: u32,
+    pub line: i32,
+}
+
+/// One thread of the target, as seen over the run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Thread {
+    /// The OS thread id (`threading.get_native_id()`).
+    pub native_id: u64,
+    /// `threading.get_ident()`.
+    pub ident: u64,
+    /// The name `threading` gives it, when known.
+    pub name: Option<String>,
+    /// Samples that counted this thread (its stack was recorded).
+    pub samples: u64,
+    /// Of those, the ones where it was on a CPU (known in `cpu` mode, and in `wall` mode when
+    /// the run reads thread states; otherwise 0).
+    pub on_cpu: u64,
+    /// Samples that saw the thread but did not count it: not on a CPU (`cpu` mode) or not
+    /// holding the GIL (`gil` mode).
+    pub idle: u64,
+    /// Samples whose read of this thread's stack was torn (the target changed it under the
+    /// read): dropped.
+    pub dropped: u64,
+}
+
+/// How many samples a distinct (thread, stack) got.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Count {
+    pub samples: u64,
+    /// Of them, the samples where the thread was on a CPU.
+    pub on_cpu: u64,
+}
+
+/// The samples of a run.
+#[derive(Clone, Debug)]
+pub struct Profile {
+    /// Seconds one sample stands for (the asked interval).
+    pub interval: f64,
+    pub mode: Mode,
+    pub functions: IndexSet<Function>,
+    pub frames: IndexSet<Frame>,
+    pub threads: Vec<Thread>,
+    /// (thread index, frame indices outermost first) -> its count, in first-seen order.
+    pub stacks: indexmap::IndexMap<(u32, Box<[u32]>), Count>,
+    /// Ticks of the clock that asked for a sample, and samples actually taken (fewer when the
+    /// sampler fell behind or a whole read failed).
+    pub asked: u64,
+    pub taken: u64,
+    /// Stacks deeper than the reader's limit, cut at their innermost frames (outermost kept).
+    pub truncated: u64,
+    /// Wall seconds from the first sample to the last.
+    pub duration: f64,
+    thread_index: HashMap<u64, u32>,
+    scratch: Vec<u32>,
+}
+
+impl Profile {
+    pub fn new(interval: f64, mode: Mode) -> Profile {
+        Profile {
+            interval,
+            mode,
+            functions: IndexSet::new(),
+            frames: IndexSet::new(),
+            threads: Vec::new(),
+            stacks: indexmap::IndexMap::new(),
+            asked: 0,
+            taken: 0,
+            truncated: 0,
+            duration: 0.0,
+            thread_index: HashMap::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// The index of function `f`, added when new.
+    pub fn function(&mut self, f: Function) -> u32 {
+        let (i, _) = self.functions.insert_full(f);
+        i as u32
+    }
+
+    /// The index of the thread with OS id `native_id`, added when new (with its ident).
+    pub fn thread(&mut self, native_id: u64, ident: u64) -> u32 {
+        if let Some(&i) = self.thread_index.get(&native_id) {
+            // An OS id reused by a later thread: the same lane, the newest ident.
+            self.threads[i as usize].ident = ident;
+            return i;
+        }
+        let i = self.threads.len() as u32;
+        self.threads.push(Thread {
+            native_id,
+            ident,
+            ..Thread::default()
+        });
+        self.thread_index.insert(native_id, i);
+        i
+    }
+
+    /// Records one sample of thread `thread`, whose frames are given innermost first.
+    pub fn add(&mut self, thread: u32, innermost_first: &[Frame], on_cpu: bool) {
+        let mut ids = std::mem::take(&mut self.scratch);
+        ids.clear();
+        for f in innermost_first.iter().rev() {
+            let (i, _) = self.frames.insert_full(*f);
+            ids.push(i as u32);
+        }
+        let key = (thread, ids.into_boxed_slice());
+        let count = self.stacks.entry(key).or_default();
+        count.samples += 1;
+        count.on_cpu += u64::from(on_cpu);
+        if let Some(t) = self.threads.get_mut(thread as usize) {
+            t.samples += 1;
+            t.on_cpu += u64::from(on_cpu);
+        }
+    }
+
+    /// The name a thread is shown under: its `threading` name, else `Thread <native id>`.
+    pub fn thread_label(&self, thread: u32) -> String {
+        match self.threads.get(thread as usize) {
+            Some(Thread {
+                name: Some(name), ..
+            }) => name.clone(),
+            Some(t) => format!("Thread {}", t.native_id),
+            None => format!("Thread #{thread}"),
+        }
+    }
+
+    /// Samples of torn reads, over all threads.
+    pub fn dropped(&self) -> u64 {
+        self.threads.iter().map(|t| t.dropped).sum()
+    }
+
+    /// Stack samples recorded, over all threads.
+    pub fn samples(&self) -> u64 {
+        self.threads.iter().map(|t| t.samples).sum()
+    }
+
+    /// The function of frame `frame`.
+    pub fn function_of(&self, frame: u32) -> Option<&Function> {
+        let f = self.frames.get_index(frame as usize)?;
+        self.functions.get_index(f.function as usize)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A profile of two threads: main runs `main -> f -> g` (3 samples, 1 on a CPU) and
+    /// `main -> f` (1), worker runs `run -> g` (2).
+    pub fn small() -> Profile {
+        let mut p = Profile::new(0.001, Mode::Wall);
+        let func = |p: &mut Profile, name: &str, line: i64| {
+            p.function(Function {
+                filename: "prog.py".into(),
+                first_line: line,
+                name: name.into(),
+            })
+        };
+        let main = func(&mut p, "main", 1);
+        let f = func(&mut p, "f", 10);
+        let g = func(&mut p, "g", 20);
+        let run = func(&mut p, "run", 30);
+        let t0 = p.thread(100, 7);
+        let t1 = p.thread(101, 8);
+        p.threads[t0 as usize].name = Some("MainThread".into());
+        let fr = |function, line| Frame { function, line };
+        let deep = [fr(g, 21), fr(f, 11), fr(main, 2)];
+        p.add(t0, &deep, true);
+        p.add(t0, &deep, false);
+        p.add(t0, &deep, false);
+        p.add(t0, &[fr(f, 12), fr(main, 2)], false);
+        p.add(t1, &[fr(g, 22), fr(run, 31)], false);
+        p.add(t1, &[fr(g, 22), fr(run, 31)], false);
+        p.asked = 4;
+        p.taken = 4;
+        p
+    }
+
+    #[test]
+    fn stacks_are_counted_once_per_distinct_thread_and_stack() {
+        let p = small();
+        assert_eq!(p.stacks.len(), 3);
+        assert_eq!(p.samples(), 6);
+        let (key, count) = p.stacks.get_index(0).expect("a stack");
+        assert_eq!(key.0, 0);
+        assert_eq!(key.1.len(), 3);
+        assert_eq!(p.function_of(key.1[0]).map(|f| f.name.as_str()), Some("main"));
+        assert_eq!((count.samples, count.on_cpu), (3, 1));
+        assert_eq!(p.threads[0].samples, 4);
+        assert_eq!(p.thread_label(0), "MainThread");
+        assert_eq!(p.thread_label(1), "Thread 101");
+    }
+
+    #[test]
+    fn a_reused_os_id_keeps_its_lane() {
+        let mut p = Profile::new(0.001, Mode::Cpu);
+        assert_eq!(p.thread(5, 1), 0);
+        assert_eq!(p.thread(6, 2), 1);
+        assert_eq!(p.thread(5, 3), 0);
+        assert_eq!(p.threads[0].ident, 3);
+        assert_eq!(Mode::parse("gil"), Some(Mode::Gil));
+        assert_eq!(Mode::parse("cpu").map(Mode::name), Some("cpu"));
+        assert_eq!(Mode::parse("exception"), None);
+    }
+}
