@@ -23,7 +23,7 @@ pub fn _find_runtime(py: Python<'_>, pid: i32) -> PyResult<(u64, PathBuf, Option
 
 /// `runtime::find_runtime` with its errors as Python's: OSError for a failed system call,
 /// ValueError for a process that is not a Python we can read.
-fn runtime_of(py: Python<'_>, pid: i32) -> PyResult<runtime::Runtime> {
+pub(crate) fn runtime_of(py: Python<'_>, pid: i32) -> PyResult<runtime::Runtime> {
     py.detach(|| runtime::find_runtime(pid))
         .map_err(|e| match e {
             Error::NotPython(why) => PyValueError::new_err(why),

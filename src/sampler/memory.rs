@@ -34,6 +34,52 @@ pub fn read(pid: i32, addr: u64, buf: &mut [u8]) -> io::Result<()> {
     Ok(())
 }
 
+/// Reads `len` bytes at each of `addrs` into consecutive `len`-byte slots of `buf` with one
+/// system call (at most `IOV_MAX` ranges a call). Returns how many leading ranges were read
+/// whole: the kernel stops at the first range it cannot read.
+pub fn read_many(pid: i32, addrs: &[u64], len: usize, buf: &mut Vec<u8>) -> io::Result<usize> {
+    const IOV_MAX: usize = 1024;
+    let addrs = &addrs[..addrs.len().min(IOV_MAX)];
+    buf.clear();
+    buf.resize(addrs.len() * len, 0);
+    if addrs.is_empty() || len == 0 {
+        return Ok(addrs.len());
+    }
+    let mut local = Vec::with_capacity(addrs.len());
+    let mut remote = Vec::with_capacity(addrs.len());
+    for (i, &addr) in addrs.iter().enumerate() {
+        let Ok(addr) = usize::try_from(addr) else {
+            break;
+        };
+        local.push(libc::iovec {
+            // SAFETY: slot i of `buf` is `len` bytes inside its `addrs.len() * len` bytes.
+            iov_base: unsafe { buf.as_mut_ptr().add(i * len) }.cast(),
+            iov_len: len,
+        });
+        remote.push(libc::iovec {
+            iov_base: addr as *mut libc::c_void,
+            iov_len: len,
+        });
+    }
+    // SAFETY: each local iovec describes a distinct `len`-byte slot of `buf`, which is borrowed
+    // mutably for the call and not resized during it; the kernel checks the remote ranges
+    // against the target's mappings. Both counts are at most IOV_MAX and equal.
+    let n = unsafe {
+        libc::process_vm_readv(
+            pid,
+            local.as_ptr(),
+            local.len() as libc::c_ulong,
+            remote.as_ptr(),
+            remote.len() as libc::c_ulong,
+            0,
+        )
+    };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(usize::try_from(n).unwrap_or(0) / len)
+}
+
 /// Reads a native-endian `u64` at `addr`.
 pub fn read_u64(pid: i32, addr: u64) -> io::Result<u64> {
     let mut b = [0u8; 8];
@@ -67,6 +113,19 @@ mod tests {
         assert_eq!(err, Err(Some(libc::EFAULT)));
         let err = read_u64(own_pid(), u64::MAX - 3).map_err(|e| e.raw_os_error());
         assert_eq!(err, Err(Some(libc::EFAULT)));
+    }
+
+    #[test]
+    fn many_ranges_in_one_call_stop_at_the_first_unreadable_one() {
+        let a = [1u64, 2, 3];
+        let b = [9u64];
+        let addrs = [a.as_ptr() as u64 + 8, b.as_ptr() as u64, 8, a.as_ptr() as u64];
+        let mut buf = Vec::new();
+        assert_eq!(read_many(own_pid(), &addrs, 8, &mut buf).ok(), Some(2));
+        assert_eq!(buf.len(), 32);
+        assert_eq!(buf[..8], 2u64.to_ne_bytes());
+        assert_eq!(buf[8..16], 9u64.to_ne_bytes());
+        assert_eq!(read_many(own_pid(), &[], 8, &mut buf).ok(), Some(0));
     }
 
     #[test]

@@ -8,9 +8,11 @@
 //! - `versions`: what differs between Python versions, as one table;
 //! - `runtime`: `find_runtime(pid)`, which puts the above together;
 //! - `remote`: typed, bounded reads of the target (integers, bytes, `str` objects);
+//! - `layout`: the layout one target is read with, and its structs' fields as spans;
 //! - `linetable`: the 3.11+ location table, instruction -> line;
-//! - `stacks`: `thread_stacks(rt)`, every thread's Python call stack.
+//! - `stacks`: `StackReader`, every thread's Python call stack, read again and again.
 
+pub mod layout;
 pub mod linetable;
 pub mod maps;
 pub mod memory;
