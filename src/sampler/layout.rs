@@ -9,15 +9,20 @@ use super::versions::{self, debug_offsets_313 as w, StackFacts, StackLayout, Uni
 /// An offset in `_Py_DebugOffsets` beyond this is not a field offset: a foreign struct.
 const MAX_FIELD_OFFSET: u64 = 1 << 20;
 
-/// The version facts and the layout of `rt`'s interpreter, or why it cannot be read.
-pub fn resolve(rt: &Runtime) -> Result<(&'static StackFacts, StackLayout), Error> {
-    let (major, minor) = rt.version.ok_or_else(|| {
+/// `(major, minor)` of the process of `rt`, or why it is not known.
+pub fn known_version(rt: &Runtime) -> Result<(u8, u8), Error> {
+    rt.version.ok_or_else(|| {
         Error::Unsupported(format!(
             "process {}: the Python version of {} is not known",
             rt.pid,
             rt.library.display()
         ))
-    })?;
+    })
+}
+
+/// The version facts and the layout of `rt`'s interpreter, or why it cannot be read.
+pub fn resolve(rt: &Runtime) -> Result<(&'static StackFacts, StackLayout), Error> {
+    let (major, minor) = known_version(rt)?;
     let facts = versions::stack_facts(major, minor).ok_or_else(|| {
         Error::Unsupported(format!(
             "reading the thread stacks of Python {major}.{minor} is not supported yet \
@@ -38,22 +43,37 @@ pub fn resolve(rt: &Runtime) -> Result<(&'static StackFacts, StackLayout), Error
     Ok((facts, layout))
 }
 
-/// The layout from 3.13's `_Py_DebugOffsets` at the start of `_PyRuntime`.
-fn from_debug_offsets(pid: i32, runtime: u64) -> Result<StackLayout, Error> {
-    let raw = remote::read_bytes(pid, runtime, (w::WORDS * 8) as u64, (w::WORDS * 8) as u64)?;
-    let words: Vec<u64> = raw
-        .chunks_exact(8)
-        .map(|c| u64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-        .collect();
-    let get = |i: usize| -> Result<u64, Error> {
-        match words.get(i) {
+/// The first words of 3.13's `_Py_DebugOffsets` (at the start of `_PyRuntime`), read once.
+pub struct DebugWords(Vec<u64>);
+
+impl DebugWords {
+    /// Reads `count` words of the runtime at `runtime` in process `pid`.
+    pub fn read(pid: i32, runtime: u64, count: usize) -> Result<Self, Error> {
+        let len = (count * 8) as u64;
+        let raw = remote::read_bytes(pid, runtime, len, len)?;
+        Ok(DebugWords(
+            raw.chunks_exact(8)
+                .map(|c| u64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+                .collect(),
+        ))
+    }
+
+    /// Word `i`, a field offset: a larger value means a foreign struct.
+    pub fn get(&self, i: usize) -> Result<u64, Error> {
+        match self.0.get(i) {
             Some(&v) if v < MAX_FIELD_OFFSET => Ok(v),
             Some(&v) => Err(Error::Layout(format!(
                 "_Py_DebugOffsets word {i} is {v:#x}: not a field offset"
             ))),
             None => Err(Error::Layout(format!("_Py_DebugOffsets word {i} not read"))),
         }
-    };
+    }
+}
+
+/// The layout from 3.13's `_Py_DebugOffsets` at the start of `_PyRuntime`.
+fn from_debug_offsets(pid: i32, runtime: u64) -> Result<StackLayout, Error> {
+    let words = DebugWords::read(pid, runtime, w::WORDS)?;
+    let get = |i: usize| words.get(i);
     Ok(StackLayout {
         interpreters_head: get(w::RUNTIME_INTERPRETERS_HEAD)?,
         interp_next: get(w::INTERP_NEXT)?,

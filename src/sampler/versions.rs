@@ -61,6 +61,12 @@ pub mod debug_offsets_313 {
     pub const UNICODE_STATE: usize = 68;
     pub const UNICODE_LENGTH: usize = 69;
     pub const UNICODE_ASCIIOBJECT_SIZE: usize = 70;
+    /// `interpreter_state.ceval_gil` (the pointer), `gil_runtime_state` (the interpreter's own
+    /// GIL), and that GIL's `locked` and `last_holder`, these two from the interpreter's start.
+    pub const INTERP_CEVAL_GIL: usize = 14;
+    pub const INTERP_GIL_RUNTIME_STATE: usize = 15;
+    pub const INTERP_GIL_LOCKED: usize = 17;
+    pub const INTERP_GIL_HOLDER: usize = 18;
     // The words the reader takes are all within what it reads.
     const _: () = assert!(UNICODE_ASCIIOBJECT_SIZE < WORDS);
 }
@@ -236,6 +242,80 @@ pub fn stack_facts(major: u8, minor: u8) -> Option<&'static StackFacts> {
     }
 }
 
+/// Where a version's GIL is: `internal/pycore_gil.h`'s `_gil_runtime_state`, which holds
+/// `last_holder` (the `PyThreadState` that holds or last held it) and `locked` (an `int`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GilPlace {
+    /// 3.10, 3.11: one GIL for the process, `_PyRuntime.ceval.gil`: its offset in `_PyRuntime`.
+    Runtime { gil: u64 },
+    /// 3.12+: each interpreter points at the GIL its threads take (`PyInterpreterState.ceval.gil`);
+    /// the one read is the main interpreter's (`_PyRuntime.interpreters.main`, which follows
+    /// `.head`), which owns its GIL (`._gil`: checked on attach).
+    MainInterpreter {
+        interpreters_head: u64,
+        interpreters_main: u64,
+        ceval_gil: u64,
+        own_gil: u64,
+    },
+}
+
+/// The GIL's place and its fields' offsets in `_gil_runtime_state` (x86-64 and other LP64
+/// targets, release build; offsetof of each field, compiled against the version's headers:
+/// `internal/pycore_runtime.h`, `pycore_interp.h`, `pycore_ceval_state.h`, `pycore_gil.h`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GilLayout {
+    pub place: GilPlace,
+    pub last_holder: u64,
+    pub locked: u64,
+}
+
+/// `interval`, then `last_holder`, then `locked` in every version: one read takes both.
+const GIL_FIELDS: (u64, u64) = (8, 16);
+
+pub const GIL_310: GilLayout = GilLayout {
+    place: GilPlace::Runtime { gil: 352 },
+    last_holder: GIL_FIELDS.0,
+    locked: GIL_FIELDS.1,
+};
+
+pub const GIL_311: GilLayout = GilLayout {
+    place: GilPlace::Runtime { gil: 360 },
+    ..GIL_310
+};
+
+pub const GIL_312: GilLayout = GilLayout {
+    place: GilPlace::MainInterpreter {
+        interpreters_head: 40,
+        interpreters_main: 48,
+        ceval_gil: 384,
+        own_gil: 1040,
+    },
+    ..GIL_310
+};
+
+/// 3.13's headers; the runtime's `_Py_DebugOffsets` (read on attach) replace all of it but the
+/// distance from `interpreters.head` to `.main`, which they do not publish.
+pub const GIL_313: GilLayout = GilLayout {
+    place: GilPlace::MainInterpreter {
+        interpreters_head: 632,
+        interpreters_main: 640,
+        ceval_gil: 16,
+        own_gil: 7752,
+    },
+    ..GIL_310
+};
+
+/// Where the GIL of version `major.minor` is, `None` for a version the table does not know.
+pub fn gil_layout(major: u8, minor: u8) -> Option<&'static GilLayout> {
+    match (major, minor) {
+        (3, 10) => Some(&GIL_310),
+        (3, 11) => Some(&GIL_311),
+        (3, 12) => Some(&GIL_312),
+        (3, 13) => Some(&GIL_313),
+        _ => None,
+    }
+}
+
 /// The row of version `major.minor`, if it is supported.
 pub fn facts(major: u8, minor: u8) -> Option<&'static VersionFacts> {
     VERSIONS
@@ -311,6 +391,30 @@ mod tests {
         assert_eq!(stack_facts(3, 13).map(|f| f.layout), Some(None));
         assert_eq!(stack_facts(3, 11).map(|f| f.layout), Some(Some(LAYOUT_311)));
         assert_eq!(stack_facts(3, 10), None);
+    }
+
+    #[test]
+    fn every_version_has_a_gil_row_and_main_follows_head() {
+        for v in VERSIONS {
+            let gil = gil_layout(v.major, v.minor);
+            assert!(gil.is_some(), "{}.{}", v.major, v.minor);
+            if let Some(GilPlace::MainInterpreter {
+                interpreters_head,
+                interpreters_main,
+                ..
+            }) = gil.map(|g| g.place)
+            {
+                assert_eq!(interpreters_main, interpreters_head + 8);
+            }
+        }
+        // The same field as the stack reader's, where both come from the headers.
+        assert!(matches!(
+            GIL_312.place,
+            GilPlace::MainInterpreter { interpreters_head, .. }
+                if interpreters_head == LAYOUT_312.interpreters_head
+        ));
+        assert_eq!(gil_layout(3, 9), None);
+        assert_eq!(gil_layout(3, 11).map(|g| g.locked), Some(16));
     }
 
     #[test]
