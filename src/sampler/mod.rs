@@ -10,7 +10,8 @@
 //! - `remote`: typed, bounded reads of the target (integers, bytes, `str` objects);
 //! - `layout`: the layout one target is read with, and its structs' fields as spans;
 //! - `linetable`: the 3.11+ location table, instruction -> line;
-//! - `stacks`: `StackReader`, every thread's Python call stack, read again and again.
+//! - `stacks`: `StackReader`, every thread's Python call stack, read again and again;
+//! - `status`: which threads are on a CPU (`ThreadStates`) and which holds the GIL (`Gil`).
 
 pub mod layout;
 pub mod linetable;
@@ -19,5 +20,6 @@ pub mod memory;
 pub mod remote;
 pub mod runtime;
 pub mod stacks;
+pub mod status;
 pub mod symbols;
 pub mod versions;
