@@ -1,5 +1,5 @@
-//! The sampler's Python face, for the tests only so far: `_find_runtime(pid)` and
-//! `_thread_stacks(pid)`.
+//! The sampler's Python face, for the tests only so far: `_find_runtime(pid)`,
+//! `_thread_stacks(pid)`, `_gil_holder(pid)` and `_running_threads(pid)`.
 
 use std::path::PathBuf;
 
@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 
 use crate::py::oserror::os_error;
 use crate::sampler::runtime::{self, Error};
-use crate::sampler::stacks;
+use crate::sampler::{stacks, status};
 
 /// `(runtime_address, library_path, version_hex or None)` of process `pid`'s interpreter.
 /// Raises the OSError of the failing system call (errno, strerror and the file when there is
@@ -58,9 +58,41 @@ pub fn _thread_stacks(py: Python<'_>, pid: i32) -> PyResult<Vec<PyThreadStack>> 
                 (t.thread_id, frames)
             })
             .collect()),
-        Err(stacks::Error::Io(error)) => Err(os_error(py, error, None)),
-        Err(stacks::Error::Unsupported(why) | stacks::Error::Layout(why)) => {
-            Err(PyValueError::new_err(why))
-        }
+        Err(e) => Err(reader_error(py, e)),
     }
+}
+
+/// A reader's error as Python's: OSError for a failed read, ValueError for a version it cannot
+/// read or a layout that does not hang together.
+fn reader_error(py: Python<'_>, e: stacks::Error) -> PyErr {
+    match e {
+        stacks::Error::Io(error) => os_error(py, error, None),
+        stacks::Error::Unsupported(why) | stacks::Error::Layout(why) => PyValueError::new_err(why),
+    }
+}
+
+/// The address of the `PyThreadState` that holds process `pid`'s GIL (its main interpreter's),
+/// None when none does; the errors of `_thread_stacks`.
+#[pyfunction]
+pub fn _gil_holder(py: Python<'_>, pid: i32) -> PyResult<Option<u64>> {
+    let rt = runtime_of(py, pid)?;
+    py.detach(|| status::gil_holder(&rt))
+        .map_err(|e| reader_error(py, e))
+}
+
+/// The native ids of process `pid`'s threads that are running or runnable (state `R`), in
+/// `/proc/PID/task`'s order. OSError when its threads cannot be listed or read.
+#[pyfunction]
+pub fn _running_threads(py: Python<'_>, pid: i32) -> PyResult<Vec<u64>> {
+    py.detach(|| {
+        let mut states = status::ThreadStates::new(pid);
+        let mut running = Vec::new();
+        for tid in status::thread_ids(pid)? {
+            if states.running(tid)? {
+                running.push(tid);
+            }
+        }
+        Ok(running)
+    })
+    .map_err(|e| os_error(py, e, None))
 }
