@@ -129,6 +129,11 @@ def edge_cases():
             sys.intern("interned_name"), "n\u00e9e \u2603 \U0001f600", "\udc80lone", [1, [2]],
             {1, "a", (2, 3)}, frozenset({b"x", None}), frozenset()]
     write("misc-types.marshal", marshal.dumps(misc))
+    # Python 3.15's sampling profiler: direct/cumulative sample counts as (cc, nc), times of
+    # samples x interval, callers as sample counts, and ("__sampled__",): True added last.
+    sampled = {fn: (2, 5, 0.002, 0.005, {}), g: (3, 3, 0.003, 0.003, {fn: 3})}
+    sampled[("__sampled__",)] = True
+    write("sampled.marshal", marshal.dumps(sampled))
 
 
 if __name__ == "__main__":

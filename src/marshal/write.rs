@@ -4,6 +4,8 @@
 //! `create_stats` builds. Python-free, so `cargo test` covers it.
 
 const TYPE_NULL: u8 = b'0';
+const TYPE_TRUE: u8 = b'T';
+const TYPE_FALSE: u8 = b'F';
 const TYPE_INT: u8 = b'i';
 const TYPE_LONG: u8 = b'l';
 const TYPE_BINARY_FLOAT: u8 = b'g';
@@ -72,6 +74,10 @@ impl Writer {
         for d in digits {
             self.buf.extend_from_slice(&d.to_le_bytes());
         }
+    }
+
+    pub fn bool(&mut self, v: bool) {
+        self.buf.push(if v { TYPE_TRUE } else { TYPE_FALSE });
     }
 
     pub fn float(&mut self, v: f64) {

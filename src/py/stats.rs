@@ -324,6 +324,18 @@ impl StatsCore {
         self.model.stats.len()
     }
 
+    /// Whether the stats are samples: read from a file that carried 3.15's `("__sampled__",)`
+    /// marker; `dump` writes the marker when set.
+    #[getter]
+    fn sampled(&self) -> bool {
+        self.model.sampled
+    }
+
+    #[setter]
+    fn set_sampled(&mut self, sampled: bool) {
+        self.model.sampled = sampled;
+    }
+
     /// The stats dict.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         stats_dict(py, &self.model)
@@ -500,14 +512,18 @@ impl StatsCore {
         self.write_report(stream, |sink| report::lines(&self.model, list.ids(), sink))
     }
 
+    /// `print_call_heading`'s text; `columns` is the sub-header (3.15's `SampledStats` has its
+    /// own).
+    #[pyo3(signature = (width, title, columns=report::CALL_COLUMNS))]
     fn format_call_heading<'py>(
         &self,
         py: Python<'py>,
         width: usize,
         title: &str,
+        columns: &str,
     ) -> PyResult<Bound<'py, PyString>> {
         let mut out = Vec::new();
-        report::call_heading(&self.model, width, title, &mut out);
+        report::call_heading(&self.model, width, title, columns, &mut out);
         Self::text(py, &out)
     }
 
@@ -590,7 +606,7 @@ impl StatsCore {
         Ok(out)
     }
 
-    /// The marshal bytes of the stats dict (`dump_stats`).
+    /// The marshal bytes of the stats dict (`dump_stats`), with the sampled marker if set.
     fn dump<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         let m = &self.model;
         let bytes = py.detach(|| dump::dump(m));

@@ -5,7 +5,7 @@
 //! (`marshal::read` + `load::from_value`) takes over, with its exact errors. Both must agree
 //! wherever this one succeeds (a property test holds them to it).
 
-use super::model::{dedupe_callers, ints, CallValue, Edge, Model, Record};
+use super::model::{dedupe_callers, ints, CallValue, Edge, Model, Record, SAMPLED_KEY};
 
 const FLAG_REF: u8 = 0x80;
 const EXACT_FLOAT_INT: u64 = 1 << 53;
@@ -76,26 +76,26 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    /// The bytes of a str record of type `ty` (not a reference), after its type byte.
+    fn str_body(&mut self, ty: u8) -> R<&'a [u8]> {
+        let n = match ty {
+            b'z' | b'Z' => self.byte()? as usize,
+            b'a' | b'A' | b'u' | b't' => self.u32()? as usize,
+            _ => return None,
+        };
+        self.bytes(n)
+    }
+
     /// A str, as an interned string id.
     fn string(&mut self) -> R<u32> {
         let (ty, slot) = self.head()?;
-        let bytes = match ty {
-            b'r' => {
-                return match self.reference()? {
-                    Ref::Str(id) => Some(id),
-                    _ => None,
-                }
-            }
-            b'z' | b'Z' => {
-                let n = self.byte()? as usize;
-                self.bytes(n)?
-            }
-            b'a' | b'A' | b'u' | b't' => {
-                let n = self.u32()? as usize;
-                self.bytes(n)?
-            }
-            _ => return None,
-        };
+        if ty == b'r' {
+            return match self.reference()? {
+                Ref::Str(id) => Some(id),
+                _ => None,
+            };
+        }
+        let bytes = self.str_body(ty)?;
         // Latin-1 beyond ASCII and surrogatepass bytes are left to the general reader.
         let ok = if matches!(ty, b'u' | b't') {
             std::str::from_utf8(bytes).is_ok()
@@ -260,9 +260,39 @@ impl<'a> Decoder<'a> {
         Some(())
     }
 
+    /// Reads the sampling profiler's `("__sampled__",)` key and its value if they come next:
+    /// `Some(true)` then, `Some(false)` (nothing read) when the next key is no 1-tuple, `None`
+    /// for another 1-tuple or a value other than a bool, None or int (the general reader takes
+    /// any value).
+    fn sampled_marker(&mut self) -> R<bool> {
+        let at = self.pos;
+        if self.data.get(at)? & !FLAG_REF != b')' || *self.data.get(at + 1)? != 1 {
+            return Some(false);
+        }
+        let slot = self.tuple(1)?;
+        self.fill(slot, Ref::Other);
+        let (ty, slot) = self.head()?;
+        if self.str_body(ty)? != SAMPLED_KEY {
+            return None;
+        }
+        // Not interned: the marker names no function.
+        self.fill(slot, Ref::Other);
+        match *self.data.get(self.pos)? {
+            b'T' | b'F' | b'N' => self.pos += 1,
+            _ => {
+                self.int()?;
+            }
+        }
+        Some(true)
+    }
+
     fn stats(&mut self) -> R<()> {
         self.dict_start()?;
         while !self.end_of_dict()? {
+            if self.sampled_marker()? {
+                self.model.sampled = true;
+                continue;
+            }
             let func = self.key()?;
             let slot = self.tuple(5)?;
             self.fill(slot, Ref::Other);
@@ -308,7 +338,7 @@ pub fn decode(data: &[u8]) -> Option<Model> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::marshal::read;
+    use crate::marshal::{read, Writer};
     use crate::stats::{dump::dump, load::from_value};
 
     fn corpus() -> Vec<(String, Vec<u8>)> {
@@ -348,7 +378,11 @@ mod tests {
         let files = corpus();
         let profiles: Vec<_> = files
             .iter()
-            .filter(|(n, _)| n.starts_with("cprofile") || n.starts_with("profile"))
+            .filter(|(n, _)| {
+                ["cprofile", "profile", "sampled"]
+                    .iter()
+                    .any(|p| n.starts_with(p))
+            })
             .collect();
         assert!(!profiles.is_empty());
         for (name, data) in profiles {
@@ -360,6 +394,52 @@ mod tests {
                 "{name}: dump output did not take the fast path"
             );
         }
+    }
+
+    #[test]
+    fn the_sampled_marker_is_a_flag_not_a_row_and_is_written_back() {
+        let (_, data) = corpus()
+            .into_iter()
+            .find(|(n, _)| n == "sampled.marshal")
+            .expect("the sampled corpus file");
+        let m = decode(&data).expect("a sampled file takes the fast path");
+        assert!(m.sampled);
+        assert_eq!(m.stats.len(), 2);
+        assert!(
+            m.strings.get_index_of(SAMPLED_KEY).is_none(),
+            "the marker names no function"
+        );
+        let again = decode(&dump(&m)).expect("dump output reads back");
+        assert!(again.sampled);
+        let mut plain = m;
+        plain.sampled = false;
+        assert!(!decode(&dump(&plain)).expect("reads back").sampled);
+    }
+
+    /// The marshal bytes of `{(name,): value}`, the value written by `value`.
+    fn one_tuple_key(name: &[u8], value: impl Fn(&mut Writer)) -> Vec<u8> {
+        let mut w = Writer::new();
+        w.dict();
+        w.tuple(1, true);
+        w.str(name, true);
+        value(&mut w);
+        w.end_dict();
+        w.buf
+    }
+
+    #[test]
+    fn any_marker_value_counts_and_other_one_tuples_are_refused() {
+        let bool_value = one_tuple_key(SAMPLED_KEY, |w| w.bool(false));
+        let int_value = one_tuple_key(SAMPLED_KEY, |w| w.int(7));
+        let float_value = one_tuple_key(SAMPLED_KEY, |w| w.float(1.5));
+        assert!(check(&bool_value) && check(&int_value));
+        assert!(!check(&float_value), "left to the general reader");
+        for data in [bool_value, int_value, float_value] {
+            let m = general(&data).expect("the general reader takes any marker value");
+            assert!(m.sampled && m.stats.is_empty());
+        }
+        let other = one_tuple_key(b"__other__", |w| w.bool(true));
+        assert!(decode(&other).is_none() && general(&other).is_none());
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! The one writer of stats files: a model as the marshal bytes of its stats dict, readable by
 //! `marshal.load` (and so by pstats and every tool built on it), for `Stats.dump_stats` and for
 //! a profiler's `dump_stats`. Strings and key tuples are written once and referenced after, as
-//! `marshal.dump` does with the objects a stats dict shares.
+//! `marshal.dump` does with the objects a stats dict shares. A sampled model ends the dict with
+//! `("__sampled__",): True`, where Python 3.15's sampling profiler puts it.
 
-use super::model::{CallValue, Model, CT_INT, TT_INT};
+use super::model::{CallValue, Model, CT_INT, SAMPLED_KEY, TT_INT};
 use crate::marshal::Writer;
 
 fn time(w: &mut Writer, t: f64, int: bool) {
@@ -61,6 +62,11 @@ pub fn dump(model: &Model) -> Vec<u8> {
             }
         }
         w.end_dict();
+    }
+    if model.sampled {
+        w.tuple(1, false);
+        w.str(SAMPLED_KEY, false);
+        w.bool(true);
     }
     w.end_dict();
     w.buf

@@ -1,10 +1,11 @@
 //! Stats-file data into the model. A stats file is the marshal of `{(file, line, name): (cc, nc,
-//! tt, ct, {caller: (nc, cc, tt, ct) or count})}`; anything of another shape gives `None`, and the
-//! Python layer then reproduces the error pstats would raise for it.
+//! tt, ct, {caller: (nc, cc, tt, ct) or count})}`, plus, from Python 3.15's sampling profiler, the
+//! key `("__sampled__",)` (any value) that marks it as sampled; anything of another shape gives
+//! `None`, and the Python layer then reproduces the error pstats would raise for it.
 
 use std::rc::Rc;
 
-use super::model::{dedupe_callers, ints, CallValue, Edge, Model, Record};
+use super::model::{dedupe_callers, ints, CallValue, Edge, Model, Record, SAMPLED_KEY};
 use crate::marshal::read::{self, Value};
 
 /// Integers above this are not exact as floats; times beyond it are refused rather than rounded.
@@ -27,6 +28,11 @@ pub fn from_value(v: &Value) -> Option<Model> {
     let mut m = Model::default();
     m.stats.reserve(pairs.len());
     for (k, row) in pairs {
+        if is_sampled_marker(k) {
+            // 3.15's pstats pops it whatever its value: a flag, not a row.
+            m.sampled = true;
+            continue;
+        }
         let func = key(&mut m, k)?;
         let items = sequence(row)?;
         let [cc, nc, tt, ct, callers] = items else {
@@ -62,6 +68,14 @@ fn sequence(v: &Value) -> Option<&[Rc<Value>]> {
         Value::Tuple(items) | Value::List(items) => Some(items),
         _ => None,
     }
+}
+
+/// Whether `v` is the key `("__sampled__",)`.
+fn is_sampled_marker(v: &Value) -> bool {
+    let Value::Tuple(items) = v else {
+        return false;
+    };
+    matches!(&items[..], [s] if matches!(&**s, Value::Str(b) if b == SAMPLED_KEY))
 }
 
 fn key(m: &mut Model, v: &Value) -> Option<u32> {

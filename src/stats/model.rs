@@ -204,6 +204,10 @@ pub struct TopLevel {
     pub max_name_len: usize,
 }
 
+/// The string of the key `("__sampled__",)` that Python 3.15's `profiling.sampling` adds to the
+/// stats dicts it writes: their counts are samples, not calls. Never a row of the model.
+pub const SAMPLED_KEY: &[u8] = b"__sampled__";
+
 /// A stats dict.
 #[derive(Clone, Debug, Default)]
 pub struct Model {
@@ -216,6 +220,8 @@ pub struct Model {
     func_ids: HashMap<Func, u32, FxBuildHasher>,
     /// The stats dict itself, in insertion order.
     pub stats: FxIndexMap<u32, Record>,
+    /// The dict carried the `SAMPLED_KEY` marker (set by the loaders; `dump` writes it back).
+    pub sampled: bool,
 }
 
 /// Number of code points in UTF-8 (or surrogatepass) bytes.
@@ -463,7 +469,10 @@ impl Model {
     /// place and the last one's figures (pstats overwrites them). Returns the new model and the
     /// new `max_name_len`.
     pub fn strip_dirs(&self) -> Result<(Model, usize), MergeError> {
-        let mut out = Model::default();
+        let mut out = Model {
+            sampled: self.sampled,
+            ..Model::default()
+        };
         // Every function's new id, and which new ids more than one function became: only rows
         // and caller lists that meet one of those need merging.
         let new_of: Vec<u32> = (0..self.funcs.len() as u32)
@@ -717,7 +726,9 @@ mod tests {
             &[(c1, tuple(1, 1, 0.1, 0.1)), (c2, tuple(7, 7, 0.7, 0.7))],
         );
         row(&mut m, "/two/m.py", 1, "f", &[(c1, tuple(2, 2, 0.2, 0.2))]);
+        m.sampled = true;
         let (s, max_len) = m.strip_dirs().unwrap();
+        assert!(s.sampled, "samples stay samples");
         assert_eq!(s.stats.len(), 1);
         let (&f, r) = s.stats.first().unwrap();
         assert_eq!(s.string(s.func(f).file), b"m.py");

@@ -201,9 +201,12 @@ pub fn lines<S: Sink>(model: &Model, list: &[u32], sink: &mut S) -> Result<(), S
     Ok(())
 }
 
-/// `print_call_heading(width, title)`: the column header, and the sub-header when the first row
-/// that has callers has them in cProfile's tuple form.
-pub fn call_heading(model: &Model, width: usize, title: &str, out: &mut Vec<u8>) {
+/// pstats' sub-header over callers' figures in cProfile's tuple form.
+pub const CALL_COLUMNS: &str = "    ncalls  tottime  cumtime";
+
+/// `print_call_heading(width, title)`: the column header, and the sub-header `columns` (pstats'
+/// is `CALL_COLUMNS`) when the first row that has callers has them in cProfile's tuple form.
+pub fn call_heading(model: &Model, width: usize, title: &str, columns: &str, out: &mut Vec<u8>) {
     pad_right(out, b"Function ", width);
     out.extend_from_slice(title.as_bytes());
     out.push(b'\n');
@@ -214,7 +217,8 @@ pub fn call_heading(model: &Model, width: usize, title: &str, out: &mut Vec<u8>)
         .is_some_and(|e| matches!(e.value, CallValue::Tuple { .. }));
     if tuples {
         out.extend(std::iter::repeat_n(b' ', width));
-        out.extend_from_slice(b"    ncalls  tottime  cumtime\n");
+        out.extend_from_slice(columns.as_bytes());
+        out.push(b'\n');
     }
 }
 
