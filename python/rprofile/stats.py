@@ -11,9 +11,15 @@ Beyond pstats (asked for by users): file names may be path-like objects, and ``S
 also accepts other ``Stats`` objects (pstats' or rprofile's) where pstats accepts only files
 and profilers.
 
+Beyond the running pstats, on every version: the files of Python 3.15's sampling profiler
+(``profiling.sampling``), marked by the key ``("__sampled__",)``, read as 3.15's pstats reads
+them: the marker is dropped and the object becomes a ``SampledStats``, whose reports print as
+3.15's do.
+
 ``python -m rprofile.stats [FILE ...]`` is the statistics browser of ``python -m pstats``.
 """
 
+import marshal
 import os
 import re
 import sys
@@ -42,6 +48,13 @@ _LEGACY_SORT_KEYS = {-1: "stdname", 0: "calls", 1: "time", 2: "cumulative"}
 _RENAMEABLE = (EOFError, ValueError, TypeError, AttributeError, KeyError, IndexError,
                OverflowError)
 
+
+# The key Python 3.15's profiling.sampling adds to its stats files: its pstats pops it and makes
+# the Stats a SampledStats (any value counts).
+_SAMPLED_KEY = ("__sampled__",)
+
+# 3.15's pstats.SampledStats, on an interpreter that has it.
+_PSTATS_SAMPLED = getattr(_pstats, "SampledStats", ())
 
 # Files above this size are probed before being read whole.
 _PROBE_SIZE = 1 << 20
@@ -221,6 +234,7 @@ class Stats:
             self._set_core(_StatsCore())
             return
         core = None
+        sampled = False
         if isinstance(arg, (str, os.PathLike)):
             path = os.fspath(arg)
             name = os.fsdecode(path)
@@ -228,11 +242,16 @@ class Stats:
                 data = _read_stats_bytes(f)
             core = _StatsCore.from_bytes(data)
             loaded = core
-            if core is None:
+            if core is not None:
+                sampled = core.sampled
+            else:
                 try:
                     loaded = _marshal_loads(data)
                 except Exception as e:
                     raise _naming_file(e, name) from None
+                if isinstance(loaded, dict) and _SAMPLED_KEY in loaded:
+                    del loaded[_SAMPLED_KEY]
+                    sampled = True
             try:
                 file_stats = os.stat(path)
                 name = time.ctime(file_stats.st_mtime) + "    " + name
@@ -242,6 +261,7 @@ class Stats:
             arg = name  # what the error below shows, as pstats shows it
         elif isinstance(arg, (Stats, _pstats.Stats)):
             # What Stats().add(arg) gives: its rows and its totals as they are.
+            sampled = isinstance(arg, (SampledStats, _PSTATS_SAMPLED))
             engine = arg._engine() if isinstance(arg, Stats) else None
             if engine is not None:
                 loaded = core = engine.copy()
@@ -266,6 +286,9 @@ class Stats:
             arg.stats = {}
         else:
             loaded = None
+        if sampled and not isinstance(self, SampledStats):
+            # As 3.15's load_stats does on a sampled file (before its error for an empty one).
+            self.__class__ = SampledStats
         if core is None and loaded:
             core = _StatsCore.from_dict(loaded)
             if core is None:
@@ -331,6 +354,8 @@ class Stats:
         core = self._engine()
         if core is None:
             return self.dump_stats(filename)
+        # The marker goes back with samples, so that 3.15's pstats reads them as samples too.
+        core.sampled = isinstance(self, SampledStats)
         data = core.dump()
         with open(filename, 'wb') as f:
             f.write(data)
@@ -560,6 +585,48 @@ class Stats:
         self._check(core.write_lines(self._out(), core.listing([func])))
 
 
+def _sampled_sort_arg_dict():
+    """The sort keys ``SampledStats(...)`` sets, as 3.15's does: pstats' own unabbreviated, with
+    calls counted in samples ('samples', 'nsamples', 'psamples' for 'calls', 'ncalls',
+    'pcalls'; the first two described as "sample count")."""
+    renamed = {"calls": "samples", "ncalls": "nsamples", "pcalls": "psamples"}
+    table = {}
+    for word, (fields, description) in Stats.sort_arg_dict_default.items():
+        if word in ("calls", "ncalls"):
+            description = "sample count"
+        table[renamed.get(word, word)] = (fields, description)
+    return table
+
+
+# The sub-header of SampledStats' call reports (over callers in cProfile's tuple form).
+_SAMPLED_CALL_COLUMNS = "    nsamples  tottime  cumtime"
+
+
+class SampledStats(Stats):
+    """Python 3.15's ``pstats.SampledStats``: the Stats of a ``profiling.sampling`` profile, whose
+    rows count samples (cc: samples with the function running, nc: samples with it on the
+    stack) and whose times are samples times the interval.
+
+    ``Stats(file)`` becomes one when the file carries the sampling profiler's marker, which is
+    not in ``stats`` and which ``dump_stats`` writes back. Reports are pstats' with 3.15's
+    column titles for samples; built directly, as in 3.15, it takes only its own sort keys."""
+
+    def __init__(self, *args, stream=None):
+        super().__init__(*args, stream=stream)
+        self.sort_arg_dict = _sampled_sort_arg_dict()
+
+    def print_title(self):
+        self._out().write(" nsamples  tottime persample cumtime persample "
+                          "filename:lineno(function)\n")
+
+    def print_call_subheading(self, name_size):
+        self._out().write(" " * name_size + _SAMPLED_CALL_COLUMNS + "\n")
+
+    def print_call_heading(self, name_size, column_title):
+        self._out().write(
+            self._core.format_call_heading(name_size, column_title, _SAMPLED_CALL_COLUMNS))
+
+
 class _Discard:
     """The stream of a report with nowhere to go (print's behaviour when sys.stdout is None)."""
 
@@ -589,6 +656,29 @@ for _name in ("get_top_level_stats", "dump_stats", "sort_stats", "reverse_order"
               "print_call_line", "print_title", "print_line"):
     setattr(_GeneralStats, _name, getattr(_pstats.Stats, _name))
 
+
+class _SampledGeneral:
+    """In front of `_GeneralStats` for a SampledStats: 3.15's sampled title and sub-header, and
+    the marker written back, over pstats' dict-based code."""
+
+    print_title = SampledStats.print_title
+
+    def print_call_heading(self, name_size, column_title):
+        print("Function ".ljust(name_size) + column_title, file=self.stream)
+        # The sub-header when the first row with callers has them as tuples (pstats' test).
+        for cc, nc, tt, ct, callers in self.stats.values():
+            if callers:
+                if isinstance(next(iter(callers.values())), tuple):
+                    self.print_call_subheading(name_size)
+                break
+
+    def dump_stats(self, filename):
+        stats = dict(self.stats)
+        stats[_SAMPLED_KEY] = True
+        with open(filename, 'wb') as f:
+            marshal.dump(stats, f)
+
+
 _general_classes = {}
 
 
@@ -598,9 +688,12 @@ def _general_class(cls):
         return cls
     general = _general_classes.get(cls)
     if general is None:
-        general = type(cls.__name__, (_GeneralStats, cls), {"_engine_class": cls,
-                                                             "__module__": cls.__module__,
-                                                             "__qualname__": cls.__qualname__})
+        bases = (_GeneralStats, cls)
+        if issubclass(cls, SampledStats):
+            bases = (_SampledGeneral,) + bases
+        general = type(cls.__name__, bases, {"_engine_class": cls,
+                                             "__module__": cls.__module__,
+                                             "__qualname__": cls.__qualname__})
         _general_classes[cls] = general
     return general
 
