@@ -502,7 +502,8 @@ pub struct Names<'a> {
     pub pid: u32,
 }
 
-fn json_str<W: Write>(w: &mut W, s: &str) -> io::Result<()> {
+/// Writes `s` as a JSON string (also the sampled speedscope writer's quoting).
+pub(crate) fn json_str<W: Write>(w: &mut W, s: &str) -> io::Result<()> {
     // serde_json hands back the writer's own error (with its OS error code) unwrapped.
     serde_json::to_writer(&mut *w, s).map_err(io::Error::from)
 }

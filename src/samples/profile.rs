@@ -175,6 +175,19 @@ impl Profile {
         }
     }
 
+    /// How the outputs head a thread: its name and OS id, `MainThread (tid 4242)`, or
+    /// `Thread (tid 4242)` when it has no name (two threads of one name stay apart).
+    pub fn thread_title(&self, thread: u32) -> String {
+        match self.threads.get(thread as usize) {
+            Some(t) => format!(
+                "{} (tid {})",
+                t.name.as_deref().unwrap_or("Thread"),
+                t.native_id
+            ),
+            None => format!("Thread #{thread}"),
+        }
+    }
+
     /// Samples of torn reads, over all threads.
     pub fn dropped(&self) -> u64 {
         self.threads.iter().map(|t| t.dropped).sum()
@@ -183,6 +196,18 @@ impl Profile {
     /// Stack samples recorded, over all threads.
     pub fn samples(&self) -> u64 {
         self.threads.iter().map(|t| t.samples).sum()
+    }
+
+    /// Each thread's stacks with samples (indices into `stacks`, in their order), found in one
+    /// pass: the outputs that go thread by thread read them from here.
+    pub fn stacks_by_thread(&self) -> Vec<Vec<usize>> {
+        let mut out = vec![Vec::new(); self.threads.len()];
+        for (i, ((t, _), c)) in self.stacks.iter().enumerate() {
+            if let Some(list) = out.get_mut(*t as usize).filter(|_| c.samples > 0) {
+                list.push(i);
+            }
+        }
+        out
     }
 
     /// The function of frame `frame`.
@@ -200,17 +225,10 @@ pub(crate) mod tests {
     /// `main -> f` (1), worker runs `run -> g` (2).
     pub fn small() -> Profile {
         let mut p = Profile::new(0.001, Mode::Wall);
-        let func = |p: &mut Profile, name: &str, line: i64| {
-            p.function(Function {
-                filename: "prog.py".into(),
-                first_line: line,
-                name: name.into(),
-            })
-        };
-        let main = func(&mut p, "main", 1);
-        let f = func(&mut p, "f", 10);
-        let g = func(&mut p, "g", 20);
-        let run = func(&mut p, "run", 30);
+        let main = function(&mut p, "prog.py", 1, "main");
+        let f = function(&mut p, "prog.py", 10, "f");
+        let g = function(&mut p, "prog.py", 20, "g");
+        let run = function(&mut p, "prog.py", 30, "run");
         let t0 = p.thread(100, 7);
         let t1 = p.thread(101, 8);
         p.threads[t0 as usize].name = Some("MainThread".into());
@@ -227,6 +245,46 @@ pub(crate) mod tests {
         p
     }
 
+    /// Adds function `name` of `filename` whose first line is `first_line`.
+    pub fn function(p: &mut Profile, filename: &str, first_line: i64, name: &str) -> u32 {
+        p.function(Function {
+            filename: filename.into(),
+            first_line,
+            name: name.into(),
+        })
+    }
+
+    /// Records one sample of `thread` at `frames`, (function, line) pairs innermost first.
+    pub fn sample(p: &mut Profile, thread: u32, frames: &[(u32, i32)], on_cpu: bool) {
+        let frames: Vec<Frame> = frames
+            .iter()
+            .map(|&(function, line)| Frame { function, line })
+            .collect();
+        p.add(thread, &frames, on_cpu);
+    }
+
+    /// `small()` and a thread (OS id 102) sampled once in function `name` of `filename`, at no
+    /// line: the odd names a test wants carried through.
+    pub fn with_odd(filename: &str, name: &str) -> Profile {
+        let mut p = small();
+        let odd = function(&mut p, filename, 0, name);
+        let t = p.thread(102, 9);
+        sample(&mut p, t, &[(odd, 0)], false);
+        p
+    }
+
+    /// A writer that fails with OS error `.0`, as a full disk or a closed pipe does.
+    pub struct Refusing(pub i32);
+
+    impl std::io::Write for Refusing {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::from_raw_os_error(self.0))
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
     #[test]
     fn stacks_are_counted_once_per_distinct_thread_and_stack() {
         let p = small();
@@ -235,11 +293,16 @@ pub(crate) mod tests {
         let (key, count) = p.stacks.get_index(0).expect("a stack");
         assert_eq!(key.0, 0);
         assert_eq!(key.1.len(), 3);
-        assert_eq!(p.function_of(key.1[0]).map(|f| f.name.as_str()), Some("main"));
+        assert_eq!(
+            p.function_of(key.1[0]).map(|f| f.name.as_str()),
+            Some("main")
+        );
         assert_eq!((count.samples, count.on_cpu), (3, 1));
         assert_eq!(p.threads[0].samples, 4);
         assert_eq!(p.thread_label(0), "MainThread");
         assert_eq!(p.thread_label(1), "Thread 101");
+        assert_eq!(p.thread_title(0), "MainThread (tid 100)");
+        assert_eq!(p.thread_title(1), "Thread (tid 101)");
     }
 
     #[test]
