@@ -5,9 +5,17 @@
 //! - the outputs read a `Profile` and nothing else, and write to any `io::Write`:
 //!   - `stats`: the Stats engine's model (`-o`, a pstats file keyed by first line);
 //!   - `collapsed`: flamegraph.pl's folded stacks, the thread as the root frame;
-//!   - `speedscope`: speedscope's file, one sampled profile per thread.
+//!   - `speedscope`: speedscope's file, one sampled profile per thread;
+//!   - `flamegraph`: an interactive SVG flame graph drawn by inferno;
+//!   - `lines`: the per-line report per thread (`--lines`), as data and as a table;
+//!   - `summary`: the one line on what the run took and lost, and the threads table;
+//! - `table`: how those reports draw their tables (comfy-table, to a given width).
 
 pub mod collapsed;
+pub mod flamegraph;
+pub mod lines;
 pub mod profile;
 pub mod speedscope;
 pub mod stats;
+pub mod summary;
+mod table;

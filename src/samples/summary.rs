@@ -1,0 +1,120 @@
+//! What a run took, in one line (samples taken of asked, threads, duration, dropped and
+//! truncated stacks), and the per-thread counts as a table fitted to a width.
+
+use std::io::{self, Write};
+
+use super::profile::Profile;
+use super::table::figures_table;
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `Sampled 3998 of 4000 ticks (wall mode, 1000 Hz) over 4.012 s: 2 threads (1 never
+/// counted), 6 stack samples; 0 dropped (torn reads), 0 truncated stacks.`
+pub fn summary(p: &Profile) -> String {
+    let rate = if p.interval > 0.0 {
+        format!(", {:.0} Hz", 1.0 / p.interval)
+    } else {
+        String::new()
+    };
+    let threads = p.threads.len() as u64;
+    let silent = p.threads.iter().filter(|t| t.samples == 0).count() as u64;
+    let silent = if silent > 0 {
+        format!(" ({silent} never counted)")
+    } else {
+        String::new()
+    };
+    format!(
+        "Sampled {} of {} ticks ({} mode{rate}) over {:.3} s: {}{silent}, {}; {} (torn reads), {}.",
+        p.taken,
+        p.asked,
+        p.mode.name(),
+        p.duration,
+        plural(threads, "thread", "threads"),
+        plural(p.samples(), "stack sample", "stack samples"),
+        plural(p.dropped(), "dropped", "dropped"),
+        plural(p.truncated, "truncated stack", "truncated stacks"),
+    )
+}
+
+/// Per thread: name, OS id, samples counted (on a CPU), not counted (idle), dropped, and the
+/// seconds the counted ones stand for; fitted to `width` columns.
+pub fn threads_table(p: &Profile, width: u16) -> String {
+    let header = [
+        "thread", "tid", "samples", "on cpu", "idle", "dropped", "seconds",
+    ];
+    let rows = p.threads.iter().enumerate().map(|(i, t)| {
+        [
+            p.thread_label(i as u32),
+            t.native_id.to_string(),
+            t.samples.to_string(),
+            t.on_cpu.to_string(),
+            t.idle.to_string(),
+            t.dropped.to_string(),
+            format!("{:.3}", t.samples as f64 * p.interval),
+        ]
+    });
+    figures_table(&header, rows, 0, width)
+}
+
+/// Writes the summary line, then the threads table.
+pub fn write_summary(w: &mut impl Write, p: &Profile, width: u16) -> io::Result<()> {
+    writeln!(w, "{}", summary(p))?;
+    if !p.threads.is_empty() {
+        writeln!(w, "{}", threads_table(p, width))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::samples::profile::tests::{small, Refusing};
+    use crate::samples::profile::Mode;
+
+    #[test]
+    fn the_line_says_what_was_taken_and_lost() {
+        let mut p = small();
+        p.asked = 5;
+        p.duration = 0.004;
+        p.truncated = 1;
+        p.threads[1].dropped = 2;
+        p.thread(103, 10);
+        assert_eq!(
+            summary(&p),
+            "Sampled 4 of 5 ticks (wall mode, 1000 Hz) over 0.004 s: 3 threads (1 never \
+             counted), 6 stack samples; 2 dropped (torn reads), 1 truncated stack."
+        );
+        let empty = Profile::new(0.0, Mode::Gil);
+        assert_eq!(
+            summary(&empty),
+            "Sampled 0 of 0 ticks (gil mode) over 0.000 s: 0 threads, 0 stack samples; \
+             0 dropped (torn reads), 0 truncated stacks."
+        );
+    }
+
+    #[test]
+    fn the_threads_table_fits_its_width() {
+        let mut p = small();
+        p.threads[1].name = Some("a worker with a very long name; \u{3bb}".into());
+        p.threads[1].idle = 7;
+        let mut out = Vec::new();
+        write_summary(&mut out, &p, 70).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        for line in out.lines().skip(1) {
+            assert!(line.chars().count() <= 70, "{line:?}");
+        }
+        assert!(out.contains("MainThread "), "{out}");
+        assert!(out.contains(" 101 "), "{out}");
+        let mut empty = Vec::new();
+        write_summary(&mut empty, &Profile::new(0.001, Mode::Wall), 80).unwrap();
+        assert_eq!(empty.iter().filter(|&&b| b == b'\n').count(), 1);
+    }
+
+    #[test]
+    fn a_writers_error_comes_back_with_its_os_code() {
+        let e = write_summary(&mut Refusing(5), &small(), 80).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(5));
+    }
+}
