@@ -13,7 +13,7 @@ from rprofile._rprofile import Profiler as _Profiler
 from rprofile._rprofile import profiler_entry, profiler_subentry
 
 __all__ = ["run", "runctx", "Profile", "Stats", "SortKey", "label", "profiler_entry",
-           "profiler_subentry", "MemoryStat"]
+           "profiler_subentry", "MemoryStat", "Sampler"]
 
 __version__ = "0.1.0"
 
@@ -25,6 +25,10 @@ def __getattr__(name):
         from rprofile import stats
 
         return getattr(stats, name)
+    if name == "Sampler":
+        from rprofile.sampling import Sampler
+
+        return Sampler
     raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 

@@ -54,6 +54,29 @@ def _parser():
                            "into the trace")
     parser.add_option("--buffer-size", dest="buffer_size", type="int", default=1_000_000,
                       help="Events the timeline keeps (the newest; default 1000000)")
+    parser.add_option("--sample", dest="sample", action="store_true", default=False,
+                      help="Sample instead of tracing: read the program's stacks from outside "
+                           "it, --rate times a second; the program runs with no hook (about "
+                           "1%% slower at 1000 Hz, the sampler taking its own CPU beside it)")
+    parser.add_option("--rate", dest="rate", type="float", default=1000.0, metavar="HZ",
+                      help="With --sample: samples a second (default 1000)")
+    parser.add_option("--mode", dest="mode", default="wall", choices=["wall", "cpu", "gil"],
+                      help="With --sample: wall counts every thread at every sample, cpu only "
+                           "threads on a CPU, gil only the thread holding the GIL")
+    parser.add_option("--pid", dest="pid", type="int", default=None,
+                      help="With --sample: attach to this running Python process until Ctrl-C "
+                           "or --duration; it keeps running unchanged")
+    parser.add_option("--duration", dest="duration", type="float", default=None,
+                      metavar="SECONDS", help="With --sample: stop sampling after this long")
+    parser.add_option("--lines", dest="lines", action="store_true", default=False,
+                      help="With --sample: per thread, the lines that took most samples, with "
+                           "wall and CPU seconds")
+    parser.add_option("--limit", dest="limit", type="int", default=20,
+                      help="With --lines: lines shown per thread (default 20)")
+    parser.add_option("--collapsed", dest="collapsed", default=None, metavar="FILE",
+                      help="With --sample: write folded stacks (flamegraph.pl's input)")
+    parser.add_option("--flamegraph", dest="flamegraph", default=None, metavar="SVG",
+                      help="With --sample: write an interactive flame graph")
     return parser
 
 
@@ -115,6 +138,11 @@ def main():
         parser.print_usage()
         sys.exit(2)
     options, args = parser.parse_args()
+    if options.sample or options.pid is not None:
+        return _main_sampled(parser, options, args)
+    for name in ("rate", "mode", "duration", "lines", "collapsed", "flamegraph"):
+        if getattr(options, name) != parser.defaults[name]:
+            parser.error("--%s needs --sample" % name)
     sys.argv[:] = args
     # The profiled program may chdir, so the output path is fixed now.
     for name in ("outfile", "timeline", "speedscope"):
@@ -178,6 +206,61 @@ def main():
     if exit_request is not None:
         raise exit_request
     return parser
+
+
+SAMPLED_OUTPUTS = ("outfile", "speedscope", "collapsed", "flamegraph")
+
+
+class _OneLineErrors:
+    """What `--sample` reports bad input with: one line, exit status 2."""
+
+    @staticmethod
+    def error(message):
+        print("rprofile: error: %s" % message, file=sys.stderr)
+        sys.exit(2)
+
+
+def _main_sampled(parser, options, args):
+    """`--sample`: run the program (or attach to --pid) and sample it from outside."""
+    from rprofile import _sampled_run
+
+    defaults, parser = parser.defaults, _OneLineErrors()
+    for name in ("threads", "async_aware", "clock", "timeline", "memory", "rss"):
+        if getattr(options, name) != defaults[name]:
+            parser.error("--%s traces; it does not go with --sample"
+                         % name.replace("_aware", ""))
+    if not options.rate > 0:
+        parser.error("--rate must be a number of samples a second > 0, not %g" % options.rate)
+    if options.duration is not None and not options.duration > 0:
+        parser.error("--duration must be a number of seconds > 0, not %g" % options.duration)
+    if options.limit <= 0:
+        parser.error("--limit must be > 0")
+    for name in SAMPLED_OUTPUTS:
+        if getattr(options, name) is not None:
+            setattr(options, name, os.path.abspath(getattr(options, name)))
+            _check_writable(parser, getattr(options, name))
+    try:
+        if options.pid is not None:
+            if args:
+                parser.error("--pid samples a running process: no program to start (%s)"
+                             % args[0])
+            _sampled_run.check_pid(parser, options.pid)
+            status = _sampled_run.attach(options.pid, options)
+        else:
+            if not args:
+                parser.error("no module name given" if options.module else "no script given")
+            if options.module:
+                _module_target(parser, args[0])
+            elif not os.path.isfile(args[0]):
+                parser.error("can't open file %r: No such file or directory" % args[0])
+            status = _sampled_run.run_program(
+                _sampled_run.program_command(options.module, args), options)
+    except (ValueError, OSError) as exc:
+        parser.error(_sampled_run.explain(exc, options.pid))
+    except BrokenPipeError as exc:
+        sys.stdout = None
+        sys.exit(exc.errno)
+    sys.exit(status)
 
 
 def _write_timeline(prof, options):

@@ -279,8 +279,10 @@ class Stats:
             arg.create_stats()
             snapshot = getattr(arg, '__dict__', {}).get('_snapshot')
             if snapshot is not None:
-                # An rprofile.Profile: its totals go to the engine as bytes, no dict between.
+                # An rprofile.Profile or Sampler: its totals go to the engine as bytes, no dict
+                # between (a Sampler's marked sampled).
                 loaded = core = _StatsCore.from_bytes(snapshot.marshal())
+                sampled = core is not None and core.sampled
             if core is None:
                 loaded = arg.stats
             arg.stats = {}

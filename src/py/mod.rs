@@ -2,13 +2,14 @@
 //! `rprofile.Stats`) and `marshal` (`_marshal_loads`, the reader for pstats' data); `objects`
 //! builds stats dicts and keys from a model, `text` turns names between Python str and the
 //! engines' UTF-8 bytes, `gc` pauses the collector while many objects are made, `oserror`
-//! raises a system error as Python does; `sampler` is the sampler's face (for now a test entry
-//! point).
+//! raises a system error as Python does; `sampler` has the reader's test entry points and
+//! `sampling` the sampling profiler's face (`SamplerCore`, `SampledProfile`).
 
 pub mod gc;
 pub mod marshal;
 pub mod objects;
 pub mod oserror;
 pub mod sampler;
+pub mod sampling;
 pub mod stats;
 pub mod text;

@@ -3,7 +3,7 @@
 
 use super::remote;
 use super::runtime::Runtime;
-use super::stacks::Error;
+use super::error::Error;
 use super::versions::{self, debug_offsets_313 as w, StackFacts, StackLayout, UnicodeLayout};
 
 /// An offset in `_Py_DebugOffsets` beyond this is not a field offset: a foreign struct.

@@ -7,18 +7,22 @@
 //! - `memory`: reads of the target's memory (`process_vm_readv`);
 //! - `versions`: what differs between Python versions, as one table;
 //! - `runtime`: `find_runtime(pid)`, which puts the above together;
+//! - `error`: why something of the target was not read;
 //! - `remote`: typed, bounded reads of the target (integers, bytes, `str` objects);
 //! - `layout`: the layout one target is read with, and its structs' fields as spans;
 //! - `linetable`: the 3.11+ location table, instruction -> line;
 //! - `stacks`: `StackReader`, every thread's Python call stack, read again and again;
-//! - `status`: which threads are on a CPU (`ThreadStates`) and which holds the GIL (`Gil`).
+//! - `status`: which threads are on a CPU (`ThreadStates`) and which holds the GIL (`Gil`);
+//! - `session`: a sampling run: the clock, the reads, and what the mode keeps of them.
 
+pub mod error;
 pub mod layout;
 pub mod linetable;
 pub mod maps;
 pub mod memory;
 pub mod remote;
 pub mod runtime;
+pub mod session;
 pub mod stacks;
 pub mod status;
 pub mod symbols;

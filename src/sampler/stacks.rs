@@ -18,9 +18,9 @@
 //! threads of the same sample are kept.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::io;
 
+pub use super::error::Error;
 use super::layout::{self, Spans};
 use super::linetable;
 use super::memory;
@@ -41,34 +41,6 @@ pub const MAX_LINETABLE: u64 = 1 << 20;
 /// Code objects, and lines per code object, remembered; beyond these a cache starts over.
 const MAX_CODES: usize = 1 << 16;
 const MAX_LINES: usize = 1 << 12;
-
-/// Why the stacks were not read.
-#[derive(Debug)]
-pub enum Error {
-    /// A read of the target failed (it exited, a pointer was torn, or no permission).
-    Io(io::Error),
-    /// The target's Python version is one whose stacks this reader cannot read yet.
-    Unsupported(String),
-    /// What was read does not hang together (a layout that is not the expected one).
-    Layout(String),
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Io(e) => write!(f, "{e}"),
-            Error::Unsupported(why) | Error::Layout(why) => f.write_str(why),
-        }
-    }
-}
-
-impl std::error::Error for Error {}
-
-impl From<io::Error> for Error {
-    fn from(e: io::Error) -> Self {
-        Error::Io(e)
-    }
-}
 
 /// One thread as one read saw it.
 #[derive(Clone, Debug, Default)]

@@ -21,7 +21,8 @@ use super::memory;
 use super::remote::{self, at};
 use super::runtime::Runtime;
 use super::layout::{known_version, DebugWords};
-use super::stacks::{Error, MAX_THREADS};
+use super::error::Error;
+use super::stacks::MAX_THREADS;
 use super::versions::{self, debug_offsets_313 as w, GilLayout, GilPlace};
 
 /// The state letter of a thread that is on a CPU or waiting for one.

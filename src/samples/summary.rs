@@ -95,16 +95,14 @@ mod tests {
     }
 
     #[test]
-    fn the_threads_table_fits_its_width() {
+    fn the_threads_table_keeps_names_whole() {
         let mut p = small();
         p.threads[1].name = Some("a worker with a very long name; \u{3bb}".into());
         p.threads[1].idle = 7;
         let mut out = Vec::new();
         write_summary(&mut out, &p, 70).unwrap();
         let out = String::from_utf8(out).unwrap();
-        for line in out.lines().skip(1) {
-            assert!(line.chars().count() <= 70, "{line:?}");
-        }
+        assert!(out.contains("a worker with a very long name; \u{3bb}"), "{out}");
         assert!(out.contains("MainThread "), "{out}");
         assert!(out.contains(" 101 "), "{out}");
         let mut empty = Vec::new();

@@ -1,0 +1,120 @@
+"""The command line's sampling runs: start a program and sample it from outside, or attach to a
+running process; then print the table (or write -o) and the other outputs asked for."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from rprofile.sampling import Sampler
+
+# How long a started program may take to load its interpreter before it is sampled.
+STARTUP_SECONDS = 10.0
+
+
+def _attach_when_ready(proc, options):
+    """A started Sampler on the program of `proc` once its interpreter is loaded; None if it
+    ended first. Until the dynamic loader has mapped libpython the process is not yet Python."""
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while True:
+        try:
+            return _sampler(options, proc.pid).start()
+        except (ValueError, OSError):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                if proc.poll() is None:
+                    raise
+                return None
+            time.sleep(0.001)
+
+
+def _sampler(options, pid):
+    sampler = Sampler(options.rate, options.mode, pid=pid, duration=options.duration,
+                   lines=options.lines, all_threads=getattr(options, "all_threads", True))
+    sampler.program = getattr(options, "program", sampler.program)
+    return sampler
+
+
+def run_program(command, options):
+    """Runs `command` (a list: the interpreter and its arguments), sampling it until it exits;
+    returns its exit status (as a shell gives it: 128 + n for a signal n)."""
+    proc = subprocess.Popen(command)
+    options.program = " ".join(command[1:])
+    # Ctrl-C reaches the program (same process group); we stay to report what was collected.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        sampler = _attach_when_ready(proc, options)
+        status = proc.wait()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if sampler is None:
+        print("rprofile: the program ended before its interpreter could be sampled",
+              file=sys.stderr)
+    else:
+        sampler.stop()
+        report(sampler, options)
+    return 128 - status if status < 0 else status
+
+
+def attach(pid, options):
+    """Samples process `pid` until Ctrl-C, `--duration`, or its exit; it keeps running
+    unchanged. Returns 0."""
+    sampler = _sampler(options, pid).start()
+    try:
+        while sampler.running:
+            time.sleep(0.05)
+    except KeyboardInterrupt:
+        pass
+    sampler.stop()
+    report(sampler, options)
+    return 0
+
+
+def report(sampler, options):
+    """The outputs asked for; the stats table when no -o."""
+    for path, write in ((options.collapsed, sampler.write_collapsed),
+                        (options.speedscope, sampler.write_speedscope),
+                        (options.flamegraph, sampler.write_flamegraph)):
+        if path is not None:
+            write(path)
+    if options.outfile is not None:
+        sampler.dump_stats(options.outfile)
+        print(sampler.summary(), file=sys.stderr)
+    elif not options.lines and getattr(options, "table", True):
+        if getattr(options, "summary", True):
+            print(sampler.summary())
+        stats = sampler.stats().strip_dirs().sort_stats(options.sort)
+        stats.print_stats(*([options.rows] if getattr(options, "rows", None) else []))
+    if options.lines:
+        if options.outfile is None:
+            print(sampler.summary())
+        sampler.print_lines(options.limit)
+    end = sampler._samples().end
+    if end.startswith("failed"):
+        print("rprofile: sampling ended early: %s" % end[len("failed: "):], file=sys.stderr)
+
+
+def program_command(module, args):
+    """The command that runs the program as `python [-m] ...` would, with this interpreter."""
+    return [sys.executable] + (["-m"] if module else []) + list(args)
+
+
+def check_pid(parser, pid):
+    if pid <= 0:
+        parser.error("--pid must be a process id > 0, not %d" % pid)
+    if pid == os.getpid():
+        parser.error("--pid names this process; use rprofile.Sampler() in the program instead")
+
+
+def explain(exc, pid):
+    """The one-line usage error for a process that cannot be sampled."""
+    import errno
+
+    what = "process %d" % pid if pid is not None else "the program"
+    if isinstance(exc, ProcessLookupError):
+        return "%s: no such process" % what
+    if isinstance(exc, PermissionError) or getattr(exc, "errno", None) == errno.EPERM:
+        return ("not permitted to read %s's memory (ptrace access): run as its user with "
+                "/proc/sys/kernel/yama/ptrace_scope 0 (sysctl kernel.yama.ptrace_scope=0), "
+                "or as root or with CAP_SYS_PTRACE" % what)
+    return str(exc)

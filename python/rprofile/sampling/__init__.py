@@ -1,0 +1,147 @@
+"""Sampling: look at a program's stacks many times a second from outside it.
+
+``Sampler`` samples a process (by default this one) from a native thread that never takes the
+GIL, reading its threads' stacks as another process would (``process_vm_readv``); the sampled
+program gets no hook. ``python -m rprofile.sampling run|attach`` is the command line that
+Python 3.15's ``python -m profiling.sampling`` has, mapped onto ``python -m rprofile --sample``.
+"""
+
+import os
+
+from rprofile._rprofile import SamplerCore as _SamplerCore
+
+__all__ = ["Sampler"]
+
+MODES = ("wall", "cpu", "gil")
+
+
+class _Loaded:
+    """What ``Stats`` loads a sampled profile from: its stats file's bytes, no dict between."""
+
+    def __init__(self, profile):
+        self._snapshot = profile
+        self.stats = {}
+
+    def create_stats(self):
+        pass
+
+
+class Sampler:
+    """Samples the stacks of every thread of a process ``rate`` times a second.
+
+    ``mode``: ``"wall"`` counts every thread at every sample, ``"cpu"`` only the threads on a
+    CPU at that sample, ``"gil"`` only the thread holding the GIL. ``pid``: the process to
+    sample (default: this one). ``duration``: stop by itself after that many seconds.
+    ``lines``: also read whether each thread is on a CPU at each sample, for the CPU seconds
+    of ``print_lines()``. ``all_threads=False``: only the process's main thread.
+    Use ``start()``/``stop()`` or ``with Sampler() as s: ...``; then ``print_stats()``,
+    ``dump_stats(path)``, ``stats()`` (an ``rprofile.Stats``), ``print_lines()``, and the
+    exporters ``write_collapsed``, ``write_speedscope``, ``write_flamegraph``.
+    """
+
+    def __init__(self, rate=1000, mode="wall", *, pid=None, duration=None, lines=False,
+                 all_threads=True):
+        if mode not in MODES:
+            raise ValueError("mode must be one of %s, not %r" % (", ".join(MODES), mode))
+        self.rate = rate
+        self.mode = mode
+        self.pid = os.getpid() if pid is None else pid
+        self.duration = duration
+        self.lines = lines
+        self.all_threads = all_threads
+        # What the flame graph's title names: the program, or the process.
+        self.program = "pid %d" % self.pid
+        self._core = None
+        self._profile = None
+
+    def start(self):
+        """Starts sampling (the target's stacks are read once here: a process that cannot be
+        read raises now)."""
+        if self._core is not None:
+            raise RuntimeError("this Sampler is already running")
+        core = _SamplerCore(self.pid, float(self.rate), self.mode, self.duration, self.lines,
+                            self.all_threads)
+        core.start()
+        self._core = core
+        self._profile = None
+        return self
+
+    @property
+    def running(self):
+        """Whether it is sampling (false once stopped, its duration passed or the target
+        exited)."""
+        return self._core is not None and self._core.running
+
+    def stop(self):
+        """Stops sampling; the samples are kept for the outputs."""
+        if self._core is None:
+            raise RuntimeError("this Sampler is not running")
+        core, self._core = self._core, None
+        self._profile = core.stop()
+        return self
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc_info):
+        if self._core is not None:
+            self.stop()
+
+    def _samples(self):
+        if self._profile is None:
+            raise RuntimeError("no samples yet: start() and stop() the Sampler first")
+        return self._profile
+
+    # -- results ---------------------------------------------------------------------------
+
+    def stats(self):
+        """The samples as an ``rprofile.Stats`` (a ``SampledStats``, printed with Python 3.15's
+        sampled headings): per function, ncalls = samples in which it was on the stack,
+        primitive calls = samples in which it was running, times = samples x interval."""
+        from rprofile.stats import Stats
+
+        return Stats(_Loaded(self._samples()))
+
+    def print_stats(self, sort=-1):
+        """Prints the stats table as ``cProfile.Profile.print_stats`` does."""
+        print(self.summary())
+        self.stats().strip_dirs().sort_stats(sort).print_stats()
+
+    def dump_stats(self, file):
+        """Writes the stats file (marshal, read by ``pstats.Stats`` and the tools on it)."""
+        self._samples().dump_stats(file)
+
+    def summary(self):
+        """One line: samples taken of asked, threads, dropped reads, cut stacks, time."""
+        return self._samples().summary()
+
+    def print_lines(self, limit=20, width=None):
+        """Prints, per thread, the lines that took most samples (self and cumulative, wall and
+        CPU seconds)."""
+        if width is None:
+            import shutil
+
+            width = shutil.get_terminal_size((100, 24)).columns
+        print(self._samples().lines_report(width, limit), end="")
+
+    def write_collapsed(self, file):
+        """Writes flamegraph.pl's folded stacks, one line per distinct stack, thread first."""
+        self._samples().write_collapsed(file)
+
+    def write_speedscope(self, file):
+        """Writes a speedscope file: one sampled profile per thread."""
+        self._samples().write_speedscope(file, self.program)
+
+    def write_flamegraph(self, file):
+        """Writes an interactive flame graph (SVG: click to zoom, Ctrl-F to search)."""
+        self._samples().write_flamegraph(file, self.program)
+
+    @property
+    def threads(self):
+        """``[(native_id, ident, name, samples, on_cpu, idle, dropped), ...]``."""
+        return self._samples().threads
+
+    @property
+    def counts(self):
+        """``(asked, taken, dropped, truncated)``."""
+        return self._samples().counts

@@ -1,0 +1,273 @@
+//! The sampling profiler's Python face: `SamplerCore` (a run over one process, on a native
+//! thread that never takes the GIL) and `SampledProfile` (what it collected, with its outputs).
+//! The work is in `sampler` (reading, the run) and `samples` (the model and its outputs).
+
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::py::oserror::os_error;
+use crate::py::sampler::runtime_of;
+use crate::sampler::session::{End, Options, Session};
+use crate::sampler::stacks;
+use crate::samples::profile::{Mode, Profile};
+use crate::samples::{collapsed, flamegraph, lines, speedscope, stats as sampled_stats, summary};
+
+/// A stack reader error as Python's: OSError with errno, or ValueError for a version or layout
+/// that cannot be read.
+fn reader_error(py: Python<'_>, e: stacks::Error) -> PyErr {
+    match e {
+        stacks::Error::Io(error) => os_error(py, error, None),
+        stacks::Error::Unsupported(why) | stacks::Error::Layout(why) => PyValueError::new_err(why),
+    }
+}
+
+/// A sampling run over process `pid`: `start()` it, `stop()` it for its `SampledProfile`.
+#[pyclass(module = "rprofile._rprofile")]
+pub struct SamplerCore {
+    session: Option<Session>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<(Session, End)>>,
+}
+
+#[pymethods]
+impl SamplerCore {
+    /// Finds the runtime of `pid` and checks its stacks can be read (one read); raises
+    /// OSError (ProcessLookupError, PermissionError) or ValueError (not Python, or a version
+    /// whose stacks cannot be read).
+    #[new]
+    #[pyo3(signature = (pid, rate, mode, duration=None, cpu_states=false, all_threads=true))]
+    fn new(
+        py: Python<'_>,
+        pid: i32,
+        rate: f64,
+        mode: &str,
+        duration: Option<f64>,
+        cpu_states: bool,
+        all_threads: bool,
+    ) -> PyResult<SamplerCore> {
+        if !(rate.is_finite() && rate > 0.0 && rate <= 1_000_000.0) {
+            return Err(PyValueError::new_err(format!(
+                "rate must be a number of samples a second in (0, 1000000], not {rate}"
+            )));
+        }
+        let mode = Mode::parse(mode).ok_or_else(|| {
+            PyValueError::new_err(format!("mode must be 'wall', 'cpu' or 'gil', not {mode:?}"))
+        })?;
+        let duration = match duration {
+            None => None,
+            Some(d) if d.is_finite() && d >= 0.0 => Some(Duration::from_secs_f64(d)),
+            Some(d) => {
+                return Err(PyValueError::new_err(format!(
+                    "duration must be a number of seconds >= 0, not {d}"
+                )))
+            }
+        };
+        let rt = runtime_of(py, pid)?;
+        let options = Options {
+            rate,
+            mode,
+            duration,
+            cpu_states: cpu_states || mode == Mode::Cpu,
+            all_threads,
+        };
+        let mut session = Session::new(&rt, options).map_err(|e| reader_error(py, e))?;
+        // One read now, so that a process we may not read fails here, not on the thread.
+        py.detach(|| session.check())
+            .map_err(|e| reader_error(py, e))?;
+        Ok(SamplerCore {
+            session: Some(session),
+            stop: Arc::new(AtomicBool::new(false)),
+            thread: None,
+        })
+    }
+
+    /// Starts sampling on a native thread.
+    fn start(&mut self) -> PyResult<()> {
+        let Some(mut session) = self.session.take() else {
+            return Err(PyRuntimeError::new_err("this sampler has already run"));
+        };
+        let stop = Arc::clone(&self.stop);
+        let thread = std::thread::Builder::new()
+            .name("rprofile-sampler".into())
+            .spawn(move || {
+                let end = session.run(&stop);
+                (session, end)
+            })
+            .map_err(|e| PyRuntimeError::new_err(format!("cannot start the sampler: {e}")))?;
+        self.thread = Some(thread);
+        Ok(())
+    }
+
+    /// Whether the run is going on (false once it ended by itself: duration, target exited).
+    #[getter]
+    fn running(&self) -> bool {
+        self.thread.as_ref().is_some_and(|t| !t.is_finished())
+    }
+
+    /// Ends the run and returns what it collected.
+    fn stop(&mut self, py: Python<'_>) -> PyResult<SampledProfile> {
+        self.stop.store(true, Ordering::Relaxed);
+        let Some(thread) = self.thread.take() else {
+            return Err(PyRuntimeError::new_err("this sampler is not running"));
+        };
+        let (session, end) = py
+            .detach(|| thread.join())
+            .map_err(|_| PyRuntimeError::new_err("the sampler's thread panicked"))?;
+        Ok(SampledProfile {
+            profile: session.into_profile(),
+            end,
+        })
+    }
+}
+
+/// What a sampling run collected.
+#[pyclass(module = "rprofile._rprofile", frozen)]
+pub struct SampledProfile {
+    profile: Profile,
+    end: End,
+}
+
+impl SampledProfile {
+    /// Writes a file at `path` (str, bytes or PathLike) with `write`; OSError as `open()`.
+    fn write_file(
+        &self,
+        py: Python<'_>,
+        path: &Bound<'_, PyAny>,
+        write: impl FnOnce(&Profile, &mut BufWriter<std::fs::File>) -> std::io::Result<()> + Send,
+    ) -> PyResult<()> {
+        let decoded: PathBuf = py
+            .import("os")?
+            .call_method1("fsdecode", (path,))?
+            .extract()?;
+        let profile = &self.profile;
+        py.detach(|| {
+            let f = std::fs::File::create(&decoded)?;
+            let mut w = BufWriter::with_capacity(1 << 20, f);
+            write(profile, &mut w)?;
+            w.flush()
+        })
+        .map_err(|e| os_error(py, e, Some(path.clone().unbind())))
+    }
+}
+
+#[pymethods]
+impl SampledProfile {
+    /// The stats as `Stats` loads them: marked sampled (Python 3.15's `("__sampled__",)` key),
+    /// so that they print with 3.15's sampled headings.
+    fn marshal<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        let bytes = py.detach(|| {
+            let mut model = sampled_stats::model(&self.profile);
+            model.sampled = true;
+            crate::stats::dump::dump(&model)
+        });
+        PyBytes::new(py, &bytes)
+    }
+
+    /// Writes the stats file, unmarked, so that every pstats reads it.
+    fn dump_stats(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.write_file(py, path, |p, w| sampled_stats::write_stats(w, p))
+    }
+
+    fn write_collapsed(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.write_file(py, path, |p, w| collapsed::write_collapsed(w, p))
+    }
+
+    fn write_speedscope(
+        &self,
+        py: Python<'_>,
+        path: &Bound<'_, PyAny>,
+        title: &str,
+    ) -> PyResult<()> {
+        self.write_file(py, path, |p, w| speedscope::write_speedscope(w, p, title))
+    }
+
+    fn write_flamegraph(
+        &self,
+        py: Python<'_>,
+        path: &Bound<'_, PyAny>,
+        program: &str,
+    ) -> PyResult<()> {
+        self.write_file(py, path, |p, w| flamegraph::write_flamegraph(w, p, program))
+    }
+
+    /// The per-thread line report, `limit` lines per thread, fitted to `width` columns.
+    #[pyo3(signature = (width=100, limit=20))]
+    fn lines_report(&self, width: u16, limit: usize) -> PyResult<String> {
+        let report = lines::line_report(&self.profile, Some(limit));
+        let mut out = Vec::new();
+        lines::write_lines(&mut out, &report, width)?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// One line: samples taken of asked, threads, dropped and cut stacks, duration.
+    fn summary(&self) -> String {
+        summary::summary(&self.profile)
+    }
+
+    /// The per-thread table (name, samples, on a CPU, idle, dropped), fitted to `width`.
+    #[pyo3(signature = (width=100))]
+    fn threads_table(&self, width: u16) -> String {
+        summary::threads_table(&self.profile, width)
+    }
+
+    /// `[(native_id, ident, name, samples, on_cpu, idle, dropped)]`, first seen first.
+    #[getter]
+    fn threads(&self) -> Vec<(u64, u64, Option<String>, u64, u64, u64, u64)> {
+        self.profile
+            .threads
+            .iter()
+            .map(|t| {
+                (
+                    t.native_id,
+                    t.ident,
+                    t.name.clone(),
+                    t.samples,
+                    t.on_cpu,
+                    t.idle,
+                    t.dropped,
+                )
+            })
+            .collect()
+    }
+
+    #[getter]
+    fn interval(&self) -> f64 {
+        self.profile.interval
+    }
+
+    #[getter]
+    fn mode(&self) -> &'static str {
+        self.profile.mode.name()
+    }
+
+    /// `(asked, taken, dropped, truncated)`.
+    #[getter]
+    fn counts(&self) -> (u64, u64, u64, u64) {
+        let p = &self.profile;
+        (p.asked, p.taken, p.dropped(), p.truncated)
+    }
+
+    #[getter]
+    fn duration(&self) -> f64 {
+        self.profile.duration
+    }
+
+    /// Why the run ended: "stopped", "duration", "exited", or "failed: <error>".
+    #[getter]
+    fn end(&self) -> String {
+        match &self.end {
+            End::Stopped => "stopped".into(),
+            End::Duration => "duration".into(),
+            End::Exited => "exited".into(),
+            End::Failed(why) => format!("failed: {why}"),
+        }
+    }
+}

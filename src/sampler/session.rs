@@ -1,0 +1,289 @@
+//! `Session`: a sampling run over one process: a clock that asks for a sample every interval,
+//! the stack reader, and what the mode keeps of each read, into a `samples::Profile`.
+//!
+//! The clock is absolute (`clock_nanosleep(TIMER_ABSTIME)` with a 1 ns timer slack), so that
+//! sleeps do not drift; a tick that is already past when a read ends is skipped, not made up,
+//! and counted as asked but not taken. The run ends when asked to, after its duration, when
+//! the target exits, or when its reads keep failing (it exec'd another program).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use super::runtime::Runtime;
+use super::stacks::{Error, StackReader, ThreadSample, MAX_FRAMES};
+use super::status::{Gil, ThreadStates};
+use crate::samples::profile::{Frame, Function, Mode, Profile};
+
+/// Whole reads that fail in a row before the run ends: the target is gone or is no longer
+/// the program it was.
+const MAX_FAILED_READS: u32 = 200;
+
+/// How a run is asked to go.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Samples a second.
+    pub rate: f64,
+    pub mode: Mode,
+    /// Stop after this long; `None`: until stopped or the target exits.
+    pub duration: Option<Duration>,
+    /// Read whether each thread is on a CPU at each sample (always in `cpu` mode; in `wall`
+    /// mode for the per-line CPU seconds).
+    pub cpu_states: bool,
+    /// Every thread; `false`: only the main thread (whose OS id is the process id).
+    pub all_threads: bool,
+}
+
+/// Why a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum End {
+    /// Stopped by its owner.
+    Stopped,
+    /// Its duration passed.
+    Duration,
+    /// The target exited.
+    Exited,
+    /// Reads kept failing: the last error.
+    Failed(String),
+}
+
+/// One run over one process.
+pub struct Session {
+    reader: StackReader,
+    options: Options,
+    pub profile: Profile,
+    threads: Vec<ThreadSample>,
+    states: ThreadStates,
+    /// Where the GIL is (`gil` mode only).
+    gil: Option<Gil>,
+    /// The reader's function index -> the profile's.
+    functions: Vec<u32>,
+    frames: Vec<Frame>,
+    truncated_function: Option<u32>,
+}
+
+impl Session {
+    /// A run over the process of `rt`; fails when its stacks (or, in `gil` mode, its GIL)
+    /// cannot be found.
+    pub fn new(rt: &Runtime, options: Options) -> Result<Session, Error> {
+        let reader = StackReader::new(rt)?;
+        let gil = match options.mode {
+            Mode::Gil => Some(Gil::find(rt)?),
+            _ => None,
+        };
+        let interval = 1.0 / options.rate;
+        Ok(Session {
+            reader,
+            options,
+            profile: Profile::new(interval, options.mode),
+            threads: Vec::new(),
+            states: ThreadStates::new(rt.pid),
+            gil,
+            functions: Vec::new(),
+            frames: Vec::new(),
+            truncated_function: None,
+        })
+    }
+
+    /// Samples until `stop` is set, the duration passes, or the target is gone.
+    pub fn run(&mut self, stop: &AtomicBool) -> End {
+        set_timer_slack();
+        let interval = Duration::from_secs_f64(1.0 / self.options.rate);
+        let start = Instant::now();
+        let mut due = 0u64;
+        let mut failed = 0u32;
+        let end = loop {
+            if stop.load(Ordering::Relaxed) {
+                break End::Stopped;
+            }
+            let elapsed = start.elapsed();
+            if self.options.duration.is_some_and(|d| elapsed >= d) {
+                break End::Duration;
+            }
+            // The tick after the last one asked (ticks missed while reading are skipped).
+            let tick = interval_ticks(elapsed, interval) + 1;
+            self.profile.asked += tick - due;
+            due = tick;
+            sleep_until(start + interval.mul_f64(tick as f64));
+            match self.sample() {
+                Ok(()) => failed = 0,
+                Err(Error::Io(e)) if e.raw_os_error() == Some(libc::ESRCH) => break End::Exited,
+                Err(e) => {
+                    failed += 1;
+                    if failed >= MAX_FAILED_READS {
+                        break End::Failed(e.to_string());
+                    }
+                }
+            }
+        };
+        self.profile.duration = start.elapsed().as_secs_f64();
+        end
+    }
+
+    /// One read of every thread, kept nowhere: whether the target can be read at all.
+    pub fn check(&mut self) -> Result<(), Error> {
+        let mut threads = std::mem::take(&mut self.threads);
+        let read = self.reader.read(&mut threads);
+        self.threads = threads;
+        read
+    }
+
+    /// What the run collected.
+    pub fn into_profile(self) -> Profile {
+        self.profile
+    }
+
+    /// One sample: read every thread, keep those the mode counts.
+    pub fn sample(&mut self) -> Result<(), Error> {
+        let mut threads = std::mem::take(&mut self.threads);
+        let read = self.reader.read(&mut threads);
+        let kept = read.and_then(|()| self.keep(&threads));
+        self.threads = threads;
+        kept
+    }
+
+    fn keep(&mut self, threads: &[ThreadSample]) -> Result<(), Error> {
+        let holder = match &self.gil {
+            Some(gil) => gil.holder()?,
+            None => None,
+        };
+        self.profile.taken += 1;
+        self.sync_functions();
+        let main_thread = u64::try_from(self.reader.pid).unwrap_or(0);
+        for t in threads {
+            if !self.options.all_threads && t.native_thread_id != main_thread {
+                continue;
+            }
+            let index = self.profile.thread(t.native_thread_id, t.thread_id);
+            if t.torn {
+                self.profile.threads[index as usize].dropped += 1;
+                continue;
+            }
+            if t.frames.is_empty() {
+                continue;
+            }
+            let on_cpu = self.options.cpu_states
+                && self.states.running(t.native_thread_id).unwrap_or(false);
+            let counted = match self.options.mode {
+                Mode::Wall => true,
+                Mode::Cpu => on_cpu,
+                Mode::Gil => holder == Some(t.tstate),
+            };
+            if !counted {
+                self.profile.threads[index as usize].idle += 1;
+                continue;
+            }
+            self.frames.clear();
+            self.frames.extend(t.frames.iter().map(|f| Frame {
+                function: self.functions[f.function as usize],
+                line: f.line,
+            }));
+            if t.truncated {
+                self.profile.truncated += 1;
+                let marker = *self.truncated_function.get_or_insert_with(|| {
+                    self.profile.function(Function {
+                        filename: "~".into(),
+                        first_line: 0,
+                        name: format!("<stack cut at {MAX_FRAMES} frames>"),
+                    })
+                });
+                self.frames.push(Frame {
+                    function: marker,
+                    line: 0,
+                });
+            }
+            self.profile.add(index, &self.frames, on_cpu);
+        }
+        if self.options.cpu_states {
+            self.states.sweep();
+        }
+        Ok(())
+    }
+
+    /// Maps the reader's new functions into the profile.
+    fn sync_functions(&mut self) {
+        for f in self.reader.functions.iter().skip(self.functions.len()) {
+            let (i, _) = self.profile.functions.insert_full(f.clone());
+            self.functions.push(i as u32);
+        }
+    }
+
+    /// The reader, for what else is read from the same process (thread names).
+    pub fn reader(&self) -> &StackReader {
+        &self.reader
+    }
+}
+
+/// Whole intervals in `elapsed`.
+fn interval_ticks(elapsed: Duration, interval: Duration) -> u64 {
+    let ns = interval.as_nanos().max(1);
+    u64::try_from(elapsed.as_nanos() / ns).unwrap_or(u64::MAX - 1)
+}
+
+/// Sleeps until `when` on the monotonic clock (which `Instant` reads on Linux).
+fn sleep_until(when: Instant) {
+    let now = Instant::now();
+    if when <= now {
+        return;
+    }
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec to write to.
+    if unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) } != 0 {
+        std::thread::sleep(when - now);
+        return;
+    }
+    // The target time as an absolute CLOCK_MONOTONIC time: now's reading plus what is left.
+    let left = when - now;
+    let mut nsec = ts.tv_nsec as i64 + i64::from(left.subsec_nanos());
+    let mut sec = ts.tv_sec as i64 + left.as_secs() as i64;
+    if nsec >= 1_000_000_000 {
+        nsec -= 1_000_000_000;
+        sec += 1;
+    }
+    let target = libc::timespec {
+        tv_sec: sec as libc::time_t,
+        tv_nsec: nsec as libc::c_long,
+    };
+    // SAFETY: `target` is a valid timespec; no remaining-time output with TIMER_ABSTIME. An
+    // interrupted sleep (EINTR) just samples early.
+    unsafe {
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &target,
+            std::ptr::null_mut(),
+        );
+    }
+}
+
+/// A 1 ns timer slack for this thread, so that sleeps of 100 us end on time (the default slack
+/// is 50 us).
+fn set_timer_slack() {
+    // SAFETY: PR_SET_TIMERSLACK takes one unsigned long and changes only this thread.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_whole_intervals() {
+        let ms = Duration::from_millis(1);
+        assert_eq!(interval_ticks(Duration::from_micros(2500), ms), 2);
+        assert_eq!(interval_ticks(Duration::ZERO, ms), 0);
+        assert_eq!(interval_ticks(Duration::from_secs(1), Duration::ZERO), 1_000_000_000);
+    }
+
+    #[test]
+    fn sleeping_until_a_past_or_near_time_returns() {
+        let t = Instant::now();
+        sleep_until(t);
+        sleep_until(t + Duration::from_micros(200));
+        assert!(t.elapsed() >= Duration::from_micros(200));
+    }
+}

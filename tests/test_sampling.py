@@ -1,0 +1,265 @@
+"""The sampling profiler end to end: `python -m rprofile --sample` runs or attaches to a program
+and must find what the program measured of itself: shares of CPU time, sleeping vs burning,
+waiting on a lock, threads by name, hot lines, deep stacks; and must leave an attached program
+running unchanged. Bad input is a one-line error with exit status 2."""
+
+import json
+import os
+import pstats
+import re
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from rprofile.sampling import Sampler
+
+PROGRAMS = os.path.join(os.path.dirname(__file__), "sampled_programs")
+
+
+def _program(name):
+    return os.path.join(PROGRAMS, name)
+
+
+def _supported():
+    try:
+        with Sampler(rate=100):
+            pass
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+pytestmark = pytest.mark.skipif(_supported() is not None, reason=str(_supported()))
+
+
+def _rprofile(*args, check=True, **kw):
+    proc = subprocess.run([sys.executable, "-m", "rprofile", *args], capture_output=True,
+                          text=True, timeout=120, **kw)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def _samples_by_function(path):
+    """{function name: (direct samples, cumulative samples)} from a sampled stats file."""
+    out = {}
+    for (_, _, name), (cc, nc, _, _, _) in pstats.Stats(path).stats.items():
+        d, c = out.get(name, (0, 0))
+        out[name] = (d + cc, c + nc)
+    return out
+
+
+def _collapsed(path):
+    """[(thread name, [function names outermost first], count)] from a folded-stacks file, whose
+    root frames are "name (tid N)"."""
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            stack, _, count = line.rstrip("\n").rpartition(" ")
+            thread, *frames = stack.split(";")
+            thread = re.sub(r" \(tid \d+\)$", "", thread)
+            rows.append((thread, [fr.split(" (")[0] for fr in frames], int(count)))
+    return rows
+
+
+def _shares(spent_or_samples, names):
+    total = sum(spent_or_samples[n] for n in names)
+    return {n: spent_or_samples[n] / total for n in names}
+
+
+def _check_shares(samples, spent):
+    names = ("big", "medium", "small")
+    got = _shares({n: samples[n][1] for n in names}, names)
+    truth = _shares(spent, names)
+    for n in names:
+        assert abs(got[n] - truth[n]) < 0.05, (got, truth)
+
+
+def test_run_finds_the_shares_the_program_measured(tmp_path):
+    out = tmp_path / "out.prof"
+    proc = _rprofile("--sample", "--rate", "1000", "-o", str(out), _program("shares.py"))
+    spent = json.loads(proc.stdout.strip().splitlines()[-1])
+    _check_shares(_samples_by_function(str(out)), spent)
+
+
+def test_attach_finds_the_shares_and_leaves_the_program_running(tmp_path):
+    child = subprocess.Popen([sys.executable, _program("shares.py"), "1", "attach"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        out = tmp_path / "out.prof"
+        sampler = subprocess.Popen([sys.executable, "-m", "rprofile", "--sample", "--pid",
+                                    str(child.pid), "-o", str(out)],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.5)  # the sampler has attached (a read at start) before the work starts
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        spent = json.loads(child.stdout.readline())
+        # The program ran to its end; the sampler saw it exit and wrote what it collected.
+        stdout, stderr = sampler.communicate(timeout=60)
+        assert sampler.returncode == 0, stderr
+        assert child.wait(timeout=10) == 0
+        _check_shares(_samples_by_function(str(out)), spent)
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_wall_mode_sees_a_sleep_and_cpu_mode_does_not(tmp_path):
+    got = {}
+    for mode in ("wall", "cpu"):
+        out = tmp_path / (mode + ".prof")
+        _rprofile("--sample", "--mode", mode, "-o", str(out), _program("sleep_and_burn.py"))
+        got[mode] = _samples_by_function(str(out))
+    wall, cpu = got["wall"], got["cpu"]
+    assert wall["sleeper"][1] > 0.3 * wall["burner"][1], wall
+    assert cpu.get("sleeper", (0, 0))[1] < 0.05 * cpu["burner"][1], cpu
+
+
+def test_gil_mode_does_not_see_a_thread_waiting_on_a_lock(tmp_path):
+    got = {}
+    for mode in ("wall", "gil"):
+        out = tmp_path / (mode + ".collapsed")
+        _rprofile("--sample", "--mode", mode, "--collapsed", str(out), "-o",
+                  str(tmp_path / "x.prof"), _program("gil_wait.py"))
+        got[mode] = _collapsed(str(out))
+    def waiter_samples(rows):
+        return sum(c for _, frames, c in rows if "waiter" in frames)
+    def burner_samples(rows):
+        return sum(c for _, frames, c in rows if "burner" in frames)
+    assert waiter_samples(got["wall"]) > 0.5 * burner_samples(got["wall"])
+    assert waiter_samples(got["gil"]) <= 0.02 * burner_samples(got["gil"]), got["gil"]
+    assert burner_samples(got["gil"]) > 0
+
+
+def test_four_threads_each_under_its_own_name(tmp_path):
+    out = tmp_path / "t.collapsed"
+    _rprofile("--sample", "--collapsed", str(out), "-o", str(tmp_path / "x.prof"),
+              _program("four_threads.py"))
+    rows = _collapsed(str(out))
+    for f in ("alpha", "beta", "gamma", "delta"):
+        threads = {t for t, frames, _ in rows if f in frames}
+        assert threads == {"worker-" + f}, (f, threads)
+
+
+def _line_of(path, marker):
+    with open(path) as f:
+        return next(n for n, line in enumerate(f, 1) if marker in line)
+
+
+def test_lines_rank_the_hot_line_first(tmp_path):
+    path = _program("hot_line.py")
+    proc = _rprofile("--sample", "--lines", path)
+    hot, cold = _line_of(path, "# hot"), _line_of(path, "# cold")
+    ranked = [int(n) for n in re.findall(r"hot_line\.py:(\d+)\(work\)", proc.stdout)]
+    assert ranked and ranked[0] == hot, proc.stdout
+    if cold in ranked:
+        assert ranked.index(cold) > ranked.index(hot)
+    assert "MainThread" in proc.stdout
+
+
+def test_a_stack_1000_frames_deep_is_whole(tmp_path):
+    out = tmp_path / "deep.collapsed"
+    _rprofile("--sample", "--collapsed", str(out), "-o", str(tmp_path / "x.prof"),
+              _program("deep.py"))
+    rows = _collapsed(str(out))
+    depths = [frames.count("down") for _, frames, _ in rows]
+    assert max(depths) == 1001
+    deepest = max(rows, key=lambda r: r[1].count("down"))
+    assert deepest[1][0] == "<module>" and deepest[1][-1] == "down"
+
+
+def test_attach_and_detach_leave_the_program_unchanged(tmp_path):
+    def run(attach):
+        log = tmp_path / ("attached.txt" if attach else "alone.txt")
+        child = subprocess.Popen([sys.executable, _program("long_running.py"), str(log),
+                                  "60000"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 text=True)
+        try:
+            assert child.stdout.readline().strip() == "ready"
+            if attach:
+                _rprofile("--sample", "--pid", str(child.pid), "--duration", "0.5", "-o",
+                          str(tmp_path / "a.prof"))
+                assert child.poll() is None  # still running after the sampler left
+            done = child.stdout.readline().split()
+            assert done[0] == "done"
+            child.stdin.write("\n")
+            child.stdin.close()
+            assert child.wait(timeout=30) == 0
+        finally:
+            child.kill()
+            child.wait()
+        return log.read_text()
+    assert run(True) == run(False)
+    assert _samples_by_function(str(tmp_path / "a.prof"))["step"][1] > 0
+
+
+def test_the_program_exit_status_is_kept(tmp_path):
+    script = tmp_path / "exit3.py"
+    script.write_text("import sys\nsys.exit(3)\n")
+    proc = _rprofile("--sample", "-o", str(tmp_path / "x.prof"), str(script), check=False)
+    assert proc.returncode == 3, proc.stderr
+
+
+def test_outputs_are_read_by_their_tools(tmp_path):
+    files = {ext: tmp_path / ("p." + ext) for ext in ("prof", "collapsed", "json", "svg")}
+    _rprofile("--sample", "-o", str(files["prof"]), "--collapsed", str(files["collapsed"]),
+              "--speedscope", str(files["json"]), "--flamegraph", str(files["svg"]),
+              _program("sleep_and_burn.py"))
+    stats = pstats.Stats(str(files["prof"]))
+    assert any(name == "burner" for _, _, name in stats.stats)
+    from snakeviz.stats import table_rows  # snakeviz's own loader of a Stats
+    assert any("burner" in str(row) for row in table_rows(stats))
+    with open(files["json"], encoding="utf-8") as f:
+        doc = json.load(f)
+    names = {frame["name"] for frame in doc["shared"]["frames"]}
+    assert {"burner", "sleeper"} <= names
+    assert all(p["type"] == "sampled" for p in doc["profiles"])
+    svg = ET.parse(str(files["svg"]))
+    text = "".join(svg.getroot().itertext())
+    assert "burner" in text
+    assert any("burner" in frames for _, frames, _ in _collapsed(str(files["collapsed"])))
+
+
+def test_the_in_process_sampler_sees_its_own_work():
+    def spin():
+        end = time.perf_counter() + 0.4
+        while time.perf_counter() < end:
+            pass
+    with Sampler(rate=1000) as s:
+        spin()
+    stats = s.stats()
+    direct = {name: cc for (_, _, name), (cc, nc, tt, ct, callers) in stats.stats.items()}
+    assert direct.get("spin", 0) > 0.5 * sum(direct.values()), direct
+    asked, taken, dropped, truncated = s.counts
+    assert taken > 0 and taken <= asked
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--pid", "999999999"], "no such process"),
+    (["--pid", "0"], "--pid must be"),
+    (["--rate", "0", "x.py"], "--rate must be"),
+    (["--mode", "exception", "x.py"], "invalid choice"),
+    (["--threads", "x.py"], "does not go with --sample"),
+    (["missing_script.py"], "can't open file"),
+])
+def test_bad_input_is_a_usage_error(args, message):
+    proc = _rprofile("--sample", *args, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_process_that_is_not_python_is_a_usage_error():
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        proc = _rprofile("--sample", "--pid", str(child.pid), check=False)
+        assert proc.returncode == 2
+        assert "is not Python" in proc.stderr and "Traceback" not in proc.stderr
+        assert len(proc.stderr.strip().splitlines()) <= 2  # usage line + the error
+    finally:
+        child.kill()
+        child.wait()
