@@ -30,7 +30,7 @@ def _attach_when_ready(proc, options):
 
 def _sampler(options, pid):
     sampler = Sampler(options.rate, options.mode, pid=pid, duration=options.duration,
-                   lines=options.lines, all_threads=getattr(options, "all_threads", True))
+                      all_threads=getattr(options, "all_threads", True))
     sampler.program = getattr(options, "program", sampler.program)
     return sampler
 
@@ -85,6 +85,8 @@ def report(sampler, options):
             print(sampler.summary())
         stats = sampler.stats().strip_dirs().sort_stats(options.sort)
         stats.print_stats(*([options.rows] if getattr(options, "rows", None) else []))
+        if len(sampler.threads) > 1:
+            sampler.print_threads()
     if options.lines:
         if options.outfile is None:
             print(sampler.summary())
@@ -114,7 +116,20 @@ def explain(exc, pid):
     if isinstance(exc, ProcessLookupError):
         return "%s: no such process" % what
     if isinstance(exc, PermissionError) or getattr(exc, "errno", None) == errno.EPERM:
-        return ("not permitted to read %s's memory (ptrace access): run as its user with "
-                "/proc/sys/kernel/yama/ptrace_scope 0 (sysctl kernel.yama.ptrace_scope=0), "
-                "or as root or with CAP_SYS_PTRACE" % what)
+        return ("not permitted to read %s's memory (ptrace access): run rprofile as the "
+                "process's user, or as root or with CAP_SYS_PTRACE%s"
+                % (what, _yama_hint()))
     return str(exc)
+
+
+def _yama_hint():
+    """What Yama asks for, where it is on and restricts attaching to non-children."""
+    try:
+        with open("/proc/sys/kernel/yama/ptrace_scope") as f:
+            scope = int(f.read())
+    except (OSError, ValueError):
+        return ""
+    if scope == 0:
+        return ""
+    return ("; Yama's ptrace_scope is %d here: to attach to a process that is not rprofile's "
+            "child as its user, set it to 0 (sysctl kernel.yama.ptrace_scope=0)" % scope)

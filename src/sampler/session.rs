@@ -90,6 +90,7 @@ impl Session {
         let interval = Duration::from_secs_f64(1.0 / self.options.rate);
         let start = Instant::now();
         let mut due = 0u64;
+        let mut weight = 0u64;
         let mut failed = 0u32;
         let end = loop {
             if stop.load(Ordering::Relaxed) {
@@ -99,13 +100,18 @@ impl Session {
             if self.options.duration.is_some_and(|d| elapsed >= d) {
                 break End::Duration;
             }
-            // The tick after the last one asked (ticks missed while reading are skipped).
+            // The tick after the last one asked: ticks missed while reading (or while this
+            // thread waited for a CPU) are not made up; the next sample stands for them.
             let tick = interval_ticks(elapsed, interval) + 1;
             self.profile.asked += tick - due;
+            weight += tick - due;
             due = tick;
             sleep_until(start + interval.mul_f64(tick as f64));
-            match self.sample() {
-                Ok(()) => failed = 0,
+            match self.sample(weight) {
+                Ok(()) => {
+                    failed = 0;
+                    weight = 0;
+                }
                 Err(Error::Io(e)) if e.raw_os_error() == Some(libc::ESRCH) => break End::Exited,
                 Err(e) => {
                     failed += 1;
@@ -132,16 +138,16 @@ impl Session {
         self.profile
     }
 
-    /// One sample: read every thread, keep those the mode counts.
-    pub fn sample(&mut self) -> Result<(), Error> {
+    /// One sample, standing for `weight` ticks: read every thread, keep those the mode counts.
+    pub fn sample(&mut self, weight: u64) -> Result<(), Error> {
         let mut threads = std::mem::take(&mut self.threads);
         let read = self.reader.read(&mut threads);
-        let kept = read.and_then(|()| self.keep(&threads));
+        let kept = read.and_then(|()| self.keep(&threads, weight));
         self.threads = threads;
         kept
     }
 
-    fn keep(&mut self, threads: &[ThreadSample]) -> Result<(), Error> {
+    fn keep(&mut self, threads: &[ThreadSample], weight: u64) -> Result<(), Error> {
         let holder = match &self.gil {
             Some(gil) => gil.holder()?,
             None => None,
@@ -169,7 +175,7 @@ impl Session {
                 Mode::Gil => holder == Some(t.tstate),
             };
             if !counted {
-                self.profile.threads[index as usize].idle += 1;
+                self.profile.threads[index as usize].idle += weight;
                 continue;
             }
             self.frames.clear();
@@ -191,7 +197,7 @@ impl Session {
                     line: 0,
                 });
             }
-            self.profile.add(index, &self.frames, on_cpu);
+            self.profile.add(index, &self.frames, on_cpu, weight);
         }
         if self.options.cpu_states {
             self.states.sweep();

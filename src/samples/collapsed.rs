@@ -146,7 +146,7 @@ mod tests {
         p.threads[0].name = Some("worker;1 2".into());
         sample(&mut p, t, &[(odd, 0)], false);
         // A thread seen with no Python frame at all.
-        p.add(t, &[], false);
+        p.add(t, &[], false, 1);
         let out = text(&p);
         assert_eq!(
             out,

@@ -3,8 +3,9 @@
 //! of a few integers and no allocation.
 
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 
-use indexmap::IndexSet;
+use indexmap::{Equivalent, IndexSet};
 
 /// Which threads a sample counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,7 +62,8 @@ pub struct Thread {
     pub ident: u64,
     /// The name `threading` gives it, when known.
     pub name: Option<String>,
-    /// Samples that counted this thread (its stack was recorded).
+    /// Ticks whose sample counted this thread (its stack was recorded); a sample taken late
+    /// counts for every tick it missed.
     pub samples: u64,
     /// Of those, the ones where it was on a CPU (known in `cpu` mode, and in `wall` mode when
     /// the run reads thread states; otherwise 0).
@@ -74,12 +76,30 @@ pub struct Thread {
     pub dropped: u64,
 }
 
-/// How many samples a distinct (thread, stack) got.
+/// How many samples (ticks) a distinct (thread, stack) got.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Count {
     pub samples: u64,
     /// Of them, the samples where the thread was on a CPU.
     pub on_cpu: u64,
+}
+
+/// A stack key borrowed from a buffer, hashed and compared as the owned key `(thread,
+/// frames)` is, so that a lookup needs no allocation.
+struct StackRef<'a>(u32, &'a [u32]);
+
+impl Hash for StackRef<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        // As the tuple (u32, Box<[u32]>) hashes: each field in order.
+        self.0.hash(state);
+        self.1.hash(state);
+    }
+}
+
+impl Equivalent<(u32, Box<[u32]>)> for StackRef<'_> {
+    fn equivalent(&self, key: &(u32, Box<[u32]>)) -> bool {
+        self.0 == key.0 && *self.1 == *key.1
+    }
 }
 
 /// The samples of a run.
@@ -146,21 +166,31 @@ impl Profile {
         i
     }
 
-    /// Records one sample of thread `thread`, whose frames are given innermost first.
-    pub fn add(&mut self, thread: u32, innermost_first: &[Frame], on_cpu: bool) {
+    /// Records a sample of thread `thread`, whose frames are given innermost first, standing
+    /// for `weight` ticks (more than 1 when it came late: it stands for the ticks it missed,
+    /// so that a sampler starved of CPU does not shift the shares). A stack seen before costs
+    /// no allocation.
+    pub fn add(&mut self, thread: u32, innermost_first: &[Frame], on_cpu: bool, weight: u64) {
         let mut ids = std::mem::take(&mut self.scratch);
         ids.clear();
         for f in innermost_first.iter().rev() {
             let (i, _) = self.frames.insert_full(*f);
             ids.push(i as u32);
         }
-        let key = (thread, ids.into_boxed_slice());
-        let count = self.stacks.entry(key).or_default();
-        count.samples += 1;
-        count.on_cpu += u64::from(on_cpu);
+        let on_cpu_weight = if on_cpu { weight } else { 0 };
+        let count = match self.stacks.get_index_of(&StackRef(thread, &ids)) {
+            Some(i) => &mut self.stacks[i],
+            None => self
+                .stacks
+                .entry((thread, ids.as_slice().into()))
+                .or_default(),
+        };
+        count.samples += weight;
+        count.on_cpu += on_cpu_weight;
+        self.scratch = ids;
         if let Some(t) = self.threads.get_mut(thread as usize) {
-            t.samples += 1;
-            t.on_cpu += u64::from(on_cpu);
+            t.samples += weight;
+            t.on_cpu += on_cpu_weight;
         }
     }
 
@@ -234,12 +264,12 @@ pub(crate) mod tests {
         p.threads[t0 as usize].name = Some("MainThread".into());
         let fr = |function, line| Frame { function, line };
         let deep = [fr(g, 21), fr(f, 11), fr(main, 2)];
-        p.add(t0, &deep, true);
-        p.add(t0, &deep, false);
-        p.add(t0, &deep, false);
-        p.add(t0, &[fr(f, 12), fr(main, 2)], false);
-        p.add(t1, &[fr(g, 22), fr(run, 31)], false);
-        p.add(t1, &[fr(g, 22), fr(run, 31)], false);
+        p.add(t0, &deep, true, 1);
+        p.add(t0, &deep, false, 1);
+        p.add(t0, &deep, false, 1);
+        p.add(t0, &[fr(f, 12), fr(main, 2)], false, 1);
+        p.add(t1, &[fr(g, 22), fr(run, 31)], false, 1);
+        p.add(t1, &[fr(g, 22), fr(run, 31)], false, 1);
         p.asked = 4;
         p.taken = 4;
         p
@@ -260,7 +290,7 @@ pub(crate) mod tests {
             .iter()
             .map(|&(function, line)| Frame { function, line })
             .collect();
-        p.add(thread, &frames, on_cpu);
+        p.add(thread, &frames, on_cpu, 1);
     }
 
     /// `small()` and a thread (OS id 102) sampled once in function `name` of `filename`, at no

@@ -133,7 +133,7 @@ mod tests {
         let t = p.thread(5, 5);
         p.threads[0].name = Some("w\"1".into());
         sample(&mut p, t, &[(odd, 0); 2], false);
-        p.add(t, &[], false);
+        p.add(t, &[], false, 1);
         let v = parsed(&p, "t\u{e9}st\n");
         let f = &v["shared"]["frames"][0];
         assert_eq!(f["name"], "<lambda>; \u{1f600}\u{0}");

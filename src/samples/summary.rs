@@ -11,7 +11,8 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 }
 
 /// `Sampled 3998 of 4000 ticks (wall mode, 1000 Hz) over 4.012 s: 2 threads (1 never
-/// counted), 6 stack samples; 0 dropped (torn reads), 0 truncated stacks.`
+/// counted), 6 stack samples; 0 dropped (torn reads), 0 truncated stacks.` A stack sample
+/// taken late counts for the ticks it missed, so the stack samples can exceed the reads.
 pub fn summary(p: &Profile) -> String {
     let rate = if p.interval > 0.0 {
         format!(", {:.0} Hz", 1.0 / p.interval)

@@ -32,22 +32,21 @@ class Sampler:
     ``mode``: ``"wall"`` counts every thread at every sample, ``"cpu"`` only the threads on a
     CPU at that sample, ``"gil"`` only the thread holding the GIL. ``pid``: the process to
     sample (default: this one). ``duration``: stop by itself after that many seconds.
-    ``lines``: also read whether each thread is on a CPU at each sample, for the CPU seconds
-    of ``print_lines()``. ``all_threads=False``: only the process's main thread.
+    ``all_threads=False``: only the process's main thread. In ``wall`` and ``cpu`` modes each
+    sample also reads whether each thread is on a CPU (``/proc``), which tells idle threads
+    apart and gives ``print_lines()`` its CPU seconds.
     Use ``start()``/``stop()`` or ``with Sampler() as s: ...``; then ``print_stats()``,
     ``dump_stats(path)``, ``stats()`` (an ``rprofile.Stats``), ``print_lines()``, and the
     exporters ``write_collapsed``, ``write_speedscope``, ``write_flamegraph``.
     """
 
-    def __init__(self, rate=1000, mode="wall", *, pid=None, duration=None, lines=False,
-                 all_threads=True):
+    def __init__(self, rate=1000, mode="wall", *, pid=None, duration=None, all_threads=True):
         if mode not in MODES:
             raise ValueError("mode must be one of %s, not %r" % (", ".join(MODES), mode))
         self.rate = rate
         self.mode = mode
         self.pid = os.getpid() if pid is None else pid
         self.duration = duration
-        self.lines = lines
         self.all_threads = all_threads
         # What the flame graph's title names: the program, or the process.
         self.program = "pid %d" % self.pid
@@ -59,8 +58,8 @@ class Sampler:
         read raises now)."""
         if self._core is not None:
             raise RuntimeError("this Sampler is already running")
-        core = _SamplerCore(self.pid, float(self.rate), self.mode, self.duration, self.lines,
-                            self.all_threads)
+        core = _SamplerCore(self.pid, float(self.rate), self.mode, self.duration,
+                            self.mode != "gil", self.all_threads)
         core.start()
         self._core = core
         self._profile = None
@@ -123,6 +122,15 @@ class Sampler:
 
             width = shutil.get_terminal_size((100, 24)).columns
         print(self._samples().lines_report(width, limit), end="")
+
+    def print_threads(self, width=None):
+        """Prints each thread's samples: how many, on a CPU, idle (not counted by the mode),
+        dropped (torn reads)."""
+        if width is None:
+            import shutil
+
+            width = shutil.get_terminal_size((100, 24)).columns
+        print(self._samples().threads_table(width), end="")
 
     def write_collapsed(self, file):
         """Writes flamegraph.pl's folded stacks, one line per distinct stack, thread first."""
