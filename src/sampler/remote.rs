@@ -5,7 +5,7 @@
 use std::io;
 
 use super::memory;
-use super::versions::{StackFacts, UnicodeLayout};
+use super::versions::{StrFacts, UnicodeLayout};
 
 /// Reads `N` bytes at `addr`.
 pub fn read_array<const N: usize>(pid: i32, addr: u64) -> io::Result<[u8; N]> {
@@ -54,15 +54,16 @@ pub fn read_str(
     pid: i32,
     addr: u64,
     layout: &UnicodeLayout,
-    facts: &StackFacts,
+    facts: &StrFacts,
     max_chars: u64,
 ) -> io::Result<String> {
     let invalid = || io::Error::from_raw_os_error(libc::EINVAL);
-    let length = read_u64(pid, at(addr, layout.length)?)?;
-    let state = read_u32(pid, at(addr, layout.state)?)?;
-    let kind = (state >> facts.unicode_kind_shift) & 0x7;
-    let compact = (state >> facts.unicode_compact_bit) & 1 == 1;
-    let ascii = (state >> facts.unicode_ascii_bit) & 1 == 1;
+    let StrHead {
+        length,
+        kind,
+        compact,
+        ascii,
+    } = read_head(pid, addr, layout, facts)?;
     if !compact || length > max_chars || !matches!(kind, 1 | 2 | 4) {
         return Err(invalid());
     }
@@ -86,6 +87,60 @@ pub fn read_str(
             .collect::<Option<String>>()
             .ok_or_else(invalid),
     }
+}
+
+/// What a `str` object's head says: its length in characters, and its `state` word's `kind`,
+/// `compact` and `ascii` fields.
+struct StrHead {
+    length: u64,
+    kind: u32,
+    compact: bool,
+    ascii: bool,
+}
+
+/// The head of the `str` object at `addr`, in one read (`length` and `state` sit in its first
+/// few words; an offset beyond is a foreign layout, `EINVAL`).
+fn read_head(pid: i32, addr: u64, layout: &UnicodeLayout, facts: &StrFacts) -> io::Result<StrHead> {
+    const MAX_HEAD: u64 = 256;
+    let head_len = (layout.length + 8).max(layout.state + 4);
+    let head = read_bytes(pid, addr, head_len, MAX_HEAD)?;
+    let field = |offset: u64, n: usize| {
+        let start = usize::try_from(offset).ok()?;
+        head.get(start..start.checked_add(n)?)
+    };
+    let length = field(layout.length, 8)
+        .and_then(|b| b.try_into().ok())
+        .map(u64::from_ne_bytes);
+    let state = field(layout.state, 4)
+        .and_then(|b| b.try_into().ok())
+        .map(u32::from_ne_bytes);
+    let (Some(length), Some(state)) = (length, state) else {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    };
+    Ok(StrHead {
+        length,
+        kind: (state >> facts.kind_shift) & 0x7,
+        compact: (state >> facts.compact_bit) & 1 == 1,
+        ascii: (state >> facts.ascii_bit) & 1 == 1,
+    })
+}
+
+/// Whether the object at `addr` is a compact `str` holding the ASCII `text` (a dictionary key
+/// looked up by name): one read of its head, and one of its characters only when its length is
+/// that of `text`. Any other object is not it.
+pub fn str_is(
+    pid: i32,
+    addr: u64,
+    layout: &UnicodeLayout,
+    facts: &StrFacts,
+    text: &str,
+) -> io::Result<bool> {
+    let head = read_head(pid, addr, layout, facts)?;
+    if !head.compact || !head.ascii || head.length != text.len() as u64 {
+        return Ok(false);
+    }
+    let chars = read_bytes(pid, at(addr, layout.ascii_size)?, head.length, head.length)?;
+    Ok(chars == text.as_bytes())
 }
 
 #[cfg(test)]
@@ -113,10 +168,9 @@ mod tests {
     /// A fake compact string laid out as the layout says: state word at 0, length at 8,
     /// characters at 16 (ASCII) or 32 (compact, with `compact_extra` 16).
     fn fake(kind: u32, ascii: bool, chars: &[u8], len: u64) -> Vec<u8> {
-        let f = super::super::versions::STACK_FACTS_313;
-        let state = (kind << f.unicode_kind_shift)
-            | (1 << f.unicode_compact_bit)
-            | (u32::from(ascii) << f.unicode_ascii_bit);
+        let f = super::super::versions::STR_FACTS_312;
+        let state =
+            (kind << f.kind_shift) | (1 << f.compact_bit) | (u32::from(ascii) << f.ascii_bit);
         let mut obj = vec![0u8; 32];
         obj[..4].copy_from_slice(&state.to_ne_bytes());
         obj[8..16].copy_from_slice(&len.to_ne_bytes());
@@ -136,7 +190,7 @@ mod tests {
             length: 8,
             ascii_size: 16,
         };
-        let f = super::super::versions::STACK_FACTS_313;
+        let f = super::super::versions::STR_FACTS_312;
         let read = |obj: &Vec<u8>| read_str(own_pid(), obj.as_ptr() as u64, &layout, &f, 64);
         assert_eq!(
             read(&fake(1, true, b"spam", 4)).ok().as_deref(),
@@ -157,5 +211,26 @@ mod tests {
         assert!(read(&fake(1, true, b"spam", 1 << 40)).is_err());
         // An unknown kind is refused.
         assert!(read(&fake(3, false, b"spam", 4)).is_err());
+    }
+
+    #[test]
+    fn a_key_is_its_ascii_text_and_nothing_else() {
+        let layout = UnicodeLayout {
+            state: 0,
+            length: 8,
+            ascii_size: 16,
+        };
+        let f = super::super::versions::STR_FACTS_312;
+        let is = |obj: &Vec<u8>, text| str_is(own_pid(), obj.as_ptr() as u64, &layout, &f, text);
+        assert_eq!(is(&fake(1, true, b"_name", 5), "_name").ok(), Some(true));
+        assert_eq!(is(&fake(1, true, b"_nams", 5), "_name").ok(), Some(false));
+        assert_eq!(is(&fake(1, true, b"_name", 5), "_nam").ok(), Some(false));
+        // The same bytes in a non-ASCII (latin-1) string are another kind of string: not it.
+        assert_eq!(is(&fake(1, false, b"_name", 5), "_name").ok(), Some(false));
+        // A foreign length is no match, and nothing is read for it.
+        assert_eq!(
+            is(&fake(1, true, b"_name", 1 << 40), "_name").ok(),
+            Some(false)
+        );
     }
 }

@@ -114,7 +114,13 @@ impl StackReader {
     }
 
     fn string(&self, addr: u64) -> io::Result<String> {
-        remote::read_str(self.pid, addr, &self.off.unicode, self.facts, MAX_STRING)
+        remote::read_str(
+            self.pid,
+            addr,
+            &self.off.unicode,
+            &self.facts.str_facts,
+            MAX_STRING,
+        )
     }
 
     /// Reads every thread of every interpreter into `out` (reusing its buffers), newest thread

@@ -186,6 +186,33 @@ pub const LAYOUT_312: StackLayout = StackLayout {
     },
 };
 
+/// What `_Py_DebugOffsets` does not say of a `str` object (`cpython/unicodeobject.h`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StrFacts {
+    /// `PyASCIIObject.state`'s bit fields, `interned:2, kind:3, compact:1, ascii:1` (3.10 and
+    /// 3.11 add `ready:1` after them): the shift of `kind`, `compact` and `ascii`.
+    pub kind_shift: u32,
+    pub compact_bit: u32,
+    pub ascii_bit: u32,
+    /// `sizeof(PyCompactUnicodeObject) - sizeof(PyASCIIObject)`: `utf8_length` and `utf8`
+    /// (and 3.10-3.11's `wstr_length`); the characters of a compact non-ASCII string follow it.
+    pub compact_extra: u64,
+}
+
+/// 3.12's and 3.13's `str`.
+pub const STR_FACTS_312: StrFacts = StrFacts {
+    kind_shift: 2,
+    compact_bit: 5,
+    ascii_bit: 6,
+    compact_extra: 16,
+};
+
+/// 3.10's and 3.11's `str`: the same bits, a longer `PyCompactUnicodeObject`.
+pub const STR_FACTS_310: StrFacts = StrFacts {
+    compact_extra: 24,
+    ..STR_FACTS_312
+};
+
 /// What the stack reader needs of a version beyond its layout, per version.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StackFacts {
@@ -194,14 +221,8 @@ pub struct StackFacts {
     /// `FRAME_OWNED_BY_CSTACK` (`pycore_frame.h`, 3.12+): a shim frame of C code, not Python;
     /// skipped. `None` (3.11): every frame in the chain is a Python frame.
     pub frame_owned_by_cstack: Option<u8>,
-    /// `PyASCIIObject.state`'s bit fields (`cpython/unicodeobject.h`): `interned:2, kind:3,
-    /// compact:1, ascii:1`: the shift of `kind`, `compact` and `ascii`.
-    pub unicode_kind_shift: u32,
-    pub unicode_compact_bit: u32,
-    pub unicode_ascii_bit: u32,
-    /// `sizeof(PyCompactUnicodeObject) - sizeof(PyASCIIObject)`: `utf8_length` and `utf8`
-    /// (and 3.11's `wstr_length`); the characters of a compact non-ASCII string follow it.
-    pub compact_extra: u64,
+    /// How its `str` objects' state and characters are laid out.
+    pub str_facts: StrFacts,
     /// `sizeof(_Py_CODEUNIT)`: the instruction pointer's unit.
     pub code_unit: u64,
 }
@@ -210,10 +231,7 @@ pub struct StackFacts {
 pub const STACK_FACTS_313: StackFacts = StackFacts {
     layout: None,
     frame_owned_by_cstack: Some(3),
-    unicode_kind_shift: 2,
-    unicode_compact_bit: 5,
-    unicode_ascii_bit: 6,
-    compact_extra: 16,
+    str_facts: STR_FACTS_312,
     code_unit: 2,
 };
 
@@ -223,12 +241,11 @@ pub const STACK_FACTS_312: StackFacts = StackFacts {
     ..STACK_FACTS_313
 };
 
-/// 3.11's: no C-stack shim frames, a longer `PyCompactUnicodeObject` (the state bits are
-/// `interned:2, kind:3, compact:1, ascii:1, ready:1`: the same places).
+/// 3.11's: no C-stack shim frames, a longer `PyCompactUnicodeObject`.
 pub const STACK_FACTS_311: StackFacts = StackFacts {
     layout: Some(LAYOUT_311),
     frame_owned_by_cstack: None,
-    compact_extra: 24,
+    str_facts: STR_FACTS_310,
     ..STACK_FACTS_313
 };
 
