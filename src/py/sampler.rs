@@ -1,6 +1,7 @@
 //! The sampler's Python face, for the tests only so far: `_find_runtime(pid)`,
-//! `_thread_stacks(pid)`, `_gil_holder(pid)` and `_running_threads(pid)`.
+//! `_thread_stacks(pid)`, `_thread_names(pid)`, `_gil_holder(pid)` and `_running_threads(pid)`.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use pyo3::exceptions::PyValueError;
@@ -8,7 +9,7 @@ use pyo3::prelude::*;
 
 use crate::py::oserror::os_error;
 use crate::sampler::runtime::{self, Error};
-use crate::sampler::{stacks, status};
+use crate::sampler::{names, stacks, status};
 
 /// `(runtime_address, library_path, version_hex or None)` of process `pid`'s interpreter.
 /// Raises the OSError of the failing system call (errno, strerror and the file when there is
@@ -60,6 +61,15 @@ pub fn _thread_stacks(py: Python<'_>, pid: i32) -> PyResult<Vec<PyThreadStack>> 
             .collect()),
         Err(e) => Err(reader_error(py, e)),
     }
+}
+
+/// `{thread_ident: name}`: every thread's name as `threading` gives it in process `pid`, read
+/// from outside; `{}` when it never imported `threading`. The errors of `_thread_stacks`.
+#[pyfunction]
+pub fn _thread_names(py: Python<'_>, pid: i32) -> PyResult<HashMap<u64, String>> {
+    let rt = runtime_of(py, pid)?;
+    py.detach(|| names::thread_names(&rt))
+        .map_err(|e| reader_error(py, e))
 }
 
 /// A reader's error as Python's: OSError for a failed read, ValueError for a version it cannot

@@ -12,6 +12,7 @@
 //! - `layout`: the layout one target is read with, and its structs' fields as spans;
 //! - `linetable`: the 3.11+ location table, instruction -> line;
 //! - `stacks`: `StackReader`, every thread's Python call stack, read again and again;
+//! - `names`: `thread_names(rt)`, every thread's name as `threading` gives it;
 //! - `status`: which threads are on a CPU (`ThreadStates`) and which holds the GIL (`Gil`);
 //! - `session`: a sampling run: the clock, the reads, and what the mode keeps of them.
 
@@ -20,6 +21,7 @@ pub mod layout;
 pub mod linetable;
 pub mod maps;
 pub mod memory;
+pub mod names;
 pub mod remote;
 pub mod runtime;
 pub mod session;

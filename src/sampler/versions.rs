@@ -38,6 +38,8 @@ pub mod debug_offsets {
 pub mod debug_offsets_313 {
     /// The words to read: through `unicode_object.asciiobject_size`.
     pub const WORDS: usize = 71;
+    /// Whether the build is free-threaded (other object and dict layouts).
+    pub const FREE_THREADED: usize = 2;
     pub const RUNTIME_INTERPRETERS_HEAD: usize = 5;
     pub const INTERP_NEXT: usize = 8;
     pub const INTERP_THREADS_HEAD: usize = 9;
@@ -56,6 +58,14 @@ pub mod debug_offsets_313 {
     pub const CODE_LINETABLE: usize = 38;
     pub const CODE_FIRSTLINENO: usize = 39;
     pub const CODE_CODE_ADAPTIVE: usize = 43;
+    // What the thread-name reader takes (`sys.modules`, objects, types, dicts, ints).
+    pub const INTERP_IMPORTS_MODULES: usize = 11;
+    pub const PYOBJECT_OB_TYPE: usize = 45;
+    pub const TYPE_TP_FLAGS: usize = 49;
+    pub const DICT_MA_KEYS: usize = 57;
+    pub const DICT_MA_VALUES: usize = 58;
+    pub const LONG_LV_TAG: usize = 62;
+    pub const LONG_OB_DIGIT: usize = 63;
     pub const BYTES_OB_SIZE: usize = 65;
     pub const BYTES_OB_SVAL: usize = 66;
     pub const UNICODE_STATE: usize = 68;
@@ -333,6 +343,259 @@ pub fn gil_layout(major: u8, minor: u8) -> Option<&'static GilLayout> {
     }
 }
 
+/// One kind of entry in a dict's keys (`PyDictKeyEntry`, `PyDictUnicodeEntry`): its size and
+/// where its key and value pointers are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EntryLayout {
+    pub size: u64,
+    pub key: u64,
+    pub value: u64,
+}
+
+/// How a dict's keys object says its table's size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeysSize {
+    /// 3.10: `Py_ssize_t dk_size` at this offset; each index is 1, 2, 4 or 8 bytes, the fewest
+    /// that hold `dk_size`.
+    Count(u64),
+    /// 3.11+: `uint8_t dk_log2_size` and `dk_log2_index_bytes` at these offsets: the indices
+    /// take `1 << dk_log2_index_bytes` bytes.
+    Log2 { size: u64, index_bytes: u64 },
+}
+
+/// A `dict` (`cpython/dictobject.h`) and its keys (`internal/pycore_dict.h`; 3.10's are in
+/// `Objects/dict-common.h`, not installed). The entries follow the indices (`dk_indices`); a
+/// split table (`ma_values` set, as an instance's attributes) keeps its values apart, in the
+/// order of its keys' entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DictLayout {
+    /// `PyDictObject.ma_keys`, `.ma_values`.
+    pub ma_keys: u64,
+    pub ma_values: u64,
+    pub size: KeysSize,
+    /// `dk_kind` (one byte, 3.11+); `None`: every entry is a general one.
+    pub dk_kind: Option<u64>,
+    /// `DICT_KEYS_GENERAL`: entries with their hash; the other kinds have unicode entries.
+    pub kind_general: u8,
+    pub dk_nentries: u64,
+    pub dk_indices: u64,
+    pub general: EntryLayout,
+    pub unicode: EntryLayout,
+    /// `PyDictValues.values` (3.11+; 3.10's `ma_values` is the array itself).
+    pub values_array: u64,
+    /// `PyDictValues.capacity` (one byte, 3.13+): how many values there are room for;
+    /// `None`: as many as the keys have entries.
+    pub values_capacity: Option<u64>,
+}
+
+/// How an `int` says its number of digits (`cpython/longintrepr.h`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LongSize {
+    /// 3.10-3.11: `ob_size`, the digit count, negative for a negative number.
+    ObSize,
+    /// 3.12+: `lv_tag`, the digit count shifted left by `_PyLong_NON_SIZE_BITS`; its low bits
+    /// (`sign_mask`) are the sign, `negative` for a negative number.
+    LvTag {
+        shift: u32,
+        sign_mask: u64,
+        negative: u64,
+    },
+}
+
+/// An `int` object: where its size word and its digits are, and the bits per digit
+/// (`PyLong_SHIFT`; each digit is a `uint32_t`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LongLayout {
+    pub size: u64,
+    pub size_kind: LongSize,
+    pub digits: u64,
+    pub digit_bits: u32,
+}
+
+/// Where an instance of a Python class keeps its attributes (`internal/pycore_object.h`).
+/// Offsets that are `i64` are from the object's address, negative for the words before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InstanceAttrs {
+    /// 3.10: a dict at the type's `tp_dictoffset`.
+    DictOffset,
+    /// 3.11: a type with `managed_flag` (`Py_TPFLAGS_MANAGED_DICT`) keeps a pointer to values
+    /// (keyed by the type's shared keys) at `values` and, when there are none, to a dict at
+    /// `dict`.
+    ValuesOrDict {
+        managed_flag: u64,
+        values: i64,
+        dict: i64,
+    },
+    /// 3.12: one word at `slot` (`PyDictOrValues`): the values' address less one (odd) or a dict.
+    TaggedValues { managed_flag: u64, slot: i64 },
+    /// 3.13: a type with `inline_flag` (`Py_TPFLAGS_INLINE_VALUES`) keeps its values in the
+    /// object, `values` bytes in (after the `PyObject` header), used while the byte `valid`
+    /// bytes into them (`PyDictValues.valid`) is set; else the dict at `dict`
+    /// (`MANAGED_DICT_OFFSET`).
+    InlineValues {
+        managed_flag: u64,
+        inline_flag: u64,
+        values: u64,
+        valid: u64,
+        dict: i64,
+    },
+}
+
+/// What the thread-name reader follows, from the runtime to a thread's `_name`: byte offsets,
+/// from the installed headers of each version (offsetof of each field, compiled against them
+/// with `Py_BUILD_CORE`); on 3.13+ those that `_Py_DebugOffsets` publishes are read from the
+/// target instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NamesLayout {
+    /// `_PyRuntimeState.interpreters.head`, `PyInterpreterState.next`.
+    pub interpreters_head: u64,
+    pub interp_next: u64,
+    /// `PyInterpreterState.modules` (3.10-3.11) or `.imports.modules` (3.12+): `sys.modules`.
+    pub interp_modules: u64,
+    /// `PyObject.ob_type`; `PyTypeObject.tp_flags`, `.tp_dictoffset`;
+    /// `PyHeapTypeObject.ht_cached_keys` (the keys an instance's values share).
+    pub ob_type: u64,
+    pub tp_flags: u64,
+    pub tp_dictoffset: u64,
+    pub ht_cached_keys: u64,
+    /// `PyModuleObject.md_dict` (`internal/pycore_moduleobject.h`; 3.10's is in
+    /// `Objects/moduleobject.c`): the module type's `tp_dictoffset`.
+    pub md_dict: u64,
+    pub dict: DictLayout,
+    pub long: LongLayout,
+    pub attrs: InstanceAttrs,
+    pub unicode: UnicodeLayout,
+    pub str_facts: StrFacts,
+}
+
+/// 3.12's dict; 3.11's is the same, 3.13's values start after a header.
+pub const DICT_312: DictLayout = DictLayout {
+    ma_keys: 32,
+    ma_values: 40,
+    size: KeysSize::Log2 {
+        size: 8,
+        index_bytes: 9,
+    },
+    dk_kind: Some(10),
+    kind_general: 0,
+    dk_nentries: 24,
+    dk_indices: 32,
+    general: EntryLayout {
+        size: 24,
+        key: 8,
+        value: 16,
+    },
+    unicode: EntryLayout {
+        size: 16,
+        key: 0,
+        value: 8,
+    },
+    values_array: 0,
+    values_capacity: None,
+};
+
+/// 3.10's and 3.11's `int`.
+pub const LONG_310: LongLayout = LongLayout {
+    size: 16,
+    size_kind: LongSize::ObSize,
+    digits: 24,
+    digit_bits: 30,
+};
+
+/// 3.12's and 3.13's `int`.
+pub const LONG_312: LongLayout = LongLayout {
+    size_kind: LongSize::LvTag {
+        shift: 3,
+        sign_mask: 3,
+        negative: 2,
+    },
+    ..LONG_310
+};
+
+/// 3.10 (`include/python3.10/`; `PyDictKeysObject` and `PyModuleObject` from its sources).
+pub const NAMES_310: NamesLayout = NamesLayout {
+    interpreters_head: 32,
+    interp_next: 0,
+    interp_modules: 856,
+    ob_type: 8,
+    tp_flags: 168,
+    tp_dictoffset: 288,
+    ht_cached_keys: 872,
+    md_dict: 16,
+    dict: DictLayout {
+        size: KeysSize::Count(8),
+        dk_kind: None,
+        dk_nentries: 32,
+        dk_indices: 40,
+        ..DICT_312
+    },
+    long: LONG_310,
+    attrs: InstanceAttrs::DictOffset,
+    unicode: LAYOUT_311.unicode,
+    str_facts: STR_FACTS_310,
+};
+
+/// 3.11 (`include/python3.11/`).
+pub const NAMES_311: NamesLayout = NamesLayout {
+    interpreters_head: LAYOUT_311.interpreters_head,
+    interp_next: LAYOUT_311.interp_next,
+    interp_modules: 888,
+    dict: DICT_312,
+    attrs: InstanceAttrs::ValuesOrDict {
+        managed_flag: 1 << 4,
+        values: -32,
+        dict: -24,
+    },
+    ..NAMES_310
+};
+
+/// 3.12 (`include/python3.12/`).
+pub const NAMES_312: NamesLayout = NamesLayout {
+    interpreters_head: LAYOUT_312.interpreters_head,
+    interp_next: LAYOUT_312.interp_next,
+    interp_modules: 944,
+    ht_cached_keys: 880,
+    long: LONG_312,
+    attrs: InstanceAttrs::TaggedValues {
+        managed_flag: 1 << 4,
+        slot: -24,
+    },
+    unicode: LAYOUT_312.unicode,
+    str_facts: STR_FACTS_312,
+    ..NAMES_311
+};
+
+/// 3.13 (`include/python3.13/`; the fields `_Py_DebugOffsets` has are read from the target).
+pub const NAMES_313: NamesLayout = NamesLayout {
+    interpreters_head: 632,
+    interp_next: 7264,
+    interp_modules: 7656,
+    dict: DictLayout {
+        values_array: 8,
+        values_capacity: Some(0),
+        ..DICT_312
+    },
+    attrs: InstanceAttrs::InlineValues {
+        managed_flag: 1 << 4,
+        inline_flag: 1 << 2,
+        values: 16,
+        valid: 3,
+        dict: -24,
+    },
+    ..NAMES_312
+};
+
+/// The thread-name layout of a supported version.
+pub fn names_layout(major: u8, minor: u8) -> Option<&'static NamesLayout> {
+    match (major, minor) {
+        (3, 10) => Some(&NAMES_310),
+        (3, 11) => Some(&NAMES_311),
+        (3, 12) => Some(&NAMES_312),
+        (3, 13) => Some(&NAMES_313),
+        _ => None,
+    }
+}
+
 /// The row of version `major.minor`, if it is supported.
 pub fn facts(major: u8, minor: u8) -> Option<&'static VersionFacts> {
     VERSIONS
@@ -432,6 +695,24 @@ mod tests {
         ));
         assert_eq!(gil_layout(3, 9), None);
         assert_eq!(gil_layout(3, 11).map(|g| g.locked), Some(16));
+    }
+
+    #[test]
+    fn thread_names_are_read_on_3_10_to_3_13() {
+        assert_eq!(names_layout(3, 10), Some(&NAMES_310));
+        assert_eq!(names_layout(3, 11), Some(&NAMES_311));
+        assert_eq!(names_layout(3, 12), Some(&NAMES_312));
+        assert_eq!(names_layout(3, 13), Some(&NAMES_313));
+        assert_eq!(names_layout(3, 9), None);
+        assert_eq!(names_layout(3, 14), None);
+        // Each version keeps an instance's attributes in its own way.
+        assert_eq!(NAMES_310.attrs, InstanceAttrs::DictOffset);
+        assert!(matches!(
+            NAMES_313.attrs,
+            InstanceAttrs::InlineValues { .. }
+        ));
+        assert_eq!(NAMES_311.str_facts, STACK_FACTS_311.str_facts);
+        assert_eq!(NAMES_313.str_facts, STACK_FACTS_313.str_facts);
     }
 
     #[test]
