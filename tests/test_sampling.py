@@ -94,7 +94,8 @@ def test_attach_finds_the_shares_and_leaves_the_program_running(tmp_path):
         sampler = subprocess.Popen([sys.executable, "-m", "rprofile", "--sample", "--pid",
                                     str(child.pid), "-o", str(out)],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(0.5)  # the sampler has attached (a read at start) before the work starts
+        # The sampler says so once it is attached; then the work starts.
+        assert sampler.stderr.readline().startswith("rprofile: sampling process %d" % child.pid)
         child.stdin.write("go\n")
         child.stdin.flush()
         spent = json.loads(child.stdout.readline())

@@ -60,6 +60,9 @@ def attach(pid, options):
     """Samples process `pid` until Ctrl-C, `--duration`, or its exit; it keeps running
     unchanged. Returns 0."""
     sampler = _sampler(options, pid).start()
+    until = "for %g s" % options.duration if options.duration else "until it exits or Ctrl-C"
+    print("rprofile: sampling process %d at %g Hz (%s mode) %s" % (pid, options.rate,
+          options.mode, until), file=sys.stderr, flush=True)
     try:
         while sampler.running:
             time.sleep(0.05)

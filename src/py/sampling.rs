@@ -128,6 +128,9 @@ impl SamplerCore {
     }
 }
 
+/// `(native_id, ident, name, samples, on_cpu, idle, dropped)`.
+type ThreadRow = (u64, u64, Option<String>, u64, u64, u64, u64);
+
 /// What a sampling run collected.
 #[pyclass(module = "rprofile._rprofile", frozen)]
 pub struct SampledProfile {
@@ -220,7 +223,7 @@ impl SampledProfile {
 
     /// `[(native_id, ident, name, samples, on_cpu, idle, dropped)]`, first seen first.
     #[getter]
-    fn threads(&self) -> Vec<(u64, u64, Option<String>, u64, u64, u64, u64)> {
+    fn threads(&self) -> Vec<ThreadRow> {
         self.profile
             .threads
             .iter()

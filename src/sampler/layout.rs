@@ -1,9 +1,9 @@
 //! The layout the stack reader uses for one target: its version's table, or (3.13+) the
 //! `_Py_DebugOffsets` the runtime publishes, read from the target and checked to be offsets.
 
+use super::error::Error;
 use super::remote;
 use super::runtime::Runtime;
-use super::error::Error;
 use super::versions::{self, debug_offsets_313 as w, StackFacts, StackLayout, UnicodeLayout};
 
 /// An offset in `_Py_DebugOffsets` beyond this is not a field offset: a foreign struct.
@@ -126,11 +126,13 @@ impl Span {
 
     /// The `u64` at field `offset` in bytes read for this span; 0 when outside it.
     pub fn u64_at(self, buf: &[u8], offset: u64) -> u64 {
-        self.bytes_at::<8>(buf, offset).map_or(0, u64::from_ne_bytes)
+        self.bytes_at::<8>(buf, offset)
+            .map_or(0, u64::from_ne_bytes)
     }
 
     pub fn i32_at(self, buf: &[u8], offset: u64) -> i32 {
-        self.bytes_at::<4>(buf, offset).map_or(0, i32::from_ne_bytes)
+        self.bytes_at::<4>(buf, offset)
+            .map_or(0, i32::from_ne_bytes)
     }
 
     pub fn u8_at(self, buf: &[u8], offset: u64) -> u8 {

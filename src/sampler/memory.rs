@@ -119,7 +119,12 @@ mod tests {
     fn many_ranges_in_one_call_stop_at_the_first_unreadable_one() {
         let a = [1u64, 2, 3];
         let b = [9u64];
-        let addrs = [a.as_ptr() as u64 + 8, b.as_ptr() as u64, 8, a.as_ptr() as u64];
+        let addrs = [
+            a.as_ptr() as u64 + 8,
+            b.as_ptr() as u64,
+            8,
+            a.as_ptr() as u64,
+        ];
         let mut buf = Vec::new();
         assert_eq!(read_many(own_pid(), &addrs, 8, &mut buf).ok(), Some(2));
         assert_eq!(buf.len(), 32);

@@ -9,6 +9,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use super::names;
 use super::runtime::Runtime;
 use super::stacks::{Error, StackReader, ThreadSample, MAX_FRAMES};
 use super::status::{Gil, ThreadStates};
@@ -17,6 +18,12 @@ use crate::samples::profile::{Frame, Function, Mode, Profile};
 /// Whole reads that fail in a row before the run ends: the target is gone or is no longer
 /// the program it was.
 const MAX_FAILED_READS: u32 = 200;
+
+/// The least time between two reads of the threads' names (a read costs ~20 us a thread).
+const NAMES_EVERY: Duration = Duration::from_millis(20);
+/// How long a new thread's name is looked for (it may start before `threading` lists it;
+/// threads started by `_thread` or from C are never listed).
+const NAMES_WAIT: Duration = Duration::from_secs(1);
 
 /// How a run is asked to go.
 #[derive(Clone, Copy, Debug)]
@@ -55,6 +62,14 @@ pub struct Session {
     states: ThreadStates,
     /// Where the GIL is (`gil` mode only).
     gil: Option<Gil>,
+    /// The target, for reading its threads' names.
+    runtime: Runtime,
+    /// When names were last read; a thread seen for the first time asks for a new read.
+    names_read: Option<Instant>,
+    names_wanted: bool,
+    /// When each thread of the profile was first seen (a thread may be seen before
+    /// `threading` lists it: its name is asked for again for a while).
+    first_seen: Vec<Instant>,
     /// The reader's function index -> the profile's.
     functions: Vec<u32>,
     frames: Vec<Frame>,
@@ -78,6 +93,10 @@ impl Session {
             threads: Vec::new(),
             states: ThreadStates::new(rt.pid),
             gil,
+            runtime: rt.clone(),
+            names_read: None,
+            names_wanted: false,
+            first_seen: Vec::new(),
             functions: Vec::new(),
             frames: Vec::new(),
             truncated_function: None,
@@ -122,7 +141,36 @@ impl Session {
             }
         };
         self.profile.duration = start.elapsed().as_secs_f64();
+        // Names as they are at the end (a thread may have been renamed since it was first seen).
+        if end != End::Exited {
+            self.name_threads();
+        }
         end
+    }
+
+    /// Names the threads of the last read from the target's `threading` module. Names are
+    /// read when a thread is first seen (at most every `NAMES_EVERY`) and at the end; only
+    /// the threads alive in the last read are named, since a dead thread's ident may be a
+    /// live one's now. A failed read leaves names as they were.
+    fn name_threads(&mut self) {
+        self.names_read = Some(Instant::now());
+        self.names_wanted = false;
+        let Ok(names) = names::thread_names(&self.runtime) else {
+            return;
+        };
+        for t in &self.threads {
+            let index = self.profile.thread(t.native_thread_id, t.thread_id) as usize;
+            match names.get(&t.thread_id) {
+                Some(name) => self.profile.threads[index].name = Some(name.clone()),
+                None => {
+                    let young = self
+                        .first_seen
+                        .get(index)
+                        .is_some_and(|at| at.elapsed() < NAMES_WAIT);
+                    self.names_wanted |= young && self.profile.threads[index].name.is_none();
+                }
+            }
+        }
     }
 
     /// One read of every thread, kept nowhere: whether the target can be read at all.
@@ -144,6 +192,9 @@ impl Session {
         let read = self.reader.read(&mut threads);
         let kept = read.and_then(|()| self.keep(&threads, weight));
         self.threads = threads;
+        if self.names_wanted && self.names_read.is_none_or(|at| at.elapsed() >= NAMES_EVERY) {
+            self.name_threads();
+        }
         kept
     }
 
@@ -159,7 +210,16 @@ impl Session {
             if !self.options.all_threads && t.native_thread_id != main_thread {
                 continue;
             }
+            let known = self.profile.threads.len();
             let index = self.profile.thread(t.native_thread_id, t.thread_id);
+            if index as usize >= known {
+                self.names_wanted = true;
+                self.first_seen.push(Instant::now());
+                if t.native_thread_id == main_thread {
+                    // What threading calls it, also before (or without) threading's import.
+                    self.profile.threads[index as usize].name = Some("MainThread".into());
+                }
+            }
             if t.torn {
                 self.profile.threads[index as usize].dropped += 1;
                 continue;
@@ -167,8 +227,8 @@ impl Session {
             if t.frames.is_empty() {
                 continue;
             }
-            let on_cpu = self.options.cpu_states
-                && self.states.running(t.native_thread_id).unwrap_or(false);
+            let on_cpu =
+                self.options.cpu_states && self.states.running(t.native_thread_id).unwrap_or(false);
             let counted = match self.options.mode {
                 Mode::Wall => true,
                 Mode::Cpu => on_cpu,
@@ -240,10 +300,13 @@ fn sleep_until(when: Instant) {
         std::thread::sleep(when - now);
         return;
     }
-    // The target time as an absolute CLOCK_MONOTONIC time: now's reading plus what is left.
+    // The target time as an absolute CLOCK_MONOTONIC time: now's reading plus what is left
+    // (time_t and c_long are i32 on some targets, hence the conversions).
     let left = when - now;
-    let mut nsec = ts.tv_nsec as i64 + i64::from(left.subsec_nanos());
-    let mut sec = ts.tv_sec as i64 + left.as_secs() as i64;
+    #[allow(clippy::useless_conversion)]
+    let mut nsec = i64::from(ts.tv_nsec) + i64::from(left.subsec_nanos());
+    #[allow(clippy::useless_conversion)]
+    let mut sec = i64::from(ts.tv_sec) + left.as_secs() as i64;
     if nsec >= 1_000_000_000 {
         nsec -= 1_000_000_000;
         sec += 1;
@@ -282,7 +345,10 @@ mod tests {
         let ms = Duration::from_millis(1);
         assert_eq!(interval_ticks(Duration::from_micros(2500), ms), 2);
         assert_eq!(interval_ticks(Duration::ZERO, ms), 0);
-        assert_eq!(interval_ticks(Duration::from_secs(1), Duration::ZERO), 1_000_000_000);
+        assert_eq!(
+            interval_ticks(Duration::from_secs(1), Duration::ZERO),
+            1_000_000_000
+        );
     }
 
     #[test]

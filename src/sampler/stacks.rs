@@ -212,9 +212,9 @@ impl StackReader {
         frames.clear();
         self.pending.clear();
         let mut raw = [0u8; 256];
-        let raw = raw.get_mut(..span.bytes()).ok_or_else(|| {
-            Error::Layout(format!("a frame span of {} bytes", span.bytes()))
-        })?;
+        let raw = raw
+            .get_mut(..span.bytes())
+            .ok_or_else(|| Error::Layout(format!("a frame span of {} bytes", span.bytes())))?;
         let mut truncated = true;
         for _ in 0..MAX_FRAMES {
             if frame == 0 {

@@ -17,11 +17,11 @@ use std::os::unix::fs::FileExt;
 
 use rustc_hash::FxBuildHasher;
 
+use super::error::Error;
+use super::layout::{known_version, DebugWords};
 use super::memory;
 use super::remote::{self, at};
 use super::runtime::Runtime;
-use super::layout::{known_version, DebugWords};
-use super::error::Error;
 use super::stacks::MAX_THREADS;
 use super::versions::{self, debug_offsets_313 as w, GilLayout, GilPlace};
 

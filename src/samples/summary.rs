@@ -103,7 +103,10 @@ mod tests {
         let mut out = Vec::new();
         write_summary(&mut out, &p, 70).unwrap();
         let out = String::from_utf8(out).unwrap();
-        assert!(out.contains("a worker with a very long name; \u{3bb}"), "{out}");
+        assert!(
+            out.contains("a worker with a very long name; \u{3bb}"),
+            "{out}"
+        );
         assert!(out.contains("MainThread "), "{out}");
         assert!(out.contains(" 101 "), "{out}");
         let mut empty = Vec::new();
