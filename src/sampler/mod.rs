@@ -8,6 +8,7 @@
 //! - `versions`: what differs between Python versions, as one table;
 //! - `runtime`: `find_runtime(pid)`, which puts the above together;
 //! - `error`: why something of the target was not read;
+//! - `pages`: the target's memory a page at a time, kept for one sample;
 //! - `remote`: typed, bounded reads of the target (integers, bytes, `str` objects);
 //! - `layout`: the layout one target is read with, and its structs' fields as spans;
 //! - `linetable`: the 3.11+ location table, instruction -> line;
@@ -22,6 +23,7 @@ pub mod linetable;
 pub mod maps;
 pub mod memory;
 pub mod names;
+pub mod pages;
 pub mod remote;
 pub mod runtime;
 pub mod session;

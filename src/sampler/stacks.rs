@@ -24,6 +24,7 @@ pub use super::error::Error;
 use super::layout::{self, Spans};
 use super::linetable;
 use super::memory;
+use super::pages::Pages;
 use super::remote::{self, at};
 use super::runtime::Runtime;
 use super::versions::{StackFacts, StackLayout};
@@ -83,7 +84,10 @@ pub struct StackReader {
     pub functions: indexmap::IndexSet<Function>,
     buf: Vec<u8>,
     addrs: Vec<u64>,
+    starts: Vec<u64>,
     pending: Vec<(u64, u64)>,
+    /// Pages read in this sample (the frames of a thread's data stack share a few).
+    pages: Pages,
 }
 
 impl StackReader {
@@ -100,7 +104,9 @@ impl StackReader {
             functions: indexmap::IndexSet::new(),
             buf: Vec::new(),
             addrs: Vec::new(),
+            starts: Vec::new(),
             pending: Vec::new(),
+            pages: Pages::default(),
         })
     }
 
@@ -127,6 +133,7 @@ impl StackReader {
     /// first. An error means the interpreter or thread lists themselves could not be walked;
     /// a thread whose own stack was torn is in `out` with `torn` set.
     pub fn read(&mut self, out: &mut Vec<ThreadSample>) -> Result<(), Error> {
+        self.pages.clear();
         let mut used = 0;
         let mut interp = self.ptr(self.runtime, self.off.interpreters_head)?;
         for _ in 0..MAX_INTERPRETERS {
@@ -221,7 +228,7 @@ impl StackReader {
                 truncated = false;
                 break;
             }
-            memory::read(self.pid, at(frame, span.lo)?, raw)?;
+            self.pages.read(self.pid, at(frame, span.lo)?, raw)?;
             let owner = span.u8_at(raw, o.frame_owner);
             if Some(owner) != self.facts.frame_owned_by_cstack {
                 let executable = span.u64_at(raw, o.frame_executable);
@@ -248,32 +255,28 @@ impl StackReader {
                 self.addrs.push(code);
             }
         }
-        let starts: Vec<u64> = self
-            .addrs
-            .iter()
-            .map(|&c| at(c, span.lo))
-            .collect::<io::Result<_>>()?;
+        self.starts.clear();
+        for &c in &self.addrs {
+            self.starts.push(at(c, span.lo)?);
+        }
         let mut buf = std::mem::take(&mut self.buf);
-        let whole = memory::read_many(self.pid, &starts, span.bytes(), &mut buf);
+        let whole = memory::read_many(self.pid, &self.starts, span.bytes(), &mut buf);
         let result = (|| {
             let whole = whole?;
-            for (i, &code) in self.addrs.clone().iter().enumerate() {
-                let header = if i < whole {
-                    buf.get(i * span.bytes()..(i + 1) * span.bytes())
-                        .map(<[u8]>::to_vec)
-                } else {
-                    None
+            for i in 0..self.addrs.len() {
+                let code = self.addrs[i];
+                let read_now;
+                let header = match buf.get(i * span.bytes()..(i + 1) * span.bytes()) {
+                    Some(h) if i < whole => h,
+                    _ => {
+                        let len = span.bytes() as u64;
+                        read_now = remote::read_bytes(self.pid, self.starts[i], len, 4096)?;
+                        &read_now[..]
+                    }
                 };
-                let header = match header {
-                    Some(h) => h,
-                    None => remote::read_bytes(self.pid, starts[i], span.bytes() as u64, 4096)?,
-                };
-                let fresh = self
-                    .codes
-                    .get(&code)
-                    .is_some_and(|c| *c.header == header[..]);
+                let fresh = self.codes.get(&code).is_some_and(|c| *c.header == *header);
                 if !fresh {
-                    self.cache_code(code, header.into_boxed_slice())?;
+                    self.cache_code(code, header.into())?;
                 }
             }
             Ok(())
