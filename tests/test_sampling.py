@@ -298,3 +298,21 @@ def test_a_program_that_forks_and_execs_ends_the_run_cleanly(tmp_path):
     proc = _rprofile("--sample", "-o", str(out), _program("fork_exec.py"))
     assert "Traceback" not in proc.stderr
     assert _samples_by_function(str(out))["before_exec"][1] > 0
+
+
+def test_a_sampler_dropped_while_running_stops_its_thread():
+    import gc
+
+    def sampler_threads():
+        # The process's OS threads: the sampler's native thread is one of them.
+        return len(os.listdir("/proc/self/task"))
+
+    before = sampler_threads()
+    s = Sampler(rate=100).start()
+    assert sampler_threads() == before + 1
+    del s
+    gc.collect()
+    deadline = time.monotonic() + 5
+    while sampler_threads() > before and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert sampler_threads() == before

@@ -131,6 +131,13 @@ impl SamplerCore {
 /// `(native_id, ident, name, samples, on_cpu, idle, dropped)`.
 type ThreadRow = (u64, u64, Option<String>, u64, u64, u64, u64);
 
+impl Drop for SamplerCore {
+    /// A sampler dropped while running stops its thread (which then ends by itself).
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
 /// What a sampling run collected.
 #[pyclass(module = "rprofile._rprofile", frozen)]
 pub struct SampledProfile {
