@@ -1,6 +1,6 @@
-"""Comparison tools the benchmarks install from PyPI (yappi, viztracer, memray) go into
-bench/.build/py3.X/site with `pip install --target`, once per interpreter, leaving the dev
-environment as it is."""
+"""Comparison tools the benchmarks install from PyPI (yappi, viztracer, memray, pyinstrument,
+py-spy's binary) go into bench/.build/py3.X/site with `pip install --target`, once per
+interpreter, leaving the dev environment as it is."""
 
 import os
 import subprocess
@@ -25,7 +25,27 @@ def ensure(package, module=None):
                           package], capture_output=True, text=True)
     if res.returncode == 0 and subprocess.run(check, capture_output=True).returncode == 0:
         return folder
+    _cannot(package, res)
+    return None
+
+
+def ensure_tool(package, exe):
+    """The path of the program `exe` a package ships (py-spy: a binary in its wheel), installed
+    into the site folder's bin/ if needed; None (saying why on stderr) if it cannot be had."""
+    path = os.path.join(site_dir(), "bin", exe)
+    check = [path, "--version"]
+    if os.path.exists(path) and subprocess.run(check, capture_output=True).returncode == 0:
+        return path
+    res = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--target",
+                          site_dir(), package], capture_output=True, text=True)
+    if res.returncode == 0 and os.path.exists(path) and \
+            subprocess.run(check, capture_output=True).returncode == 0:
+        return path
+    _cannot(package, res)
+    return None
+
+
+def _cannot(package, res):
     print("%s does not install for Python %d.%d, leaving its mode out:\n%s" % (
         (package,) + sys.version_info[:2] + ((res.stderr or "").strip()[-2000:],)),
         file=sys.stderr)
-    return None
