@@ -112,12 +112,16 @@ def target_slowdown(inproc, reps, rate):
     c0 = time.process_time()
     t0 = time.perf_counter()
     start()
+    t1 = time.perf_counter()
     work(reps)
+    t2 = time.perf_counter()
     extra = stop()
-    elapsed = time.perf_counter() - t0
+    t3 = time.perf_counter()
     cpu = time.process_time() - c0
-    # own_cpu: all this process used, for the run mode's sampler (its parent) to be told apart.
-    print(json.dumps(dict(extra, elapsed=elapsed, cpu=cpu, own_cpu=own_cpu())), flush=True)
+    # start/stop: what the in-process profilers' own calls take of the span; own_cpu: all this
+    # process used, for the run mode's sampler (its parent) to be told apart.
+    print(json.dumps(dict(extra, elapsed=t3 - t0, cpu=cpu, start=t1 - t0, stop=t3 - t2,
+                          own_cpu=own_cpu())), flush=True)
 
 
 def depth():
@@ -267,8 +271,10 @@ class Watchdog:
         self.timer.cancel()
 
 
-RPROFILE_SUMMARY = re.compile(r"([\d,]+) samples? taken of ([\d,]+)")
-RPROFILE_DROPPED = re.compile(r"([\d,]+) dropped")
+# rprofile's summary line: "Sampled 3998 of 4000 ticks (wall mode, 1000 Hz) over 4.012 s: ...;
+# 0 dropped (torn reads), 0 truncated stacks."
+RPROFILE_SUMMARY = re.compile(r"Sampled ([\d,]+) of ([\d,]+) ticks")
+RPROFILE_DROPPED = re.compile(r"([\d,]+) dropped \(torn")
 PYSPY_SAMPLES = re.compile(r"Samples: (\d+) Errors: (\d+)")
 
 
@@ -405,28 +411,35 @@ def fmt(x, spec, none="-"):
 
 
 def slowdown_table(res, modes):
-    """Markdown: per mode the target's wall and CPU time, slowdown over `none`, the sampler's
-    CPU and samples."""
-    base = med(r["elapsed"] for r in res.get("none", []))
-    base_cpu = med(r["cpu"] for r in res.get("none", []))
-    rows = ["| mode | target wall s, median (min-max) | slowdown | target CPU s | "
-            "CPU slowdown | sampler CPU s | samples taken (asked) |",
-            "|---|---|---|---|---|---|---|"]
+    """Markdown: per mode the target's wall time and its slowdown over `none` (medians, and
+    fastest runs: this machine has slow spells from other load that the fastest of several
+    runs nearly always misses), the target's CPU time and its slowdown, the sampler's CPU and
+    samples."""
+    none = res.get("none", [])
+    base = med(r["elapsed"] for r in none)
+    base_min = min((r["elapsed"] for r in none), default=None)
+    base_cpu = med(r["cpu"] for r in none)
+
+    def pct(x, b):
+        return "" if b is None else "%+.1f%%" % (100 * (x / b - 1))
+
+    rows = ["| mode | target wall s, median (min-max) | slowdown, medians | slowdown, fastest "
+            "| target CPU s | CPU slowdown | sampler CPU s | samples taken (asked) |",
+            "|---|---|---|---|---|---|---|---|"]
     for m in modes:
         runs = res[m]
         wall = [r["elapsed"] for r in runs]
-        cpu = med(r["cpu"] for r in runs)
-        w = med(wall)
-        slow = "" if m == "none" or base is None else "%+.1f%%" % (100 * (w / base - 1))
-        cslow = "" if m == "none" or base_cpu is None else "%+.1f%%" % (
-            100 * (cpu / base_cpu - 1))
+        w, cpu = med(wall), med(r["cpu"] for r in runs)
+        first = m == "none"
         taken = med(r.get("samples") for r in runs)
         asked = med(r.get("asked") for r in runs)
         samples = "-" if taken is None else "{:,.0f}".format(taken)
         if asked is not None:
             samples += " ({:,.0f})".format(asked)
-        rows.append("| %s | %.3f (%.3f-%.3f) | %s | %.3f | %s | %s | %s |" % (
-            m, w, min(wall), max(wall), slow, cpu, cslow,
+        rows.append("| %s | %.3f (%.3f-%.3f) | %s | %s | %.3f | %s | %s | %s |" % (
+            m, w, min(wall), max(wall), "" if first else pct(w, base),
+            "" if first else pct(min(wall), base_min), cpu,
+            "" if first else pct(cpu, base_cpu),
             fmt(med(r.get("sampler_cpu") for r in runs), "%.3f"), samples))
     return "\n".join(rows)
 
@@ -543,6 +556,18 @@ def main():
                   ATTACH_WAIT))
         print()
         print(slowdown_table(res, slow_modes))
+        inproc = [m for m in slow_modes if split(m)[0] in ("Sampler", "pyinstrument", "cProfile")]
+        if inproc:
+            print()
+            print("In the span, the in-process profilers' own start() and stop() (medians): " +
+                  ", ".join("%s %.1f ms and %.1f ms" % (
+                      m, 1e3 * med(r["start"] for r in res[m]),
+                      1e3 * med(r["stop"] for r in res[m])) for m in inproc))
+            base = med(r["elapsed"] for r in res.get("none", []))
+            if base is not None:
+                print("Slowdown without start(): " + ", ".join("%s %+.1f%%" % (
+                    m, 100 * (med(r["elapsed"] - r["start"] for r in res[m]) / base - 1))
+                    for m in inproc))
     if cost_modes:
         print()
         print("Sampler cost: one thread spinning %d Python frames deep, sampler attached for "
