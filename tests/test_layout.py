@@ -149,6 +149,8 @@ PYTHON_FREE = {
     "sampler": {"core", "samples"},
     # What a sampling run collected and its outputs (the stats model among them).
     "samples": {"core", "stats", "marshal"},
+    # The HTML report: from the stats model, a sampling run or a timeline's events.
+    "report": {"core", "stats", "samples"},
 }
 
 

@@ -60,6 +60,21 @@ pub fn decimal_len(n: i64) -> usize {
     len
 }
 
+/// `s` as XML or HTML text (also inside a double-quoted attribute).
+pub fn xml_escaped(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,6 +9,7 @@ use inferno::flamegraph::{self, Options};
 
 use super::collapsed::folded;
 use super::profile::{Mode, Profile};
+use crate::core::format::xml_escaped;
 
 fn mode_words(mode: Mode) -> &'static str {
     match mode {
@@ -58,21 +59,6 @@ pub fn write_flamegraph(w: &mut impl Write, p: &Profile, program: &str) -> io::R
     flamegraph::from_lines(&mut opt, lines.iter().map(String::as_str), w)
 }
 
-/// `s` as XML text.
-fn escaped(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 fn write_empty(w: &mut impl Write, title: &str) -> io::Result<()> {
     write!(
         w,
@@ -83,7 +69,7 @@ fn write_empty(w: &mut impl Write, title: &str) -> io::Result<()> {
          font-family=\"Verdana\">{}</text>\n\
          <text x=\"600\" y=\"60\" text-anchor=\"middle\" font-size=\"12\" \
          font-family=\"Verdana\">No samples were collected.</text>\n</svg>\n",
-        escaped(title)
+        xml_escaped(title)
     )
 }
 

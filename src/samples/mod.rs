@@ -18,4 +18,4 @@ pub mod profile;
 pub mod speedscope;
 pub mod stats;
 pub mod summary;
-mod table;
+pub mod table;

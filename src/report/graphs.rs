@@ -1,0 +1,199 @@
+//! Which flame graphs a report gets, and how they are made: real call paths when the profile
+//! has them (a sampling run's stacks, a timeline), else paths estimated from the caller graph
+//! (and the page says so); one graph for everything and one per thread (the busiest few) when
+//! there are threads; for a comparison, one graph coloured by each path's change.
+
+use std::collections::HashMap;
+
+use crate::stats::model::Model;
+
+use super::estimate::{estimate, Limits};
+use super::flame::{lines, svg, Scale};
+use super::json::Json;
+use super::paths::{frame_label, Paths, Weight};
+use super::{Inputs, ThreadInput};
+
+/// Threads with a graph of their own, at most.
+pub const THREAD_GRAPHS: usize = 16;
+
+/// A frame label of function `f` of `m`.
+fn model_label(m: &Model, f: u32) -> String {
+    let func = m.func(f);
+    frame_label(
+        &String::from_utf8_lossy(m.string(func.file)),
+        func.line,
+        &String::from_utf8_lossy(m.string(func.name)),
+    )
+}
+
+/// The folding unit and the display of a tree of seconds totalling `total`: about a million
+/// counts for the whole, shown in microseconds (nanoseconds for a profile under 1 ms).
+fn seconds_scale(total: f64) -> (f64, Scale) {
+    let unit = if total.is_finite() && total > 0.0 {
+        10f64.powi(total.log10().floor() as i32 - 6)
+    } else {
+        1e-6
+    };
+    let (name, per) = if total >= 1e-3 {
+        ("µs", 1e-6)
+    } else {
+        ("ns", 1e-9)
+    };
+    (
+        unit,
+        Scale {
+            count_name: name.into(),
+            factor: unit / per,
+        },
+    )
+}
+
+/// One graph: what it shows, and its SVG.
+struct Graph {
+    name: String,
+    svg: String,
+}
+
+fn estimated(m: &Model, title: &str) -> (Option<String>, bool) {
+    let (tree, cut) = estimate(m, &m.callees(), Limits::default());
+    let label = |f: u32| model_label(m, f);
+    let total = tree.total(0);
+    let (unit, scale) = seconds_scale(total);
+    let stacks = tree.folded(0, unit, &label);
+    let sub = "estimated from the caller graph: each function's time split over its callers \
+               in proportion to their calls' times"
+        .to_string();
+    (svg(&lines(&stacks), title, Some(sub), &scale), cut)
+}
+
+fn from_paths(p: &Paths, title: &str, under: u32) -> Option<String> {
+    let label = |l: u32| p.labels.get(l as usize).cloned().unwrap_or_default();
+    match p.weight {
+        Weight::Samples { interval } => {
+            let stacks = p.tree.folded(under, 1.0, &label);
+            let sub = format!("sampled call paths ({:.0} Hz)", 1.0 / interval.max(1e-9));
+            let scale = Scale {
+                count_name: "samples".into(),
+                factor: 1.0,
+            };
+            svg(&lines(&stacks), title, Some(sub), &scale)
+        }
+        Weight::Seconds => {
+            let (unit, scale) = seconds_scale(p.tree.total(under));
+            let stacks = p.tree.folded(under, unit, &label);
+            let sub = Some("recorded call paths (timeline)".into());
+            svg(&lines(&stacks), title, sub, &scale)
+        }
+    }
+}
+
+/// The comparison's graph: both profiles' estimated paths, widths after, colours by change.
+fn compared(before: &Model, after: &Model, title: &str) -> Option<String> {
+    let fold = |m: &Model, unit: Option<f64>| {
+        let (tree, _) = estimate(m, &m.callees(), Limits::default());
+        let total = tree.total(0);
+        let (u, scale) = seconds_scale(total);
+        let unit = unit.unwrap_or(u);
+        let label = |f: u32| model_label(m, f);
+        (tree.folded(0, unit, &label), unit, scale)
+    };
+    let (after_stacks, unit, scale) = fold(after, None);
+    let (before_stacks, _, _) = fold(before, Some(unit));
+    let mut at: HashMap<String, usize> = HashMap::new();
+    let mut both: Vec<(String, u64, u64)> = Vec::new();
+    for (s, n) in after_stacks {
+        at.insert(s.clone(), both.len());
+        both.push((s, 0, n));
+    }
+    for (s, n) in before_stacks {
+        match at.get(&s) {
+            Some(&i) => both[i].1 = n,
+            None => both.push((s, n, 0)),
+        }
+    }
+    let text: Vec<String> = both
+        .iter()
+        .map(|(s, a, b)| format!("{s} {a} {b}"))
+        .collect();
+    let sub = "estimated call paths; red: slower than before, blue: faster".to_string();
+    svg(&text, title, Some(sub), &scale)
+}
+
+/// Writes `"flame": {"estimate", "cut", "compare", "graphs": [[name, svg], ...]}` (`null` when
+/// there is nothing to draw); the first graph is the whole profile's.
+pub fn write(
+    j: &mut Json,
+    inputs: &Inputs<'_>,
+    paths: Option<&Paths>,
+    threads: &[ThreadInput<'_>],
+) {
+    let m = inputs.model;
+    let title = &inputs.title;
+    let mut graphs: Vec<Graph> = Vec::new();
+    let mut estimate_used = false;
+    let mut cut = false;
+    let all = "All threads".to_string();
+    if let Some(before) = inputs.before {
+        if let Some(s) = compared(before, m, title) {
+            graphs.push(Graph { name: all, svg: s });
+        }
+        estimate_used = true;
+    } else if let Some(p) = paths {
+        if let Some(s) = from_paths(p, title, 0) {
+            graphs.push(Graph { name: all, svg: s });
+        }
+        let mut busiest: Vec<(f64, u32, &String)> = p
+            .threads
+            .iter()
+            .map(|(node, name)| (p.tree.total(*node), *node, name))
+            .collect();
+        busiest.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for (_, node, name) in busiest.into_iter().take(THREAD_GRAPHS) {
+            if let Some(s) = from_paths(p, &format!("{title}: {name}"), node) {
+                graphs.push(Graph {
+                    name: name.clone(),
+                    svg: s,
+                });
+            }
+        }
+    } else {
+        let (s, c) = estimated(m, title);
+        cut |= c;
+        estimate_used = true;
+        if let Some(s) = s {
+            graphs.push(Graph { name: all, svg: s });
+        }
+        for t in threads.iter().take(THREAD_GRAPHS) {
+            let (s, c) = estimated(&t.model, &format!("{title}: {}", t.name));
+            cut |= c;
+            if let Some(s) = s {
+                graphs.push(Graph {
+                    name: t.name.clone(),
+                    svg: s,
+                });
+            }
+        }
+    }
+    j.key("flame");
+    if graphs.is_empty() {
+        j.null();
+        return;
+    }
+    j.open_object();
+    j.key("estimate");
+    j.bool(estimate_used);
+    j.key("cut");
+    j.bool(cut);
+    j.key("compare");
+    j.bool(inputs.before.is_some());
+    j.key("graphs");
+    j.open_array();
+    for g in &graphs {
+        j.open_array();
+        j.str(&g.name);
+        j.str(&g.svg);
+        j.close_array();
+    }
+    j.close_array();
+    j.close_object();
+}

@@ -1,0 +1,156 @@
+//! The HTML report (issue 27): one self-contained file for any profile, with a sortable table
+//! of every function, each function's callers and callees, flame graphs (real call paths when
+//! the profile has them, else estimated from the caller graph), sampled line heat, threads,
+//! memory, and the comparison of two profiles. Python-free:
+//!
+//! - `data`: the JSON the page reads (columns of the stats model); `funcs` its function table;
+//!   `json` the writer;
+//! - `tree`, `estimate`, `paths`: call paths as trees (estimated, sampled, from a timeline);
+//!   `graphs` chooses the flame graphs and `flame` draws them (inferno);
+//! - `heat`: a sampling run's line heat, with the sources; `compare`: two profiles side by side
+//!   (also as a terminal table);
+//! - `page`: the HTML around the data (`page.html`, `page.css`, `page.js`).
+
+pub mod compare;
+mod data;
+mod estimate;
+pub mod flame;
+mod funcs;
+pub mod graphs;
+pub mod heat;
+mod json;
+mod page;
+pub mod paths;
+mod tree;
+
+use std::borrow::Cow;
+use std::io::{self, Write};
+
+use crate::samples::profile::{Profile, Thread};
+use crate::samples::stats as sampled_stats;
+use crate::samples::summary;
+use crate::stats::model::Model;
+
+use json::Json;
+use paths::Paths;
+
+/// A function's memory figures (`Profile(memory=True)`), bytes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MemoryRow {
+    pub file: String,
+    pub line: i64,
+    pub name: String,
+    pub allocations: u64,
+    pub allocated: u64,
+    pub freed: u64,
+    pub net: i64,
+    pub peak: i64,
+}
+
+/// One thread's stats (and, sampled, its counts).
+pub struct ThreadInput<'a> {
+    pub name: String,
+    pub model: Cow<'a, Model>,
+    /// Index of the thread in the sampling run.
+    pub index: Option<u32>,
+    pub samples: Option<Thread>,
+}
+
+/// Everything a report shows.
+pub struct Inputs<'a> {
+    /// The stats (for a sampling run, its model).
+    pub model: &'a Model,
+    pub title: String,
+    /// What the stats were read from.
+    pub files: Vec<String>,
+    /// The sampling run, when the stats are one's: its paths, threads and lines.
+    pub sampled: Option<&'a Profile>,
+    /// Real call paths (a timeline's).
+    pub paths: Option<&'a Paths>,
+    pub threads: Vec<ThreadInput<'a>>,
+    pub memory: Vec<MemoryRow>,
+    /// The profile to compare with (before), and its name.
+    pub before: Option<&'a Model>,
+    pub before_title: String,
+    /// Reads a source file for the line heat (`heat::read_source`).
+    pub read_source: &'a (dyn Fn(&str) -> Option<String> + Sync),
+}
+
+impl<'a> Inputs<'a> {
+    /// The inputs of a report of `model` alone.
+    pub fn new(model: &'a Model, title: &str) -> Inputs<'a> {
+        Inputs {
+            model,
+            title: title.to_string(),
+            files: Vec::new(),
+            sampled: None,
+            paths: None,
+            threads: Vec::new(),
+            memory: Vec::new(),
+            before: None,
+            before_title: String::new(),
+            read_source: &heat::read_source,
+        }
+    }
+}
+
+/// Each sampled thread's own stats, for the thread filter.
+fn sampled_threads(p: &Profile) -> Vec<ThreadInput<'static>> {
+    (0..p.threads.len() as u32)
+        .filter(|&t| p.threads[t as usize].samples > 0)
+        .map(|t| ThreadInput {
+            name: p.thread_label(t),
+            model: Cow::Owned(sampled_stats::model_of(p, |x| x == t)),
+            index: Some(t),
+            samples: p.threads.get(t as usize).cloned(),
+        })
+        .collect()
+}
+
+/// The JSON data of a report.
+pub fn data(inputs: &Inputs<'_>) -> Vec<u8> {
+    let sampled_paths = inputs
+        .sampled
+        .filter(|_| inputs.paths.is_none())
+        .map(paths::from_samples);
+    let paths = inputs.paths.or(sampled_paths.as_ref());
+    let sampled_threads = match inputs.sampled {
+        Some(p) if inputs.threads.is_empty() => sampled_threads(p),
+        _ => Vec::new(),
+    };
+    // A thread filter is for runs of more than one thread.
+    let threads: &[ThreadInput<'_>] = if sampled_threads.len() > 1 {
+        &sampled_threads
+    } else {
+        &inputs.threads
+    };
+    let mut j = Json::new();
+    let mut funcs = funcs::Funcs::default();
+    j.open_object();
+    j.key("v");
+    j.int(1);
+    j.key("title");
+    j.str(&inputs.title);
+    j.strs("files", inputs.files.iter().map(String::as_str));
+    j.key("run");
+    match inputs.sampled {
+        Some(p) => j.str(&summary::summary(p)),
+        None => j.null(),
+    }
+    data::write(&mut j, inputs, threads, &mut funcs);
+    graphs::write(&mut j, inputs, paths, threads);
+    let heat = inputs
+        .sampled
+        .map(|p| heat::heat(p, inputs.read_source))
+        .unwrap_or_default();
+    heat::write(&mut j, &heat);
+    data::write_funcs(&mut j, &funcs);
+    j.close_object();
+    j.out
+}
+
+/// Writes the report. Pass a buffered writer.
+pub fn write_html(w: &mut impl Write, inputs: &Inputs<'_>) -> io::Result<()> {
+    let data = data(inputs);
+    page::write_page(w, &inputs.title, &data)
+}
