@@ -43,6 +43,9 @@ fn _rprofile(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<py::sampling::SampledProfile>()?;
     m.add_function(wrap_pyfunction!(py::sampler::_gil_holder, m)?)?;
     m.add_function(wrap_pyfunction!(py::sampler::_running_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(py::report::_write_report, m)?)?;
+    m.add_function(wrap_pyfunction!(py::report::_compare_table, m)?)?;
+    m.add_class::<py::report::CallPaths>()?;
     m.add("profiler_entry", profiler::snapshot::entry_type(m.py())?)?;
     m.add(
         "profiler_subentry",

@@ -182,6 +182,15 @@ class Profile(_Profiler):
             out[func] = MemoryStat(*values)
         return out
 
+    def to_html(self, path, title=None):
+        """Writes one self-contained HTML report of this profile at `path` (disabling it, as
+        ``create_stats`` does): the table, callers and callees, a flame graph (the timeline's
+        real call paths with ``timeline=True``, else estimated from the caller graph), the
+        threads with ``threads=True`` and memory with ``memory=True``."""
+        from rprofile._report import write_profile
+
+        write_profile(self, path, title)
+
     @property
     def timeline(self):
         """The recorded events (``rprofile.timeline.Timeline``) of a ``timeline=True``

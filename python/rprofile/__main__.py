@@ -77,6 +77,10 @@ def _parser():
                       help="With --sample: write folded stacks (flamegraph.pl's input)")
     parser.add_option("--flamegraph", dest="flamegraph", default=None, metavar="SVG",
                       help="With --sample: write an interactive flame graph")
+    parser.add_option("--html", dest="html", default=None, metavar="REPORT_HTML",
+                      help="Write one self-contained HTML report (table, callers and callees, "
+                           "flame graph; sampled lines with --sample) instead of printing "
+                           "the table")
     return parser
 
 
@@ -145,7 +149,7 @@ def main():
             parser.error("--%s needs --sample" % name)
     sys.argv[:] = args
     # The profiled program may chdir, so the output path is fixed now.
-    for name in ("outfile", "timeline", "speedscope"):
+    for name in ("outfile", "timeline", "speedscope", "html"):
         if getattr(options, name) is not None:
             setattr(options, name, os.path.abspath(getattr(options, name)))
     if not args:
@@ -157,8 +161,9 @@ def main():
         # would be charged the others' CPU time too.
         parser.error("--threads with --clock cpu charges each thread the whole process's CPU "
                      "time; use --clock thread_cpu")
-    for name in ("outfile", "timeline", "speedscope"):
+    for name in ("outfile", "timeline", "speedscope", "html"):
         _check_writable(parser, getattr(options, name))
+    title = _report_title(options.module, args)
 
     if options.module:
         code, globs = _module_target(parser, args[0])
@@ -188,7 +193,7 @@ def main():
             else:
                 if options.outfile is not None:
                     prof.dump_stats(options.outfile)
-                else:
+                elif options.html is None:
                     prof.print_stats(options.sort)
                 # Asked for by name, so printed also when -o takes the stats table's place.
                 if options.threads:
@@ -197,6 +202,8 @@ def main():
                     _print_memory(prof)
             if lookup_error is None:
                 _write_timeline(prof, options)
+                if options.html is not None:
+                    prof.to_html(options.html, title)
     except BrokenPipeError as exc:
         # Nothing more can be written; avoid "Exception ignored" at shutdown.
         sys.stdout = None
@@ -208,7 +215,7 @@ def main():
     return parser
 
 
-SAMPLED_OUTPUTS = ("outfile", "speedscope", "collapsed", "flamegraph")
+SAMPLED_OUTPUTS = ("outfile", "speedscope", "collapsed", "flamegraph", "html")
 
 
 class _OneLineErrors:
@@ -261,6 +268,13 @@ def _main_sampled(parser, options, args):
         sys.stdout = None
         sys.exit(exc.errno)
     sys.exit(status)
+
+
+def _report_title(module, args):
+    """What the HTML report is titled: the program as it was run."""
+    if not args:
+        return "profile"
+    return " ".join((["-m", args[0]] if module else [os.path.basename(args[0])]) + args[1:])
 
 
 def _write_timeline(prof, options):

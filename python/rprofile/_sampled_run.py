@@ -75,15 +75,18 @@ def attach(pid, options):
 
 def report(sampler, options):
     """The outputs asked for; the stats table when no -o."""
+    html = getattr(options, "html", None)
     for path, write in ((options.collapsed, sampler.write_collapsed),
                         (options.speedscope, sampler.write_speedscope),
-                        (options.flamegraph, sampler.write_flamegraph)):
+                        (options.flamegraph, sampler.write_flamegraph),
+                        (html, sampler.to_html)):
         if path is not None:
             write(path)
-    if options.outfile is not None:
-        sampler.dump_stats(options.outfile)
+    if options.outfile is not None or (html is not None and not options.lines):
+        if options.outfile is not None:
+            sampler.dump_stats(options.outfile)
         print(sampler.summary(), file=sys.stderr)
-    elif not options.lines and getattr(options, "table", True):
+    elif not options.lines and getattr(options, "table", True) and html is None:
         if getattr(options, "summary", True):
             print(sampler.summary())
         stats = sampler.stats().strip_dirs().sort_stats(options.sort)

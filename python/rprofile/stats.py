@@ -35,7 +35,7 @@ from pstats import func_get_function_name, func_std_string, func_strip_path, f8 
 
 from rprofile._rprofile import FuncList as _FuncList
 from rprofile._rprofile import StatsCore as _StatsCore
-from rprofile._rprofile import _marshal_loads
+from rprofile._rprofile import _marshal_loads, _write_report
 
 __all__ = ["Stats", "SortKey", "FunctionProfile", "StatsProfile"]
 
@@ -576,6 +576,39 @@ class Stats:
     def print_call_heading(self, name_size, column_title):
         self._out().write(self._core.format_call_heading(name_size, column_title))
 
+    # -- the HTML report (beyond pstats) ---------------------------------------------------
+
+    def to_html(self, path, *, compare=None, title=None):
+        """Writes one self-contained HTML report of these stats at `path`: the table (sortable
+        by every column, filter, strip-dirs), each function's callers and callees, a flame
+        graph (estimated from the caller graph: stats files keep no call paths), threads and
+        memory when the stats have them. `compare`: stats (or a file, or a profiler) that
+        these are compared with, function by function. Opens from disk with no network."""
+        before = before_title = None
+        if compare is not None:
+            if not isinstance(compare, Stats):
+                compare = Stats(compare)
+            before, before_title = compare._html_core(), compare._html_title()
+        _write_report(path, self._html_core(), title or self._html_title(),
+                      [str(f) for f in self.files], before=before,
+                      before_title=before_title or "")
+        return self
+
+    def _html_core(self):
+        """The engine's core for a report (data of other shapes read into one)."""
+        core = self._engine()
+        if core is None:
+            core = _StatsCore.from_dict(self.stats)
+            if core is None:
+                raise TypeError("these stats hold data of a shape the report cannot show")
+        core.sampled = isinstance(self, SampledStats)
+        return core
+
+    def _html_title(self):
+        # The files' names, without the modification times that load_stats puts before them.
+        names = [os.path.basename(str(f).split("    ", 1)[-1]) for f in self.files]
+        return " + ".join(names) or "profile"
+
     def print_title(self):
         self._out().write("   ncalls  tottime  percall  cumtime  percall "
                           "filename:lineno(function)\n")
@@ -703,6 +736,8 @@ def _general_class(cls):
 if __name__ == "__main__":
     # Run by `python -m`, this file is __main__: the browser gets the importable module's class.
     from rprofile._browser import main
+    from rprofile._report import stats_main
     from rprofile.stats import Stats as _Stats
 
-    main(_Stats)
+    if not stats_main(sys.argv[1:], _Stats):
+        main(_Stats)

@@ -451,6 +451,15 @@ impl Profiler {
         taken.write(py, format, path, self.factor(), title)
     }
 
+    /// The timeline's call paths for the HTML report, or None without a timeline.
+    fn _timeline_paths(&self, py: Python<'_>) -> Option<crate::py::report::CallPaths> {
+        // SAFETY: as above; the labels are read after the copy, with no borrow alive.
+        let taken = crate::profiler::timeline_view::take(py, unsafe { &*self.state_ptr() })?;
+        Some(crate::py::report::CallPaths {
+            paths: taken.paths(py, self.factor()),
+        })
+    }
+
     /// Per function charged with allocations: `(function, allocations, bytes allocated, bytes
     /// freed, net bytes, peak net bytes)`, the function as a pstats key (`('~', 0, '<no
     /// profiled call>')` for allocations made outside every profiled call); None without

@@ -297,6 +297,20 @@ impl TimelineCopy {
             .into_pyobject(py)
     }
 
+    /// The call paths of the timeline, as the HTML report draws them (seconds per timer unit:
+    /// `factor`).
+    pub fn paths(&self, py: Python<'_>, factor: f64) -> crate::report::paths::Paths {
+        let labels = self.labels(py);
+        let threads: Vec<String> = self.threads(py).into_iter().map(|(_, n)| n).collect();
+        let function = |k: usize| {
+            labels.get(&k).map_or_else(
+                || (String::new(), String::new(), 0),
+                |l| (l.name.clone(), l.file.clone(), l.line),
+            )
+        };
+        crate::report::paths::from_timeline(&self.events, &function, &threads, factor)
+    }
+
     /// Writes the Chrome trace (`"chrome"`) or speedscope (`"speedscope"`) file at `path`
     /// (`os.fspath()` of what was given: str or bytes). Fails as `open()` and `write()` do.
     pub fn write(

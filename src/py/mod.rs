@@ -3,12 +3,14 @@
 //! builds stats dicts and keys from a model, `text` turns names between Python str and the
 //! engines' UTF-8 bytes, `gc` pauses the collector while many objects are made, `oserror`
 //! raises a system error as Python does; `sampler` has the reader's test entry points and
-//! `sampling` the sampling profiler's face (`SamplerCore`, `SampledProfile`).
+//! `sampling` the sampling profiler's face (`SamplerCore`, `SampledProfile`); `report` writes
+//! the HTML report.
 
 pub mod gc;
 pub mod marshal;
 pub mod objects;
 pub mod oserror;
+pub mod report;
 pub mod sampler;
 pub mod sampling;
 pub mod stats;

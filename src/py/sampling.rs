@@ -146,6 +146,11 @@ pub struct SampledProfile {
 }
 
 impl SampledProfile {
+    /// The samples (for the HTML report).
+    pub(crate) fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
     /// Writes a file at `path` (str, bytes or PathLike) with `write`; OSError as `open()`.
     fn write_file(
         &self,

@@ -193,6 +193,11 @@ pub struct StatsCore {
 }
 
 impl StatsCore {
+    /// The stats model (for the HTML report).
+    pub(crate) fn model(&self) -> &Model {
+        &self.model
+    }
+
     /// The text of a report (Python str; names may hold lone surrogates).
     fn text<'py>(py: Python<'py>, out: &[u8]) -> PyResult<Bound<'py, PyString>> {
         py_str(py, out)

@@ -9,6 +9,7 @@ Python 3.15's ``python -m profiling.sampling`` has, mapped onto ``python -m rpro
 import os
 
 from rprofile._rprofile import SamplerCore as _SamplerCore
+from rprofile._rprofile import _write_report
 
 __all__ = ["Sampler"]
 
@@ -143,6 +144,12 @@ class Sampler:
     def write_flamegraph(self, file):
         """Writes an interactive flame graph (SVG: click to zoom, Ctrl-F to search)."""
         self._samples().write_flamegraph(file, self.program)
+
+    def to_html(self, file):
+        """Writes one self-contained HTML report: the table, callers and callees, the flame
+        graph of the sampled call paths, each thread's, and the hottest files' lines with
+        their samples (the sources are read now)."""
+        _write_report(file, None, self.program, [], sampled=self._samples())
 
     @property
     def threads(self):

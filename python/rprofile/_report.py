@@ -1,0 +1,154 @@
+"""HTML reports of profiles (the writing is native: ``src/report/``).
+
+- ``write_profile(prof, path)``: a ``Profile``'s report, with its timeline's call paths, its
+  threads and its memory when it recorded them (``Profile.to_html``, ``python -m rprofile
+  --html``);
+- ``stats_main(argv)``: ``python -m rprofile.stats --html report.html a.prof [b.prof ...]`` and
+  ``--compare before.prof after.prof`` (with ``--html``, the comparison report; without, the
+  largest changes as a table).
+
+``Stats.to_html`` and ``Sampler.to_html`` call the native writer themselves.
+"""
+
+import os
+import sys
+
+from rprofile._rprofile import StatsCore as _StatsCore
+from rprofile._rprofile import _compare_table, _write_report
+
+
+def _title(argv):
+    return " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(argv)) or "profile"
+
+
+def write_profile(prof, path, title=None):
+    """Writes the report of `prof` (an ``rprofile.Profile``, disabled first as
+    ``create_stats`` does) at `path`."""
+    import threading
+
+    prof.create_stats()
+    stats = _StatsCore.from_bytes(prof._take_snapshot().marshal())
+    paths = prof._timeline_paths() if prof._timeline_info() is not None else None
+    threads = {}
+    for ident, name, snapshot in prof._thread_snapshots():
+        if name is None:
+            # A program that never imported threading still has its main thread.
+            main = ident == threading.main_thread().ident
+            name = "MainThread" if main else "Thread-%d" % ident
+        core = _StatsCore.from_bytes(snapshot.marshal())
+        if core is None:
+            continue
+        if name in threads:
+            threads[name].add(core)  # a finished thread's name reused: added up
+        else:
+            threads[name] = core
+    memory = []
+    for (file, line, name), m in sorted((prof.memory_stats() or {}).items(),
+                                        key=lambda kv: -kv[1].net):
+        memory.append((file, line, name, m.allocations, m.allocated, m.freed, m.net, m.peak))
+    _write_report(path, stats, title or _title(sys.argv), [],
+                  paths=paths, threads=list(threads.items()) if len(threads) > 1 else [],
+                  memory=memory)
+
+
+# -- python -m rprofile.stats --html / --compare -----------------------------------------------
+
+USAGE = ("usage: python -m rprofile.stats [FILE ...]\n"
+         "       python -m rprofile.stats --html REPORT.html FILE [FILE ...]\n"
+         "       python -m rprofile.stats [--html REPORT.html] --compare BEFORE AFTER")
+
+
+def _error(message):
+    print(USAGE, file=sys.stderr)
+    print("rprofile.stats: error: %s" % message, file=sys.stderr)
+    sys.exit(2)
+
+
+def _parse(argv):
+    """`(html, compare, files)` of the options, or None when there are none (the browser)."""
+    if not any(a in ("--html", "--compare", "-h", "--help") or a.startswith("--html=")
+               for a in argv):
+        return None
+    html, compare, files = None, False, []
+    args = list(argv)
+    while args:
+        a = args.pop(0)
+        if a in ("-h", "--help"):
+            print(USAGE)
+            print("\nWithout options: the interactive statistics browser of python -m pstats."
+                  "\n--html writes one self-contained HTML report of the files (added "
+                  "together);\n--compare compares AFTER with BEFORE, function by function.")
+            sys.exit(0)
+        if a == "--html" or a.startswith("--html="):
+            if "=" in a:
+                html = a.split("=", 1)[1]
+            elif args:
+                html = args.pop(0)
+            else:
+                _error("--html needs a file name")
+        elif a == "--compare":
+            compare = True
+        elif a == "--":
+            files.extend(args)
+            break
+        elif a.startswith("-") and a != "-":
+            _error("unknown option %s" % a)
+        else:
+            files.append(a)
+    return html, compare, files
+
+
+def _check_output(path):
+    parent = os.path.dirname(path) or "."
+    if os.path.isdir(path):
+        _error("cannot write %s: is a directory" % path)
+    if not os.path.isdir(parent):
+        _error("cannot write %s: no such directory: %s" % (path, parent))
+
+
+def _load(Stats, name):
+    if not os.path.exists(name):
+        _error("cannot read %s: no such file" % name)
+    if os.path.isdir(name):
+        _error("cannot read %s: is a directory" % name)
+    try:
+        return Stats(name)
+    except Exception as exc:  # one line, as for a bad path: the file is not a profile
+        _error("cannot read %s: %s" % (name, exc))
+
+
+def stats_main(argv, stats_class):
+    """Runs the `--html` / `--compare` command line over `stats_class` (``rprofile.Stats``)
+    and returns True; False when `argv` has neither (the browser runs then)."""
+    parsed = _parse(argv)
+    if parsed is None:
+        return False
+    html, compare, files = parsed
+    if compare:
+        if len(files) != 2:
+            _error("--compare needs two files, BEFORE and AFTER (got %d)" % len(files))
+    elif not files:
+        _error("--html needs at least one stats file")
+    if html is not None:
+        _check_output(html)
+    loaded = [_load(stats_class, f) for f in files]
+    if compare:
+        before, after = loaded
+        if html is None:
+            import shutil
+
+            width = shutil.get_terminal_size((120, 24)).columns
+            print("Changes from %s to %s, largest change of tottime first:"
+                  % (files[0], files[1]))
+            print(_compare_table(before._html_core(), after._html_core(), 30, width))
+            return True
+        stats, before_stats = after, before
+    else:
+        stats, before_stats = loaded[0], None
+        stats.add(*loaded[1:])
+    try:
+        stats.to_html(html, compare=before_stats)
+    except OSError as exc:
+        _error("cannot write %s: %s" % (html, exc.strerror or exc))
+    print("rprofile.stats: wrote %s" % html, file=sys.stderr)
+    return True

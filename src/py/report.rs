@@ -1,0 +1,129 @@
+//! The HTML report's Python face: `_write_report` (behind `Stats.to_html`, `Sampler.to_html`,
+//! `Profile.to_html` and the command lines' `--html`), `_compare_table` (`--compare` in the
+//! terminal) and `CallPaths`, a timeline's call paths handed from the profiler to the report.
+//! The work is in `report`.
+
+use std::borrow::Cow;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use crate::py::oserror::os_error;
+use crate::py::sampling::SampledProfile;
+use crate::py::stats::StatsCore;
+use crate::report::paths::Paths;
+use crate::report::{compare, write_html, Inputs, MemoryRow, ThreadInput};
+use crate::samples::stats as sampled_stats;
+use crate::stats::model::Model;
+
+/// The call paths of a profiler's timeline (`Profile._timeline_paths()`), for a report.
+#[pyclass(module = "rprofile._rprofile", frozen)]
+pub struct CallPaths {
+    pub(crate) paths: Paths,
+}
+
+#[pymethods]
+impl CallPaths {
+    /// Distinct call paths (nodes of the tree).
+    fn __len__(&self) -> usize {
+        self.paths.tree.nodes.len() - 1
+    }
+}
+
+/// `(file, line, name, allocations, allocated, freed, net, peak)`.
+type MemoryTuple = (String, i64, String, u64, u64, u64, i64, i64);
+
+/// Writes the HTML report of `stats` (a `StatsCore`; or, with `sampled` alone, the samples'
+/// stats) at `path`. `before` is the profile compared with; `threads` each thread's stats;
+/// `memory` rows of `Profile.memory_stats()`; `paths` a timeline's call paths. OSError as
+/// `open()` and `write()` raise it.
+#[pyfunction]
+#[pyo3(signature = (path, stats=None, title="", files=Vec::new(), *, before=None, before_title="",
+                    sampled=None, threads=Vec::new(), memory=Vec::new(), paths=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn _write_report(
+    py: Python<'_>,
+    path: &Bound<'_, PyAny>,
+    stats: Option<PyRef<'_, StatsCore>>,
+    title: &str,
+    files: Vec<String>,
+    before: Option<PyRef<'_, StatsCore>>,
+    before_title: &str,
+    sampled: Option<PyRef<'_, SampledProfile>>,
+    threads: Vec<(String, PyRef<'_, StatsCore>)>,
+    memory: Vec<MemoryTuple>,
+    paths: Option<PyRef<'_, CallPaths>>,
+) -> PyResult<()> {
+    let decoded: PathBuf = py
+        .import("os")?
+        .call_method1("fsdecode", (path,))?
+        .extract()?;
+    let profile = sampled.as_ref().map(|s| s.profile());
+    let own_model;
+    let model: &Model = match (&stats, profile) {
+        (Some(s), _) => s.model(),
+        (None, Some(p)) => {
+            own_model = {
+                let mut m = sampled_stats::model(p);
+                m.sampled = true;
+                m
+            };
+            &own_model
+        }
+        (None, None) => return Err(PyValueError::new_err("a report needs stats or samples")),
+    };
+    let mut inputs = Inputs::new(model, title);
+    inputs.files = files;
+    inputs.sampled = profile;
+    inputs.paths = paths.as_ref().map(|p| &p.paths);
+    inputs.before = before.as_ref().map(|b| b.model());
+    inputs.before_title = before_title.to_string();
+    inputs.threads = threads
+        .iter()
+        .map(|(name, core)| ThreadInput {
+            name: name.clone(),
+            model: Cow::Borrowed(core.model()),
+            index: None,
+            samples: None,
+        })
+        .collect();
+    inputs.memory = memory
+        .into_iter()
+        .map(
+            |(file, line, name, allocations, allocated, freed, net, peak)| MemoryRow {
+                file,
+                line,
+                name,
+                allocations,
+                allocated,
+                freed,
+                net,
+                peak,
+            },
+        )
+        .collect();
+    let inputs = &inputs;
+    py.detach(|| {
+        let f = std::fs::File::create(&decoded)?;
+        let mut w = BufWriter::with_capacity(1 << 20, f);
+        write_html(&mut w, inputs)?;
+        w.flush()
+    })
+    .map_err(|e| os_error(py, e, Some(path.clone().unbind())))
+}
+
+/// The terminal table of the `limit` largest changes from `before` to `after`, fitted to
+/// `width` columns.
+#[pyfunction]
+#[pyo3(signature = (before, after, limit=30, width=100))]
+pub fn _compare_table(
+    before: PyRef<'_, StatsCore>,
+    after: PyRef<'_, StatsCore>,
+    limit: usize,
+    width: u16,
+) -> String {
+    let changes = compare::changes(before.model(), after.model());
+    compare::table(&changes, limit, width)
+}

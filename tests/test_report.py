@@ -1,0 +1,157 @@
+"""The HTML report without a browser: what the file holds (one self-contained page, its data
+as one JSON blob), the Python API (`Stats.to_html`, `Profile.to_html`, `Sampler.to_html`) and
+the command lines' `--html` and `--compare`, with their errors."""
+
+import errno
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import rprofile
+from rprofile import Stats
+
+PROGRAM = textwrap.dedent("""\
+    def leaf(n):
+        return sum(range(n))
+
+    def main():
+        for _ in range(3):
+            leaf(1000)
+
+    main()
+    """)
+
+
+def data_of(path):
+    html = open(path, encoding="utf-8").read()
+    m = re.search(r'<script type="application/json" id="rprofile-data">(.*?)</script>', html,
+                  re.S)
+    assert m, "no data blob"
+    return html, json.loads(m.group(1))
+
+
+def cli(*args, cwd):
+    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.fixture
+def prof_file(tmp_path):
+    (tmp_path / "prog.py").write_text(PROGRAM)
+    proc = cli("-m", "cProfile", "-o", "c.prof", "prog.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    return tmp_path / "c.prof"
+
+
+def test_one_self_contained_file_with_the_stats_as_json(prof_file, tmp_path):
+    st = Stats(str(prof_file))
+    assert st.to_html(tmp_path / "r.html") is st
+    html, data = data_of(tmp_path / "r.html")
+    # Nothing is fetched: no script, style, image or font from elsewhere.
+    assert not re.search(r'(src|href)="(https?:)?//', html)
+    assert "@import" not in html
+    assert html.count("<script") == 2
+    assert len(data["rows"]["nc"]) == len(st.stats)
+    names = {data["strings"][n] for n in data["fn"]["name"]}
+    assert {"leaf", "main", "<module>"} <= names
+    assert data["title"] == "c.prof"
+    assert data["flame"]["estimate"] is True
+    # pstats' totals.
+    assert data["total"]["calls"] == st.total_calls
+    assert data["total"]["prim"] == st.prim_calls
+
+
+def test_ranks_are_pstats_orders(prof_file, tmp_path):
+    st = Stats(str(prof_file))
+    st.to_html(tmp_path / "r.html")
+    _, data = data_of(tmp_path / "r.html")
+    keys = list(st.stats)
+    for field, sort in (("ttRank", "tottime"), ("ctRank", "cumulative")):
+        order = sorted(range(len(keys)), key=lambda i: data["rows"][field][i])
+        assert [keys[i] for i in order] == Stats(str(prof_file)).sort_stats(sort).fcn_list
+
+
+def test_errors_are_oserrors_with_errno(prof_file, tmp_path):
+    st = Stats(str(prof_file))
+    with pytest.raises(FileNotFoundError) as e:
+        st.to_html(tmp_path / "missing" / "r.html")
+    assert e.value.errno == errno.ENOENT
+    assert e.value.filename == tmp_path / "missing" / "r.html"
+    with pytest.raises(IsADirectoryError):
+        st.to_html(tmp_path)
+
+
+def test_a_comparison_in_the_data_and_in_the_terminal(tmp_path):
+    (tmp_path / "prog.py").write_text(PROGRAM)
+    cli("-m", "cProfile", "-o", "before.prof", "prog.py", cwd=tmp_path)
+    (tmp_path / "prog.py").write_text(PROGRAM.replace("range(3)", "range(30)"))
+    cli("-m", "cProfile", "-o", "after.prof", "prog.py", cwd=tmp_path)
+    after = Stats(str(tmp_path / "after.prof"))
+    after.to_html(tmp_path / "r.html", compare=str(tmp_path / "before.prof"))
+    _, data = data_of(tmp_path / "r.html")
+    assert data["before"]["title"] == "before.prof"
+    assert data["flame"]["compare"] is True
+    proc = cli("-m", "rprofile.stats", "--compare", "before.prof", "after.prof", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert "calls before" in lines[1]
+    # leaf: 3 calls before, 30 after, and the largest change first... or main, whose own
+    # time changed too: both are in the first rows.
+    first = " ".join(lines[3:5])
+    assert "(leaf)" in first or "(main)" in first
+    assert re.search(r"\b3\s+30\b", proc.stdout)
+
+
+def test_profile_and_sampler_reports(tmp_path):
+    prof = rprofile.Profile(timeline=True, memory=True)
+    with prof:
+        sum(range(1000))
+    prof.to_html(tmp_path / "p.html")
+    _, data = data_of(tmp_path / "p.html")
+    assert data["flame"]["estimate"] is False
+    assert data["memory"] is not None
+    from rprofile.sampling import Sampler
+
+    with Sampler(rate=1000) as s:
+        sum(i for i in range(200000))
+    s.to_html(tmp_path / "s.html")
+    _, data = data_of(tmp_path / "s.html")
+    assert data["sampled"] is True and data["run"].startswith("Sampled ")
+
+
+def test_the_command_lines(prof_file, tmp_path):
+    d = tmp_path
+    proc = cli("-m", "rprofile", "--html", "r.html", "prog.py", cwd=d)
+    assert proc.returncode == 0 and proc.stdout == "", proc.stderr
+    _, data = data_of(d / "r.html")
+    assert data["title"] == "prog.py"
+    proc = cli("-m", "rprofile.stats", "--html", "m.html", "c.prof", "c.prof", cwd=d)
+    assert proc.returncode == 0, proc.stderr
+    _, data = data_of(d / "m.html")
+    assert data["total"]["calls"] == 2 * Stats(str(prof_file)).total_calls
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-m", "rprofile.stats", "--html", "no/such/dir/r.html", "c.prof"], "no such directory"),
+    (["-m", "rprofile.stats", "--html", ".", "c.prof"], "is a directory"),
+    (["-m", "rprofile.stats", "--html", "r.html", "missing.prof"], "missing.prof: no such file"),
+    (["-m", "rprofile.stats", "--html", "r.html", "prog.py"], "cannot read prog.py"),
+    (["-m", "rprofile.stats", "--html", "r.html"], "at least one stats file"),
+    (["-m", "rprofile.stats", "--compare", "c.prof"], "needs two files"),
+    (["-m", "rprofile.stats", "--html"], "--html needs a file name"),
+    (["-m", "rprofile", "--html", "no/such/dir/r.html", "prog.py"], "no such directory"),
+    (["-m", "rprofile", "--sample", "--html", "no/such/dir/r.html", "prog.py"],
+     "no such directory"),
+])
+def test_bad_paths_are_one_line_usage_errors(prof_file, args, message):
+    proc = cli(*args, cwd=prof_file.parent)
+    assert proc.returncode == 2, proc
+    last = proc.stderr.strip().splitlines()[-1]
+    assert message in last, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not os.path.exists(prof_file.parent / "r.html")
