@@ -419,9 +419,11 @@
   document.title = D.title + " \u2014 rprofile";
   $("#title").textContent = D.title;
   const tot = D.total;
-  $("#summary").textContent = (D.run ? D.run + " " : "") + (D.sampled ? "" : tot.calls + " function calls" +
-    (tot.calls !== tot.prim ? " (" + tot.prim + " primitive calls)" : "") + " in " + (tot.tt * U).toFixed(3) + " seconds") +
-    (D.files.length ? (D.sampled && !D.run ? "" : " \u2014 ") + D.files.join(", ") : "");
+  // pstats' line; for samples, the run's summary (or from a stats file, the samples counted).
+  const figures = D.run ? D.run : D.sampled ? tot.prim + " samples (" + (tot.tt * U).toFixed(3) + " seconds)" :
+    tot.calls + " function calls" + (tot.calls !== tot.prim ? " (" + tot.prim + " primitive calls)" : "") +
+    " in " + (tot.tt * U).toFixed(3) + " seconds";
+  $("#summary").textContent = figures + (D.files.length ? " \u2014 " + D.files.join(", ") : "");
   const has = { table: true, func: true, flame: !!D.flame, lines: D.heat.length > 0, memory: !!D.memory, compare: !!D.before };
   for (const a of document.querySelectorAll("nav a")) a.hidden = !has[a.dataset.view];
   if (D.threads.length) {
