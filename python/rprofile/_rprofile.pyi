@@ -1,5 +1,6 @@
 """Type stubs for rprofile's native core (the counterpart of _lsprof)."""
 
+import os
 from types import CodeType
 from typing import Any, Callable, Final, Literal
 
@@ -58,6 +59,7 @@ class Profiler:
     def _timeline_write(
         self, format: Literal["chrome", "speedscope"], path: str | bytes, title: str
     ) -> None: ...
+    def _timeline_paths(self) -> CallPaths | None: ...
     @property
     def clock(self) -> Literal["wall", "cpu", "thread_cpu"] | None: ...
     @property
@@ -95,3 +97,23 @@ class StatsCore:
 
 def _f8(x: float) -> str: ...
 def _regex_translate(pattern: str) -> str | None: ...
+
+class CallPaths:
+    """A timeline's call paths, folded for the HTML report."""
+
+    def __len__(self) -> int: ...
+
+def _write_report(
+    path: str | bytes | os.PathLike[str] | os.PathLike[bytes],
+    stats: StatsCore | None = None,
+    title: str = "",
+    files: list[str] = ...,
+    *,
+    before: StatsCore | None = None,
+    before_title: str = "",
+    sampled: Any = None,
+    threads: list[tuple[str, StatsCore]] = ...,
+    memory: list[tuple[str, int, str, int, int, int, int, int]] = ...,
+    paths: CallPaths | None = None,
+) -> None: ...
+def _compare_table(before: StatsCore, after: StatsCore, limit: int = 30, width: int = 100) -> str: ...
