@@ -1,5 +1,5 @@
 """The sampler's second floor: every thread's Python call stack of another process, read from
-outside: on 3.13 through the runtime's own debug offsets, on 3.11 and 3.12 through the layout
+outside: on 3.13 through the runtime's own debug offsets, on 3.10 to 3.12 through the layout
 of their headers (src/sampler/versions.rs); older versions say they are not supported yet."""
 
 import os

@@ -26,7 +26,7 @@ pub fn resolve(rt: &Runtime) -> Result<(&'static StackFacts, StackLayout), Error
     let facts = versions::stack_facts(major, minor).ok_or_else(|| {
         Error::Unsupported(format!(
             "reading the thread stacks of Python {major}.{minor} is not supported yet \
-             (process {}; supported: 3.11-3.13)",
+             (process {}; supported: 3.10-3.13)",
             rt.pid
         ))
     })?;
@@ -83,17 +83,18 @@ fn from_debug_offsets(pid: i32, runtime: u64) -> Result<StackLayout, Error> {
         thread_cframe: None,
         current_frame: get(w::THREAD_CURRENT_FRAME)?,
         thread_id: get(w::THREAD_THREAD_ID)?,
-        native_thread_id: get(w::THREAD_NATIVE_THREAD_ID)?,
+        native_thread_id: Some(get(w::THREAD_NATIVE_THREAD_ID)?),
         frame_previous: get(w::FRAME_PREVIOUS)?,
         frame_executable: get(w::FRAME_EXECUTABLE)?,
         frame_instr_ptr: get(w::FRAME_INSTR_PTR)?,
-        frame_owner: get(w::FRAME_OWNER)?,
+        frame_owner: Some(get(w::FRAME_OWNER)?),
+        frame_state: None,
         code_filename: get(w::CODE_FILENAME)?,
         code_name: get(w::CODE_NAME)?,
-        code_qualname: get(w::CODE_QUALNAME)?,
+        code_qualname: Some(get(w::CODE_QUALNAME)?),
         code_linetable: get(w::CODE_LINETABLE)?,
         code_firstlineno: get(w::CODE_FIRSTLINENO)?,
-        code_adaptive: get(w::CODE_CODE_ADAPTIVE)?,
+        code_adaptive: Some(get(w::CODE_CODE_ADAPTIVE)?),
         bytes_size: get(w::BYTES_OB_SIZE)?,
         bytes_sval: get(w::BYTES_OB_SVAL)?,
         unicode: UnicodeLayout {
@@ -155,6 +156,7 @@ pub struct Spans {
 }
 
 impl Spans {
+    /// A field a version lacks stands in as one already listed, which adds nothing to a span.
     pub fn of(o: &StackLayout) -> Spans {
         let word = |offset| (offset, 8);
         Spans {
@@ -162,19 +164,22 @@ impl Spans {
                 word(o.thread_next),
                 word(o.thread_interp),
                 word(o.thread_id),
-                word(o.native_thread_id),
+                word(o.native_thread_id.unwrap_or(o.thread_id)),
                 word(o.thread_cframe.unwrap_or(o.current_frame)),
             ]),
             frame: Span::of(&[
                 word(o.frame_previous),
                 word(o.frame_executable),
                 word(o.frame_instr_ptr),
-                (o.frame_owner, 1),
+                o.frame_owner
+                    .map_or(word(o.frame_previous), |owner| (owner, 1)),
+                o.frame_state
+                    .map_or(word(o.frame_previous), |state| (state, 1)),
             ]),
             code: Span::of(&[
                 word(o.code_filename),
                 word(o.code_name),
-                word(o.code_qualname),
+                word(o.code_qualname.unwrap_or(o.code_name)),
                 word(o.code_linetable),
                 (o.code_firstlineno, 4),
             ]),
@@ -199,5 +204,9 @@ mod tests {
         let spans = Spans::of(&versions::LAYOUT_312);
         assert_eq!(spans.frame, Span { lo: 0, hi: 71 });
         assert!(spans.thread.bytes() <= 256 && spans.code.bytes() <= 256);
+        // 3.10: from `f_back` through `f_state`.
+        let spans = Spans::of(&versions::LAYOUT_310);
+        assert_eq!(spans.frame, Span { lo: 24, hi: 109 });
+        assert_eq!(spans.code, Span { lo: 40, hi: 128 });
     }
 }

@@ -11,7 +11,7 @@
 //! - `pages`: the target's memory a page at a time, kept for one sample;
 //! - `remote`: typed, bounded reads of the target (integers, bytes, `str` objects);
 //! - `layout`: the layout one target is read with, and its structs' fields as spans;
-//! - `linetable`: the 3.11+ location table, instruction -> line;
+//! - `linetable`: the line tables (3.10's, and 3.11+'s location table), instruction -> line;
 //! - `stacks`: `StackReader`, every thread's Python call stack, read again and again;
 //! - `names`: `thread_names(rt)`, every thread's name as `threading` gives it;
 //! - `status`: which threads are on a CPU (`ThreadStates`) and which holds the GIL (`Gil`);

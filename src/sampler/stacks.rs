@@ -3,10 +3,12 @@
 //!
 //! 3.13: the runtime publishes where each field is (`_Py_DebugOffsets`, read from the target
 //! once per reader, never assumed); what it does not publish (the C-stack frame owner, the `str`
-//! state bits, the location table's format) is in `versions`. 3.11 and 3.12 publish nothing:
+//! state bits, the location table's format) is in `versions`. 3.10 to 3.12 publish nothing:
 //! their layouts are tables in `versions`, taken from their headers, and each thread state's
 //! `interp` pointing back at its interpreter checks them. The walk is runtime -> interpreters
-//! -> thread states -> frames (innermost first) -> code objects.
+//! -> thread states -> frames (innermost first) -> code objects. 3.10's frames are frame objects
+//! whose `f_lasti` counts code units, 3.11+'s interpreter frames that point at their instruction:
+//! `versions::FrameKind` says which, and `StackReader::frames` alone reads it.
 //!
 //! Speed: one system call per thread state and per frame (each struct's fields as one span),
 //! and one per thread for the headers of all its frames' code objects, which checks that each
@@ -27,7 +29,7 @@ use super::memory;
 use super::pages::Pages;
 use super::remote::{self, at};
 use super::runtime::Runtime;
-use super::versions::{StackFacts, StackLayout};
+use super::versions::{FrameKind, StackFacts, StackLayout};
 use crate::samples::profile::{Frame, Function};
 
 /// Interpreters, threads per interpreter: beyond these a chain is taken as torn (a cycle or
@@ -48,7 +50,7 @@ const MAX_LINES: usize = 1 << 12;
 pub struct ThreadSample {
     /// The `PyThreadState`'s address (what the GIL's `last_holder` points to).
     pub tstate: u64,
-    /// The OS thread id (`threading.get_native_id()`).
+    /// The OS thread id (`threading.get_native_id()`); 0 on 3.10, whose thread state lacks it.
     pub native_thread_id: u64,
     /// Python's thread ident (`threading.get_ident()`, the `pthread_t`).
     pub thread_id: u64,
@@ -68,8 +70,18 @@ struct Code {
     function: u32,
     first_line: i64,
     linetable: Vec<u8>,
-    /// Instruction (code unit) -> line, as found so far.
+    /// Instruction (code unit index) -> line, as found so far.
     lines: HashMap<u64, i32>,
+}
+
+/// What one frame of a chain is.
+enum Seen {
+    /// 3.10: it has returned or raised; its `f_back` is stale or links the frame free list.
+    Finished,
+    /// 3.12+: a shim frame of C code, not Python.
+    Shim,
+    /// Running code object `.0` at code unit `.1` (`None`: before its first instruction).
+    Python(u64, Option<u64>),
 }
 
 /// A reader of one process's stacks, kept across reads: its layout and the code objects seen.
@@ -85,7 +97,8 @@ pub struct StackReader {
     buf: Vec<u8>,
     addrs: Vec<u64>,
     starts: Vec<u64>,
-    pending: Vec<(u64, u64)>,
+    /// The frames of the thread being read: code object, code unit (`None`: not started).
+    pending: Vec<(u64, Option<u64>)>,
     /// Pages read in this sample (the frames of a thread's data stack share a few).
     pages: Pages,
 }
@@ -94,9 +107,14 @@ impl StackReader {
     /// A reader for the process of `rt`; fails when its version or layout cannot be read.
     pub fn new(rt: &Runtime) -> Result<StackReader, Error> {
         let (facts, off) = layout::resolve(rt)?;
-        Ok(StackReader {
-            pid: rt.pid,
-            runtime: rt.address,
+        Ok(StackReader::with(rt.pid, rt.address, facts, off))
+    }
+
+    /// A reader of process `pid` whose `_PyRuntime` is at `runtime`, with a resolved layout.
+    fn with(pid: i32, runtime: u64, facts: &'static StackFacts, off: StackLayout) -> StackReader {
+        StackReader {
+            pid,
+            runtime,
             off,
             facts,
             spans: Spans::of(&off),
@@ -107,7 +125,7 @@ impl StackReader {
             starts: Vec::new(),
             pending: Vec::new(),
             pages: Pages::default(),
-        })
+        }
     }
 
     /// The layout this reader follows.
@@ -179,7 +197,7 @@ impl StackReader {
             used += 1;
             sample.tstate = tstate;
             sample.thread_id = span.u64_at(&head, o.thread_id);
-            sample.native_thread_id = span.u64_at(&head, o.native_thread_id);
+            sample.native_thread_id = o.native_thread_id.map_or(0, |n| span.u64_at(&head, n));
             let frame = match o.thread_cframe {
                 Some(cframe) => match span.u64_at(&head, cframe) {
                     0 => Ok(0),
@@ -223,26 +241,65 @@ impl StackReader {
             .get_mut(..span.bytes())
             .ok_or_else(|| Error::Layout(format!("a frame span of {} bytes", span.bytes())))?;
         let mut truncated = true;
+        // 3.10: finished frames read before any running one were returned from during the read
+        // and are skipped (the stack as it was a moment later); one after a running one is torn.
+        let (mut skipped, mut running) = (false, false);
         for _ in 0..MAX_FRAMES {
             if frame == 0 {
                 truncated = false;
                 break;
             }
             self.pages.read(self.pid, at(frame, span.lo)?, raw)?;
-            let owner = span.u8_at(raw, o.frame_owner);
-            if Some(owner) != self.facts.frame_owned_by_cstack {
-                let executable = span.u64_at(raw, o.frame_executable);
-                let instr = span.u64_at(raw, o.frame_instr_ptr);
-                self.pending.push((executable, instr));
+            match self.seen(raw)? {
+                Seen::Finished if running => {
+                    return Err(Error::Layout(format!(
+                        "frame {frame:#x} finished while read"
+                    )))
+                }
+                Seen::Finished => skipped = true,
+                Seen::Shim => running = true,
+                Seen::Python(code, unit) => {
+                    running = true;
+                    self.pending.push((code, unit));
+                }
             }
             frame = span.u64_at(raw, o.frame_previous);
         }
+        if skipped && !running {
+            return Err(Error::Layout("every frame finished while read".into()));
+        }
         self.check_codes()?;
         for i in 0..self.pending.len() {
-            let (executable, instr) = self.pending[i];
-            frames.push(self.frame_of(executable, instr)?);
+            let (code, unit) = self.pending[i];
+            frames.push(self.frame_of(code, unit)?);
         }
         Ok(truncated)
+    }
+
+    /// What the frame whose span is `raw` is: the one place where the frame kinds differ.
+    fn seen(&self, raw: &[u8]) -> Result<Seen, Error> {
+        let (o, span) = (&self.off, self.spans.frame);
+        let byte = |offset: Option<u64>| offset.map(|offset| span.u8_at(raw, offset));
+        if byte(o.frame_state).is_some_and(|s| self.facts.frame_finished.contains(&(s as i8))) {
+            return Ok(Seen::Finished);
+        }
+        if byte(o.frame_owner).is_some_and(|b| Some(b) == self.facts.frame_owned_by_cstack) {
+            return Ok(Seen::Shim);
+        }
+        let code = span.u64_at(raw, o.frame_executable);
+        let unit = match (self.facts.frame_kind, o.code_adaptive) {
+            // `f_lasti`: the code unit last started, -1 before the first.
+            (FrameKind::Object310, _) => u64::try_from(span.i32_at(raw, o.frame_instr_ptr)).ok(),
+            // A pointer into `co_code_adaptive`, before it until the first instruction.
+            (FrameKind::Interpreter311, Some(adaptive)) => span
+                .u64_at(raw, o.frame_instr_ptr)
+                .checked_sub(at(code, adaptive)?)
+                .map(|bytes| bytes / self.facts.code_unit),
+            (FrameKind::Interpreter311, None) => {
+                return Err(Error::Layout("no co_code_adaptive in the layout".into()))
+            }
+        };
+        Ok(Seen::Python(code, unit))
     }
 
     /// Reads the headers of the pending frames' code objects in one call, and reads anew each
@@ -316,20 +373,20 @@ impl StackReader {
         Ok(())
     }
 
-    /// The frame running code object `code` (cached) at instruction address `instr`.
-    fn frame_of(&mut self, code: u64, instr: u64) -> Result<Frame, Error> {
-        let start = at(code, self.off.code_adaptive)?;
-        let unit = instr.checked_sub(start).map(|b| b / self.facts.code_unit);
+    /// The frame running code object `code` (cached) at code unit `unit` (`None`: not started).
+    fn frame_of(&mut self, code: u64, unit: Option<u64>) -> Result<Frame, Error> {
+        let format = self.facts.line_table;
         let c = self
             .codes
             .get_mut(&code)
             .ok_or_else(|| Error::Layout(format!("code object {code:#x} not cached")))?;
         let line = match unit {
-            None => 0,
+            // Not started: the `def` line, as `PyCode_Addr2Line` says of a negative offset.
+            None => i32::try_from(c.first_line).unwrap_or(0),
             Some(unit) => match c.lines.get(&unit) {
                 Some(&line) => line,
                 None => {
-                    let line = linetable::line_of(&c.linetable, c.first_line, unit)
+                    let line = linetable::line_of(format, &c.linetable, c.first_line, unit)
                         .and_then(|l| i32::try_from(l).ok())
                         .unwrap_or(0);
                     if c.lines.len() >= MAX_LINES {
@@ -359,6 +416,7 @@ pub struct NamedFrame {
 /// One thread's Python call stack, innermost frame first.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ThreadStack {
+    /// 0 on 3.10 (see `ThreadSample`).
     pub native_thread_id: u64,
     pub thread_id: u64,
     pub frames: Vec<NamedFrame>,
@@ -402,6 +460,7 @@ pub fn thread_stacks(rt: &Runtime) -> Result<Vec<ThreadStack>, Error> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::versions;
     use super::*;
     use std::path::PathBuf;
 
@@ -415,10 +474,142 @@ mod tests {
         }
     }
 
+    /// Writes `value`'s bytes into `obj` at `offset`.
+    fn put(obj: &mut [u8], offset: u64, value: &[u8]) {
+        let at = offset as usize;
+        obj[at..at + value.len()].copy_from_slice(value);
+    }
+
+    /// A 3.10 code object `f` in `spam.py` (first line 10; units 0-1 on line 11, 2-3 on 12)
+    /// and three frames running it, each laid out as `LAYOUT_310` says, in this process; the
+    /// frames chain 0 -> 1 -> 2, frame 1 at unit 2, frame 2 not started. Objects are boxed so
+    /// their addresses do not move.
+    struct Fake310 {
+        objects: Vec<Box<[u8]>>,
+    }
+
+    impl Fake310 {
+        const FRAMES: [usize; 3] = [4, 5, 6];
+
+        fn new() -> Fake310 {
+            let o = versions::LAYOUT_310;
+            let f = versions::STACK_FACTS_310;
+            let string = |text: &[u8]| {
+                let mut obj = vec![0u8; o.unicode.ascii_size as usize];
+                let state = (1 << f.str_facts.kind_shift)
+                    | (1 << f.str_facts.compact_bit)
+                    | (1 << f.str_facts.ascii_bit);
+                put(&mut obj, o.unicode.state, &u32::to_ne_bytes(state));
+                put(
+                    &mut obj,
+                    o.unicode.length,
+                    &(text.len() as u64).to_ne_bytes(),
+                );
+                obj.extend_from_slice(text);
+                obj.into_boxed_slice()
+            };
+            let mut table = vec![0u8; o.bytes_sval as usize];
+            put(&mut table, o.bytes_size, &4u64.to_ne_bytes());
+            table.extend_from_slice(&[0x04, 0x01, 0x04, 0x01]);
+            let mut objects = vec![
+                string(b"spam.py"),
+                string(b"f"),
+                table.into_boxed_slice(),
+                vec![0u8; 136].into_boxed_slice(),
+            ];
+            let addr = |objects: &[Box<[u8]>], i: usize| objects[i].as_ptr() as u64;
+            let (filename, name, table) = (addr(&objects, 0), addr(&objects, 1), addr(&objects, 2));
+            let code = &mut objects[3];
+            put(code, o.code_filename, &filename.to_ne_bytes());
+            put(code, o.code_name, &name.to_ne_bytes());
+            put(code, o.code_linetable, &table.to_ne_bytes());
+            put(code, o.code_firstlineno, &10i32.to_ne_bytes());
+            let code = addr(&objects, 3);
+            for lasti in [0i32, 2, -1] {
+                let mut frame = vec![0u8; 112];
+                put(&mut frame, o.frame_executable, &code.to_ne_bytes());
+                put(&mut frame, o.frame_instr_ptr, &lasti.to_ne_bytes());
+                objects.push(frame.into_boxed_slice());
+            }
+            for pair in Self::FRAMES.windows(2) {
+                let back = addr(&objects, pair[1]);
+                put(&mut objects[pair[0]], o.frame_previous, &back.to_ne_bytes());
+            }
+            Fake310 { objects }
+        }
+
+        fn frame(&self, i: usize) -> u64 {
+            self.objects[Self::FRAMES[i]].as_ptr() as u64
+        }
+
+        /// Marks frame `i` returned (`FRAME_RETURNED`).
+        fn finish(&mut self, i: usize) {
+            let state = versions::LAYOUT_310.frame_state.unwrap_or(0);
+            put(&mut self.objects[Self::FRAMES[i]], state, &[1]);
+        }
+    }
+
+    fn reader_310() -> StackReader {
+        // SAFETY: getpid has no preconditions.
+        let pid = unsafe { libc::getpid() };
+        StackReader::with(pid, 0, &versions::STACK_FACTS_310, versions::LAYOUT_310)
+    }
+
+    /// One walk of the chain from `frame`, as a new sample's (the fake changes between them).
+    fn walk(reader: &mut StackReader, frame: u64, frames: &mut Vec<Frame>) -> Result<bool, Error> {
+        reader.pages.clear();
+        reader.frames(frame, frames)
+    }
+
+    #[test]
+    fn a_3_10_chain_of_frame_objects_gives_lasti_lines() {
+        let fake = Fake310::new();
+        let mut reader = reader_310();
+        let mut frames = Vec::new();
+        assert_eq!(
+            walk(&mut reader, fake.frame(0), &mut frames).ok(),
+            Some(false)
+        );
+        let line = |line| Frame { function: 0, line };
+        // Unit 0: line 11; unit 2: line 12; not started: the first line.
+        assert_eq!(frames, [line(11), line(12), line(10)]);
+        let f = reader
+            .functions
+            .get_index(0)
+            .map(|f| (f.filename.as_str(), f.name.as_str()));
+        assert_eq!(f, Some(("spam.py", "f")));
+    }
+
+    #[test]
+    fn finished_3_10_frames_are_skipped_innermost_and_torn_further_out() {
+        let mut fake = Fake310::new();
+        let mut reader = reader_310();
+        let mut frames = Vec::new();
+        // The innermost returned while read: the stack from its caller on.
+        fake.finish(0);
+        assert_eq!(
+            walk(&mut reader, fake.frame(0), &mut frames).ok(),
+            Some(false)
+        );
+        assert_eq!(frames.iter().map(|f| f.line).collect::<Vec<_>>(), [12, 10]);
+        // An outer frame returned after a running one was read: its callees are gone too.
+        fake.finish(2);
+        assert!(matches!(
+            walk(&mut reader, fake.frame(0), &mut frames),
+            Err(Error::Layout(_))
+        ));
+        // Every frame finished (a free list, say): nothing to report.
+        fake.finish(1);
+        assert!(matches!(
+            walk(&mut reader, fake.frame(0), &mut frames),
+            Err(Error::Layout(_))
+        ));
+    }
+
     #[test]
     fn versions_without_a_reader_are_unsupported_and_named() {
-        match thread_stacks(&runtime(Some((3, 10)), None)) {
-            Err(Error::Unsupported(why)) => assert!(why.contains("Python 3.10"), "{why}"),
+        match thread_stacks(&runtime(Some((3, 9)), None)) {
+            Err(Error::Unsupported(why)) => assert!(why.contains("Python 3.9"), "{why}"),
             other => panic!("{other:?}"),
         }
         assert!(matches!(

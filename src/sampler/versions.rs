@@ -103,31 +103,67 @@ pub struct StackLayout {
     pub thread_next: u64,
     pub thread_interp: u64,
     /// 3.11-3.12: `PyThreadState.cframe`, and `current_frame` is then `_PyCFrame`'s field;
-    /// `None` (3.13+): `current_frame` is the thread state's own field.
+    /// `None` (3.10, 3.13+): `current_frame` is the thread state's own field (3.10: `frame`).
     pub thread_cframe: Option<u64>,
     pub current_frame: u64,
-    /// `PyThreadState.thread_id` (`threading.get_ident()`), `.native_thread_id`.
+    /// `PyThreadState.thread_id` (`threading.get_ident()`), `.native_thread_id` (3.11+).
     pub thread_id: u64,
-    pub native_thread_id: u64,
+    pub native_thread_id: Option<u64>,
     /// `_PyInterpreterFrame.previous`, `.f_code` or `.f_executable`, `.prev_instr` or
-    /// `.instr_ptr`, `.owner` (one byte).
+    /// `.instr_ptr`, `.owner` (one byte, 3.11+); 3.10: `PyFrameObject.f_back`, `.f_code`,
+    /// `.f_lasti` (an `int`), as `StackFacts::frame_kind` says.
     pub frame_previous: u64,
     pub frame_executable: u64,
     pub frame_instr_ptr: u64,
-    pub frame_owner: u64,
-    /// `PyCodeObject.co_filename`, `co_name`, `co_qualname`, `co_linetable` (bytes),
-    /// `co_firstlineno` (an `int`), `co_code_adaptive` (the instructions).
+    pub frame_owner: Option<u64>,
+    /// 3.10: `PyFrameObject.f_state` (a `signed char`), which says whether it has finished.
+    pub frame_state: Option<u64>,
+    /// `PyCodeObject.co_filename`, `co_name`, `co_qualname` (3.11+), `co_linetable` (bytes),
+    /// `co_firstlineno` (an `int`), `co_code_adaptive` (3.11+: the instructions, inline).
     pub code_filename: u64,
     pub code_name: u64,
-    pub code_qualname: u64,
+    pub code_qualname: Option<u64>,
     pub code_linetable: u64,
     pub code_firstlineno: u64,
-    pub code_adaptive: u64,
+    pub code_adaptive: Option<u64>,
     /// `PyBytesObject`'s `ob_size` and `ob_sval`.
     pub bytes_size: u64,
     pub bytes_sval: u64,
     pub unicode: UnicodeLayout,
 }
+
+/// 3.10's layout (x86-64 and other LP64 targets, release build), from `include/python3.10/`:
+/// `internal/pycore_runtime.h`, `internal/pycore_interp.h` (`tstate_head`), `cpython/pystate.h`,
+/// `cpython/frameobject.h`, `cpython/code.h`, `cpython/bytesobject.h`, `cpython/unicodeobject.h`
+/// (offsetof of each field, compiled against them). A thread state has no native thread id,
+/// a frame no owner, a code object no qualified name and no inline instructions. Checked on
+/// attach as 3.12's.
+pub const LAYOUT_310: StackLayout = StackLayout {
+    interpreters_head: 32,
+    interp_next: 0,
+    threads_head: 8,
+    thread_next: 8,
+    thread_interp: 16,
+    thread_cframe: None,
+    current_frame: 24,
+    thread_id: 176,
+    native_thread_id: None,
+    frame_previous: 24,
+    frame_executable: 32,
+    frame_instr_ptr: 96,
+    frame_owner: None,
+    frame_state: Some(108),
+    code_filename: 104,
+    code_name: 112,
+    code_qualname: None,
+    code_linetable: 120,
+    code_firstlineno: 40,
+    code_adaptive: None,
+    bytes_size: 16,
+    bytes_sval: 32,
+    // A `PyASCIIObject` with `wstr`, as 3.11's.
+    unicode: LAYOUT_311.unicode,
+};
 
 /// 3.11's layout (x86-64 and other LP64 targets, release build), from `include/python3.11/`,
 /// the same headers as 3.12's (offsetof of each field, compiled against them). Checked on attach
@@ -141,17 +177,18 @@ pub const LAYOUT_311: StackLayout = StackLayout {
     thread_cframe: Some(56),
     current_frame: 8,
     thread_id: 152,
-    native_thread_id: 160,
+    native_thread_id: Some(160),
     frame_previous: 48,
     frame_executable: 32,
     frame_instr_ptr: 56,
-    frame_owner: 69,
+    frame_owner: Some(69),
+    frame_state: None,
     code_filename: 112,
     code_name: 120,
-    code_qualname: 128,
+    code_qualname: Some(128),
     code_linetable: 136,
     code_firstlineno: 72,
-    code_adaptive: 184,
+    code_adaptive: Some(184),
     bytes_size: 16,
     bytes_sval: 32,
     unicode: UnicodeLayout {
@@ -176,17 +213,18 @@ pub const LAYOUT_312: StackLayout = StackLayout {
     thread_cframe: Some(56),
     current_frame: 0,
     thread_id: 136,
-    native_thread_id: 144,
+    native_thread_id: Some(144),
     frame_previous: 8,
     frame_executable: 0,
     frame_instr_ptr: 56,
-    frame_owner: 70,
+    frame_owner: Some(70),
+    frame_state: None,
     code_filename: 112,
     code_name: 120,
-    code_qualname: 128,
+    code_qualname: Some(128),
     code_linetable: 136,
     code_firstlineno: 68,
-    code_adaptive: 192,
+    code_adaptive: Some(192),
     bytes_size: 16,
     bytes_sval: 32,
     unicode: UnicodeLayout {
@@ -223,26 +261,56 @@ pub const STR_FACTS_310: StrFacts = StrFacts {
     ..STR_FACTS_312
 };
 
+/// How a thread's frames are chained, and how a frame says which instruction it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameKind {
+    /// 3.10: `PyFrameObject`s linked by `f_back`; `f_lasti` is the index of the code unit last
+    /// started, -1 before the first.
+    Object310,
+    /// 3.11+: `_PyInterpreterFrame`s linked by `previous`; the instruction is a pointer into
+    /// the code object's `co_code_adaptive`.
+    Interpreter311,
+}
+
+/// The format of a code object's `co_linetable`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineTable {
+    /// 3.10: (byte delta, signed line delta) pairs, -128 for no line (3.10's
+    /// `Objects/lnotab_notes.txt`).
+    Lnotab310,
+    /// 3.11+: the location table (`Objects/locations.md`).
+    Locations311,
+}
+
 /// What the stack reader needs of a version beyond its layout, per version.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StackFacts {
     /// The struct layout; `None`: read it from the target's `_Py_DebugOffsets` (3.13+).
     pub layout: Option<StackLayout>,
+    pub frame_kind: FrameKind,
+    pub line_table: LineTable,
     /// `FRAME_OWNED_BY_CSTACK` (`pycore_frame.h`, 3.12+): a shim frame of C code, not Python;
     /// skipped. `None` (3.11): every frame in the chain is a Python frame.
     pub frame_owned_by_cstack: Option<u8>,
     /// How its `str` objects' state and characters are laid out.
     pub str_facts: StrFacts,
-    /// `sizeof(_Py_CODEUNIT)`: the instruction pointer's unit.
+    /// `sizeof(_Py_CODEUNIT)`: the instruction pointer's unit, and 3.10's line table's.
     pub code_unit: u64,
+    /// 3.10's `f_state` values of a finished frame (`cpython/frameobject.h`: `FRAME_RETURNED`,
+    /// `FRAME_RAISED`, `FRAME_CLEARED`): one in a thread's chain means the chain changed under
+    /// the read, since a finished frame's `f_back` is left stale or links the frame free list.
+    pub frame_finished: &'static [i8],
 }
 
 /// 3.13's stack facts (`Objects/locations.md` is the location table's format, 3.11+).
 pub const STACK_FACTS_313: StackFacts = StackFacts {
     layout: None,
+    frame_kind: FrameKind::Interpreter311,
+    line_table: LineTable::Locations311,
     frame_owned_by_cstack: Some(3),
     str_facts: STR_FACTS_312,
     code_unit: 2,
+    frame_finished: &[],
 };
 
 /// 3.12's: the same as 3.13's but for the layout, which 3.12 does not publish.
@@ -259,9 +327,19 @@ pub const STACK_FACTS_311: StackFacts = StackFacts {
     ..STACK_FACTS_313
 };
 
+/// 3.10's: 3.11's strings, but frame objects and the older line table.
+pub const STACK_FACTS_310: StackFacts = StackFacts {
+    layout: Some(LAYOUT_310),
+    frame_kind: FrameKind::Object310,
+    line_table: LineTable::Lnotab310,
+    frame_finished: &[1, 3, 4],
+    ..STACK_FACTS_311
+};
+
 /// The stack facts of a version whose threads the sampler can read, `None` for the others.
 pub fn stack_facts(major: u8, minor: u8) -> Option<&'static StackFacts> {
     match (major, minor) {
+        (3, 10) => Some(&STACK_FACTS_310),
         (3, 11) => Some(&STACK_FACTS_311),
         (3, 12) => Some(&STACK_FACTS_312),
         (3, 13) => Some(&STACK_FACTS_313),
@@ -666,11 +744,42 @@ mod tests {
     }
 
     #[test]
-    fn stacks_are_read_on_3_11_and_3_12_by_table_and_on_3_13_by_debug_offsets() {
+    fn stacks_are_read_on_3_10_to_3_12_by_table_and_on_3_13_by_debug_offsets() {
         assert_eq!(stack_facts(3, 12).map(|f| f.layout), Some(Some(LAYOUT_312)));
         assert_eq!(stack_facts(3, 13).map(|f| f.layout), Some(None));
         assert_eq!(stack_facts(3, 11).map(|f| f.layout), Some(Some(LAYOUT_311)));
-        assert_eq!(stack_facts(3, 10), None);
+        assert_eq!(stack_facts(3, 10).map(|f| f.layout), Some(Some(LAYOUT_310)));
+        assert_eq!(stack_facts(3, 9), None);
+        assert_eq!(stack_facts(3, 14), None);
+    }
+
+    #[test]
+    fn only_3_10_walks_frame_objects_and_reads_the_older_line_table() {
+        for (minor, kind, table) in [
+            (10, FrameKind::Object310, LineTable::Lnotab310),
+            (11, FrameKind::Interpreter311, LineTable::Locations311),
+            (12, FrameKind::Interpreter311, LineTable::Locations311),
+            (13, FrameKind::Interpreter311, LineTable::Locations311),
+        ] {
+            let f = stack_facts(3, minor).map(|f| (f.frame_kind, f.line_table));
+            assert_eq!(f, Some((kind, table)), "3.{minor}");
+        }
+        // What 3.10 lacks is absent from its layout, not a made-up offset; 3.11 has each.
+        let (old, new) = (LAYOUT_310, LAYOUT_311);
+        assert_eq!(
+            (
+                old.native_thread_id,
+                old.frame_owner,
+                old.code_qualname,
+                old.code_adaptive
+            ),
+            (None, None, None, None)
+        );
+        assert!(new.native_thread_id.is_some() && new.frame_owner.is_some());
+        assert!(new.code_qualname.is_some() && new.code_adaptive.is_some());
+        // 3.10's strings are 3.11's.
+        assert_eq!(old.unicode, new.unicode);
+        assert_eq!(STACK_FACTS_310.str_facts, STACK_FACTS_311.str_facts);
     }
 
     #[test]
