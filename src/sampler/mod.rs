@@ -8,7 +8,7 @@
 //! - `versions`: what differs between Python versions, as one table;
 //! - `runtime`: `find_runtime(pid)`, which puts the above together;
 //! - `error`: why something of the target was not read;
-//! - `pages`: the target's memory a page at a time, kept for one sample;
+//! - `pages`: the target's memory a page at a time, kept for one walk of a thread's frames;
 //! - `remote`: typed, bounded reads of the target (integers, bytes, `str` objects);
 //! - `layout`: the layout one target is read with, and its structs' fields as spans;
 //! - `linetable`: the line tables (3.10's, and 3.11+'s location table), instruction -> line;

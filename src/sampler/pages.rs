@@ -1,6 +1,7 @@
-//! `Pages`: the target's memory read a page at a time, kept for one sample. A thread's frames
-//! (3.11+) lie side by side in its data stack, so the frames of a 20-deep stack are on one or
-//! two pages: two system calls instead of twenty. A page that cannot be read whole falls back
+//! `Pages`: the target's memory read a page at a time, kept for one walk of a thread's frames.
+//! A thread's frames (3.11+) lie side by side in its data stack, so the frames of a 20-deep
+//! stack are on one or two pages: two system calls instead of twenty (3.10's frame objects are
+//! on the heap: a 20-deep stack takes about eight). A page that cannot be read whole falls back
 //! to a read of just the bytes asked for.
 
 use std::io;
@@ -8,13 +9,13 @@ use std::io;
 use super::memory;
 
 const PAGE: u64 = 4096;
-/// Pages kept per sample; beyond these the oldest is reused.
+/// Pages kept per walk; beyond these the oldest is reused.
 const MAX_PAGES: usize = 16;
 
-/// Pages of one process read during one sample.
+/// Pages of one process read during one walk.
 #[derive(Default)]
 pub struct Pages {
-    /// `(page address, its bytes)`, the first `used` of them valid for this sample.
+    /// `(page address, its bytes)`, the first `used` of them valid for this walk.
     pages: Vec<(u64, Box<[u8]>)>,
     used: usize,
     next: usize,
@@ -27,7 +28,7 @@ impl Pages {
         self.next = 0;
     }
 
-    /// Fills `out` from `addr` in process `pid`, from pages read in this sample where it can.
+    /// Fills `out` from `addr` in process `pid`, from pages read in this walk where it can.
     pub fn read(&mut self, pid: i32, addr: u64, out: &mut [u8]) -> io::Result<()> {
         let mut done = 0usize;
         while done < out.len() {
@@ -47,7 +48,7 @@ impl Pages {
         Ok(())
     }
 
-    /// The bytes of the page at `page`, read now if not yet in this sample; `None` if it
+    /// The bytes of the page at `page`, read now if not yet in this walk; `None` if it
     /// cannot be read whole.
     fn page(&mut self, pid: i32, page: u64) -> Option<&[u8]> {
         if let Some(i) = self.pages[..self.used].iter().position(|p| p.0 == page) {

@@ -10,14 +10,18 @@
 //! whose `f_lasti` counts code units, 3.11+'s interpreter frames that point at their instruction:
 //! `versions::FrameKind` says which, and `StackReader::frames` alone reads it.
 //!
-//! Speed: one system call per thread state and per frame (each struct's fields as one span),
-//! and one per thread for the headers of all its frames' code objects, which checks that each
-//! cached code object is still the one cached (an address can be reused after a free). Names
-//! and location tables are read only for a code object not seen before.
+//! Speed: one system call per thread state (its fields as one span); a thread's frames are read
+//! a page at a time (`Pages`: 3.11+'s data stack holds a 20-deep stack in one or two pages,
+//! 3.10's frame objects lie on a few heap pages); and one call per thread for the headers of all
+//! its frames' code objects, which checks that each cached code object is still the one cached
+//! (an address can be reused after a free). Names and location tables are read only for a code
+//! object not seen before.
 //!
 //! A running target changes under the reader: every count and length read from it is capped,
-//! and a thread whose stack cannot be read whole is reported torn and dropped, while the other
-//! threads of the same sample are kept.
+//! and a thread whose stack cannot be read whole is read again from its thread state (a few
+//! times, `REREADS`), then reported torn and dropped, while the other threads of the same sample
+//! are kept. 3.10 sees most changes (a frame that finished); on a target that calls and returns
+//! fast, most of its first reads are torn, so reading again matters there.
 
 use std::collections::HashMap;
 use std::io;
@@ -44,6 +48,10 @@ pub const MAX_LINETABLE: u64 = 1 << 20;
 /// Code objects, and lines per code object, remembered; beyond these a cache starts over.
 const MAX_CODES: usize = 1 << 16;
 const MAX_LINES: usize = 1 << 12;
+/// Reads again of a thread torn by a change under the read, before it is reported torn: a
+/// sample a few microseconds late is still a sample, while dropping it would under-count code
+/// that calls and returns fast.
+const REREADS: usize = 7;
 
 /// One thread as one read saw it.
 #[derive(Clone, Debug, Default)]
@@ -99,7 +107,7 @@ pub struct StackReader {
     starts: Vec<u64>,
     /// The frames of the thread being read: code object, code unit (`None`: not started).
     pending: Vec<(u64, Option<u64>)>,
-    /// Pages read in this sample (the frames of a thread's data stack share a few).
+    /// Pages read in this walk of a thread's frames (they share a few).
     pages: Pages,
 }
 
@@ -151,7 +159,6 @@ impl StackReader {
     /// first. An error means the interpreter or thread lists themselves could not be walked;
     /// a thread whose own stack was torn is in `out` with `torn` set.
     pub fn read(&mut self, out: &mut Vec<ThreadSample>) -> Result<(), Error> {
-        self.pages.clear();
         let mut used = 0;
         let mut interp = self.ptr(self.runtime, self.off.interpreters_head)?;
         for _ in 0..MAX_INTERPRETERS {
@@ -198,17 +205,19 @@ impl StackReader {
             sample.tstate = tstate;
             sample.thread_id = span.u64_at(&head, o.thread_id);
             sample.native_thread_id = o.native_thread_id.map_or(0, |n| span.u64_at(&head, n));
-            let frame = match o.thread_cframe {
-                Some(cframe) => match span.u64_at(&head, cframe) {
-                    0 => Ok(0),
-                    cframe => self.ptr(cframe, o.current_frame),
-                },
-                None => Ok(span.u64_at(&head, o.current_frame)),
-            };
             let mut frames = std::mem::take(&mut sample.frames);
-            let walked = frame
-                .map_err(Error::Io)
+            let mut walked = self
+                .current_frame(&head)
                 .and_then(|f| self.frames(f, &mut frames));
+            for _ in 0..REREADS {
+                if walked.is_ok() {
+                    break;
+                }
+                walked = memory::read(self.pid, at(tstate, span.lo)?, &mut head)
+                    .map_err(Error::Io)
+                    .and_then(|()| self.current_frame(&head))
+                    .and_then(|f| self.frames(f, &mut frames));
+            }
             let sample = &mut out[used - 1];
             sample.frames = frames;
             match walked {
@@ -229,6 +238,18 @@ impl StackReader {
         )))
     }
 
+    /// The innermost frame of the thread state whose span is `head`.
+    fn current_frame(&self, head: &[u8]) -> Result<u64, Error> {
+        let (o, span) = (&self.off, self.spans.thread);
+        Ok(match o.thread_cframe {
+            Some(cframe) => match span.u64_at(head, cframe) {
+                0 => 0,
+                cframe => self.ptr(cframe, o.current_frame)?,
+            },
+            None => span.u64_at(head, o.current_frame),
+        })
+    }
+
     /// The frames of the thread whose innermost frame is at `frame`, innermost first, into
     /// `frames`; whether the stack was deeper than `MAX_FRAMES`.
     fn frames(&mut self, mut frame: u64, frames: &mut Vec<Frame>) -> Result<bool, Error> {
@@ -236,6 +257,10 @@ impl StackReader {
         let span = self.spans.frame;
         frames.clear();
         self.pending.clear();
+        // Pages last one walk: a page kept from another thread's walk may predate this thread's
+        // newest frames (3.10's frame objects of all threads share heap pages), and a read again
+        // must see the target anew.
+        self.pages.clear();
         let mut raw = [0u8; 256];
         let raw = raw
             .get_mut(..span.bytes())
@@ -547,6 +572,37 @@ mod tests {
             let state = versions::LAYOUT_310.frame_state.unwrap_or(0);
             put(&mut self.objects[Self::FRAMES[i]], state, &[1]);
         }
+
+        /// Adds a runtime whose one interpreter has two thread states: thread 7 in frame 0,
+        /// then thread 8 with no Python frame; the runtime's address.
+        fn runtime(&mut self) -> u64 {
+            let o = versions::LAYOUT_310;
+            let base = self.objects.len();
+            for size in [64, 64, 192, 192] {
+                self.objects.push(vec![0u8; size].into_boxed_slice());
+            }
+            let [runtime, interp, first, second] =
+                [0, 1, 2, 3].map(|i| self.objects[base + i].as_ptr() as u64);
+            let frame = self.frame(0);
+            put(
+                &mut self.objects[base],
+                o.interpreters_head,
+                &interp.to_ne_bytes(),
+            );
+            put(
+                &mut self.objects[base + 1],
+                o.threads_head,
+                &first.to_ne_bytes(),
+            );
+            for (i, id, next, frame) in [(2, 7u64, second, frame), (3, 8, 0, 0)] {
+                let tstate = &mut self.objects[base + i];
+                put(tstate, o.thread_next, &next.to_ne_bytes());
+                put(tstate, o.thread_interp, &interp.to_ne_bytes());
+                put(tstate, o.current_frame, &frame.to_ne_bytes());
+                put(tstate, o.thread_id, &id.to_ne_bytes());
+            }
+            runtime
+        }
     }
 
     fn reader_310() -> StackReader {
@@ -555,21 +611,12 @@ mod tests {
         StackReader::with(pid, 0, &versions::STACK_FACTS_310, versions::LAYOUT_310)
     }
 
-    /// One walk of the chain from `frame`, as a new sample's (the fake changes between them).
-    fn walk(reader: &mut StackReader, frame: u64, frames: &mut Vec<Frame>) -> Result<bool, Error> {
-        reader.pages.clear();
-        reader.frames(frame, frames)
-    }
-
     #[test]
     fn a_3_10_chain_of_frame_objects_gives_lasti_lines() {
         let fake = Fake310::new();
         let mut reader = reader_310();
         let mut frames = Vec::new();
-        assert_eq!(
-            walk(&mut reader, fake.frame(0), &mut frames).ok(),
-            Some(false)
-        );
+        assert_eq!(reader.frames(fake.frame(0), &mut frames).ok(), Some(false));
         let line = |line| Frame { function: 0, line };
         // Unit 0: line 11; unit 2: line 12; not started: the first line.
         assert_eq!(frames, [line(11), line(12), line(10)]);
@@ -587,23 +634,71 @@ mod tests {
         let mut frames = Vec::new();
         // The innermost returned while read: the stack from its caller on.
         fake.finish(0);
-        assert_eq!(
-            walk(&mut reader, fake.frame(0), &mut frames).ok(),
-            Some(false)
-        );
+        assert_eq!(reader.frames(fake.frame(0), &mut frames).ok(), Some(false));
         assert_eq!(frames.iter().map(|f| f.line).collect::<Vec<_>>(), [12, 10]);
         // An outer frame returned after a running one was read: its callees are gone too.
         fake.finish(2);
         assert!(matches!(
-            walk(&mut reader, fake.frame(0), &mut frames),
+            reader.frames(fake.frame(0), &mut frames),
             Err(Error::Layout(_))
         ));
         // Every frame finished (a free list, say): nothing to report.
         fake.finish(1);
         assert!(matches!(
-            walk(&mut reader, fake.frame(0), &mut frames),
+            reader.frames(fake.frame(0), &mut frames),
             Err(Error::Layout(_))
         ));
+    }
+
+    #[test]
+    fn a_chain_that_changed_since_the_last_read_is_followed_as_it_is_now() {
+        let mut fake = Fake310::new();
+        let mut reader = reader_310();
+        let mut frames = Vec::new();
+        assert_eq!(reader.frames(fake.frame(0), &mut frames).ok(), Some(false));
+        assert_eq!(frames.len(), 3);
+        // Frame 0 now returns straight to frame 2: the chain the last read saw no longer holds.
+        let back = fake.frame(2).to_ne_bytes();
+        let o = versions::LAYOUT_310;
+        put(
+            &mut fake.objects[Fake310::FRAMES[0]],
+            o.frame_previous,
+            &back,
+        );
+        assert_eq!(reader.frames(fake.frame(0), &mut frames).ok(), Some(false));
+        assert_eq!(frames.iter().map(|f| f.line).collect::<Vec<_>>(), [11, 10]);
+        // And back again, through frame 1.
+        let back = fake.frame(1).to_ne_bytes();
+        put(
+            &mut fake.objects[Fake310::FRAMES[0]],
+            o.frame_previous,
+            &back,
+        );
+        assert_eq!(reader.frames(fake.frame(0), &mut frames).ok(), Some(false));
+        assert_eq!(
+            frames.iter().map(|f| f.line).collect::<Vec<_>>(),
+            [11, 12, 10]
+        );
+    }
+
+    #[test]
+    fn a_torn_thread_is_read_again_then_marked_and_the_others_kept() {
+        let mut fake = Fake310::new();
+        let runtime = fake.runtime();
+        let mut reader = reader_310();
+        reader.runtime = runtime;
+        let mut out = Vec::new();
+        assert!(reader.read(&mut out).is_ok());
+        let seen = |out: &[ThreadSample]| -> Vec<_> {
+            out.iter()
+                .map(|t| (t.thread_id, t.native_thread_id, t.frames.len(), t.torn))
+                .collect()
+        };
+        assert_eq!(seen(&out), [(7, 0, 3, false), (8, 0, 0, false)]);
+        // Frame 2 finished after frames 0 and 1 were read running, at every read.
+        fake.finish(2);
+        assert!(reader.read(&mut out).is_ok());
+        assert_eq!(seen(&out), [(7, 0, 0, true), (8, 0, 0, false)]);
     }
 
     #[test]
