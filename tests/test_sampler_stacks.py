@@ -7,6 +7,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 import pytest
 
@@ -72,6 +73,34 @@ def child_script():
         yield path
 
 
+def _waits(frames, script, places):
+    """Whether a thread's innermost frame of `script` is at one of `places`, under nothing but
+    threading's `wait`s."""
+    own = [i for i, f in enumerate(frames) if f[0] == script]
+    return bool(own) and frames[own[0]] in places and all(
+        f[2] == "wait" for f in frames[:own[0]])
+
+
+def _settled_stacks(pid, worker_ident, script):
+    """The child's stacks once both threads wait where they end up: the worker sets `ready`
+    just before `done.wait()`, and the main thread prints "ready" just before reading stdin, so
+    either may still be on its way when "ready" arrives. Read again up to 50 times, 20 ms apart
+    (a read that races with them may also fail); the last read is returned either way."""
+    places = {(script, _line_of(CHILD, "done.wait()"), "h"),
+              (script, _line_of(CHILD, "sys.stdin.readline()"), "h")}
+    stacks = {}
+    for _ in range(50):
+        try:
+            stacks = dict(_thread_stacks(pid))
+        except (OSError, ValueError):
+            stacks = {}
+        if (len(stacks) == 2 and worker_ident in stacks
+                and all(_waits(frames, script, places) for frames in stacks.values())):
+            break
+        time.sleep(0.02)
+    return stacks
+
+
 def test_every_thread_shows_h_g_f_with_the_lines_of_its_calls(child_script):
     why = _supported()
     if why is not None:
@@ -81,7 +110,7 @@ def test_every_thread_shows_h_g_f_with_the_lines_of_its_calls(child_script):
     try:
         word, worker_ident = child.stdout.readline().split()
         assert word == "ready"
-        stacks = dict(_thread_stacks(child.pid))
+        stacks = _settled_stacks(child.pid, int(worker_ident), child_script)
         expected = [
             (child_script, _line_of(CHILD, "h()"), "g"),
             (child_script, _line_of(CHILD, "g()"), "f"),

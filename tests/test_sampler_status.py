@@ -81,6 +81,9 @@ def _stop(child):
 @pytest.fixture
 def threads_child():
     child, lines = _start(CHILD, 4)
+    # The main thread prints its line, then must take the GIL back from the spinner (up to a
+    # switch interval) before input() blocks: until then it may run or hold the GIL.
+    time.sleep(0.3)
     try:
         yield child, {role: (int(native), int(tstate)) for role, native, tstate in lines}
     finally:

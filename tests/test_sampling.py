@@ -9,6 +9,7 @@ import pstats
 import re
 import subprocess
 import sys
+import threading
 import time
 import xml.etree.ElementTree as ET
 
@@ -237,6 +238,37 @@ def test_the_in_process_sampler_sees_its_own_work():
     assert direct.get("spin", 0) > 0.5 * sum(direct.values()), direct
     asked, taken, dropped, truncated = s.counts
     assert taken > 0 and taken <= asked
+
+
+def test_threads_are_known_by_their_os_ids_in_cpu_mode_and_main_alone_when_asked():
+    # 3.10's thread states keep no OS id: it is read from the thread's glibc descriptor. On every
+    # version the ids are threading's, the cpu mode reads each thread's state by it, and the
+    # main thread is the process's.
+    stop = threading.Event()
+    worker = threading.Thread(target=stop.wait, name="identity-worker")
+    worker.start()
+
+    def spin():
+        end = time.perf_counter() + 0.3
+        while time.perf_counter() < end:
+            pass
+    try:
+        rows = {}
+        for all_threads in (True, False):
+            with Sampler(rate=500, mode="cpu", all_threads=all_threads) as s:
+                spin()
+            rows[all_threads] = {(native, ident): (name, samples, idle)
+                                 for native, ident, name, samples, _, idle, _ in s.threads}
+    finally:
+        stop.set()
+        worker.join()
+    main = (threading.get_native_id(), threading.get_ident())
+    name, samples, idle = rows[True][main]
+    assert name == "MainThread" and samples > 0, rows
+    # Blocked on its event: seen at every sample, never on a CPU.
+    name, samples, idle = rows[True][(worker.native_id, worker.ident)]
+    assert name == "identity-worker" and samples == 0 and idle > 0, rows
+    assert list(rows[False]) == [main], rows
 
 
 @pytest.mark.parametrize("args, message", [

@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 
 use crate::py::oserror::os_error;
 use crate::sampler::runtime::{self, Error};
-use crate::sampler::{names, stacks, status};
+use crate::sampler::{names, stacks, status, tids};
 
 /// `(runtime_address, library_path, version_hex or None)` of process `pid`'s interpreter.
 /// Raises the OSError of the failing system call (errno, strerror and the file when there is
@@ -97,7 +97,7 @@ pub fn _running_threads(py: Python<'_>, pid: i32) -> PyResult<Vec<u64>> {
     py.detach(|| {
         let mut states = status::ThreadStates::new(pid);
         let mut running = Vec::new();
-        for tid in status::thread_ids(pid)? {
+        for tid in tids::thread_ids(pid)? {
             if states.running(tid)? {
                 running.push(tid);
             }

@@ -76,6 +76,7 @@ fn from_debug_offsets(pid: i32, runtime: u64) -> Result<StackLayout, Error> {
     let get = |i: usize| words.get(i);
     Ok(StackLayout {
         interpreters_head: get(w::RUNTIME_INTERPRETERS_HEAD)?,
+        runtime_main_thread: None,
         interp_next: get(w::INTERP_NEXT)?,
         threads_head: get(w::INTERP_THREADS_HEAD)?,
         thread_next: get(w::THREAD_NEXT)?,

@@ -14,6 +14,7 @@
 //! - `linetable`: the line tables (3.10's, and 3.11+'s location table), instruction -> line;
 //! - `stacks`: `StackReader`, every thread's Python call stack, read again and again;
 //! - `names`: `thread_names(rt)`, every thread's name as `threading` gives it;
+//! - `tids`: the target's OS thread ids (3.10's read from glibc's thread descriptors);
 //! - `status`: which threads are on a CPU (`ThreadStates`) and which holds the GIL (`Gil`);
 //! - `session`: a sampling run: the clock, the reads, and what the mode keeps of them.
 
@@ -30,4 +31,5 @@ pub mod session;
 pub mod stacks;
 pub mod status;
 pub mod symbols;
+pub mod tids;
 pub mod versions;

@@ -34,9 +34,9 @@ pub struct Options {
     /// Stop after this long; `None`: until stopped or the target exits.
     pub duration: Option<Duration>,
     /// Read whether each thread is on a CPU at each sample (always in `cpu` mode; in `wall`
-    /// mode for the per-line CPU seconds).
+    /// mode for the per-line CPU seconds, where threads have OS ids).
     pub cpu_states: bool,
-    /// Every thread; `false`: only the main thread (whose OS id is the process id).
+    /// Every thread; `false`: only the main thread (`ThreadSample::main`).
     pub all_threads: bool,
 }
 
@@ -78,9 +78,21 @@ pub struct Session {
 
 impl Session {
     /// A run over the process of `rt`; fails when its stacks (or, in `gil` mode, its GIL)
-    /// cannot be found.
-    pub fn new(rt: &Runtime, options: Options) -> Result<Session, Error> {
+    /// cannot be found, or in `cpu` mode when its threads' OS ids are not known (3.10 where
+    /// the C library's thread descriptors cannot be read: the states are read by OS id).
+    pub fn new(rt: &Runtime, mut options: Options) -> Result<Session, Error> {
         let reader = StackReader::new(rt)?;
+        if !reader.os_ids() {
+            if options.mode == Mode::Cpu {
+                return Err(Error::Unsupported(format!(
+                    "cpu mode needs the OS id of each thread, which the thread states of \
+                     Python 3.10 do not keep and which could not be read from its C library \
+                     (glibc on x86-64 only) in process {}: use wall or gil mode",
+                    rt.pid
+                )));
+            }
+            options.cpu_states = false;
+        }
         let gil = match options.mode {
             Mode::Gil => Some(Gil::find(rt)?),
             _ => None,
@@ -151,8 +163,9 @@ impl Session {
 
     /// Names the threads of the last read from the target's `threading` module. Names are
     /// read when a thread is first seen (at most every `NAMES_EVERY`) and at the end; only
-    /// the threads alive in the last read are named, since a dead thread's ident may be a
-    /// live one's now. A failed read leaves names as they were.
+    /// the threads alive in the last read (and kept: the main one alone when only it is) are
+    /// named, since a dead thread's ident may be a live one's now. A failed read leaves names
+    /// as they were.
     fn name_threads(&mut self) {
         self.names_read = Some(Instant::now());
         self.names_wanted = false;
@@ -160,6 +173,9 @@ impl Session {
             return;
         };
         for t in &self.threads {
+            if !self.options.all_threads && !t.main {
+                continue;
+            }
             let index = self.profile.thread(t.native_thread_id, t.thread_id) as usize;
             match names.get(&t.thread_id) {
                 Some(name) => self.profile.threads[index].name = Some(name.clone()),
@@ -206,9 +222,8 @@ impl Session {
         };
         self.profile.taken += 1;
         self.sync_functions();
-        let main_thread = u64::try_from(self.reader.pid).unwrap_or(0);
         for t in threads {
-            if !self.options.all_threads && t.native_thread_id != main_thread {
+            if !self.options.all_threads && !t.main {
                 continue;
             }
             let known = self.profile.threads.len();
@@ -216,7 +231,7 @@ impl Session {
             if index as usize >= known {
                 self.names_wanted = true;
                 self.first_seen.push(Instant::now());
-                if t.native_thread_id == main_thread {
+                if t.main {
                     // What threading calls it, also before (or without) threading's import.
                     self.profile.threads[index as usize].name = Some("MainThread".into());
                 }
@@ -350,6 +365,7 @@ fn set_timer_slack() {
 
 #[cfg(test)]
 mod tests {
+    use super::super::stacks::fake310::Fake310;
     use super::*;
 
     #[test]
@@ -369,5 +385,35 @@ mod tests {
         sleep_until(t);
         sleep_until(t + Duration::from_micros(200));
         assert!(t.elapsed() >= Duration::from_micros(200));
+    }
+
+    #[test]
+    fn without_os_ids_cpu_mode_is_refused_and_wall_mode_reads_no_cpu_states() {
+        // A 3.10 runtime whose idents are no thread's: no OS id can be read.
+        let mut fake = Fake310::new();
+        let rt = Fake310::rt(fake.runtime([7, 8], 8));
+        let options = |mode| Options {
+            rate: 100.0,
+            mode,
+            duration: None,
+            cpu_states: true,
+            all_threads: false,
+        };
+        match Session::new(&rt, options(Mode::Cpu)) {
+            Err(Error::Unsupported(why)) => assert!(why.contains("cpu mode"), "{why}"),
+            Err(e) => panic!("{e}"),
+            Ok(_) => panic!("cpu mode without OS ids"),
+        }
+        let mut session = Session::new(&rt, options(Mode::Wall)).expect("wall mode");
+        assert!(!session.options.cpu_states);
+        // Only the main thread (by the runtime's `main_thread`), told apart by its ident.
+        assert!(session.sample(1).is_ok());
+        let threads: Vec<_> = session
+            .profile
+            .threads
+            .iter()
+            .map(|t| (t.native_id, t.ident, t.name.clone()))
+            .collect();
+        assert_eq!(threads, [(0, 8, Some("MainThread".into()))]);
     }
 }

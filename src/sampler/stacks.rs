@@ -33,6 +33,7 @@ use super::memory;
 use super::pages::Pages;
 use super::remote::{self, at};
 use super::runtime::Runtime;
+use super::tids::{self, Tids};
 use super::versions::{FrameKind, StackFacts, StackLayout};
 use crate::samples::profile::{Frame, Function};
 
@@ -52,16 +53,22 @@ const MAX_LINES: usize = 1 << 12;
 /// sample a few microseconds late is still a sample, while dropping it would under-count code
 /// that calls and returns fast.
 const REREADS: usize = 7;
+/// Reads tried for 3.10's OS ids to hold together (a thread may start or end under one).
+const TID_CHECKS: usize = 3;
 
 /// One thread as one read saw it.
 #[derive(Clone, Debug, Default)]
 pub struct ThreadSample {
     /// The `PyThreadState`'s address (what the GIL's `last_holder` points to).
     pub tstate: u64,
-    /// The OS thread id (`threading.get_native_id()`); 0 on 3.10, whose thread state lacks it.
+    /// The OS thread id (`threading.get_native_id()`): the thread state's own (3.11+), or read
+    /// from the thread's glibc descriptor (3.10, `tids`); 0 where it is not known.
     pub native_thread_id: u64,
     /// Python's thread ident (`threading.get_ident()`, the `pthread_t`).
     pub thread_id: u64,
+    /// The process's main thread: its native id is the process id (3.11+), its ident is
+    /// `_PyRuntime.main_thread` (3.10).
+    pub main: bool,
     /// Innermost first; functions are indices in the reader's `functions`.
     pub frames: Vec<Frame>,
     /// Deeper than `MAX_FRAMES`: only the innermost frames are here.
@@ -109,13 +116,50 @@ pub struct StackReader {
     pending: Vec<(u64, Option<u64>)>,
     /// Pages read in this walk of a thread's frames (they share a few).
     pages: Pages,
+    /// 3.10: where threads' OS ids are read (`None`: nowhere here, they are 0), and the main
+    /// thread's ident.
+    tids: Option<Tids>,
+    main_ident: u64,
 }
 
 impl StackReader {
     /// A reader for the process of `rt`; fails when its version or layout cannot be read.
     pub fn new(rt: &Runtime) -> Result<StackReader, Error> {
         let (facts, off) = layout::resolve(rt)?;
-        Ok(StackReader::with(rt.pid, rt.address, facts, off))
+        let mut reader = StackReader::with(rt.pid, rt.address, facts, off);
+        if let Some(main) = off.runtime_main_thread {
+            reader.main_ident = reader.ptr(rt.address, main)?;
+            reader.find_tids()?;
+        }
+        Ok(reader)
+    }
+
+    /// Where thread states have no native id (3.10): reads threads' OS ids from their glibc
+    /// descriptors from now on if, at one of a few reads, the ids read hold together with the
+    /// process's threads (`tids::consistent`); else they stay unknown.
+    fn find_tids(&mut self) -> Result<(), Error> {
+        let Some(layout) = tids::GLIBC else {
+            return Ok(());
+        };
+        self.tids = Some(Tids::new(self.pid, layout));
+        let mut threads = Vec::new();
+        let mut seen = Vec::new();
+        for _ in 0..TID_CHECKS {
+            self.read(&mut threads)?;
+            let tasks = tids::thread_ids(self.pid)?;
+            seen.clear();
+            seen.extend(threads.iter().map(|t| (t.thread_id, t.native_thread_id)));
+            if tids::consistent(self.pid, &seen, self.main_ident, &tasks) {
+                return Ok(());
+            }
+        }
+        self.tids = None;
+        Ok(())
+    }
+
+    /// Whether the threads' OS ids are known: always on 3.11+, on 3.10 where `tids` reads them.
+    pub fn os_ids(&self) -> bool {
+        self.off.native_thread_id.is_some() || self.tids.is_some()
     }
 
     /// A reader of process `pid` whose `_PyRuntime` is at `runtime`, with a resolved layout.
@@ -133,6 +177,8 @@ impl StackReader {
             starts: Vec::new(),
             pending: Vec::new(),
             pages: Pages::default(),
+            tids: None,
+            main_ident: 0,
         }
     }
 
@@ -203,8 +249,17 @@ impl StackReader {
             let sample = &mut out[used];
             used += 1;
             sample.tstate = tstate;
-            sample.thread_id = span.u64_at(&head, o.thread_id);
-            sample.native_thread_id = o.native_thread_id.map_or(0, |n| span.u64_at(&head, n));
+            let ident = span.u64_at(&head, o.thread_id);
+            sample.thread_id = ident;
+            sample.native_thread_id = match (o.native_thread_id, self.tids.as_mut()) {
+                (Some(native), _) => span.u64_at(&head, native),
+                (None, Some(tids)) => tids.tid_of(ident).unwrap_or(0),
+                (None, None) => 0,
+            };
+            sample.main = match o.runtime_main_thread {
+                Some(_) => ident != 0 && ident == self.main_ident,
+                None => i32::try_from(sample.native_thread_id) == Ok(self.pid),
+            };
             let mut frames = std::mem::take(&mut sample.frames);
             let mut walked = self
                 .current_frame(&head)
@@ -441,7 +496,7 @@ pub struct NamedFrame {
 /// One thread's Python call stack, innermost frame first.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ThreadStack {
-    /// 0 on 3.10 (see `ThreadSample`).
+    /// As `ThreadSample::native_thread_id`: 0 where not known.
     pub native_thread_id: u64,
     pub thread_id: u64,
     pub frames: Vec<NamedFrame>,
@@ -486,6 +541,7 @@ pub fn thread_stacks(rt: &Runtime) -> Result<Vec<ThreadStack>, Error> {
 #[cfg(test)]
 mod tests {
     use super::super::versions;
+    use super::fake310::{put, Fake310};
     use super::*;
     use std::path::PathBuf;
 
@@ -496,112 +552,6 @@ mod tests {
             library: PathBuf::from("libpython3.12.so"),
             version,
             version_hex,
-        }
-    }
-
-    /// Writes `value`'s bytes into `obj` at `offset`.
-    fn put(obj: &mut [u8], offset: u64, value: &[u8]) {
-        let at = offset as usize;
-        obj[at..at + value.len()].copy_from_slice(value);
-    }
-
-    /// A 3.10 code object `f` in `spam.py` (first line 10; units 0-1 on line 11, 2-3 on 12)
-    /// and three frames running it, each laid out as `LAYOUT_310` says, in this process; the
-    /// frames chain 0 -> 1 -> 2, frame 1 at unit 2, frame 2 not started. Objects are boxed so
-    /// their addresses do not move.
-    struct Fake310 {
-        objects: Vec<Box<[u8]>>,
-    }
-
-    impl Fake310 {
-        const FRAMES: [usize; 3] = [4, 5, 6];
-
-        fn new() -> Fake310 {
-            let o = versions::LAYOUT_310;
-            let f = versions::STACK_FACTS_310;
-            let string = |text: &[u8]| {
-                let mut obj = vec![0u8; o.unicode.ascii_size as usize];
-                let state = (1 << f.str_facts.kind_shift)
-                    | (1 << f.str_facts.compact_bit)
-                    | (1 << f.str_facts.ascii_bit);
-                put(&mut obj, o.unicode.state, &u32::to_ne_bytes(state));
-                put(
-                    &mut obj,
-                    o.unicode.length,
-                    &(text.len() as u64).to_ne_bytes(),
-                );
-                obj.extend_from_slice(text);
-                obj.into_boxed_slice()
-            };
-            let mut table = vec![0u8; o.bytes_sval as usize];
-            put(&mut table, o.bytes_size, &4u64.to_ne_bytes());
-            table.extend_from_slice(&[0x04, 0x01, 0x04, 0x01]);
-            let mut objects = vec![
-                string(b"spam.py"),
-                string(b"f"),
-                table.into_boxed_slice(),
-                vec![0u8; 136].into_boxed_slice(),
-            ];
-            let addr = |objects: &[Box<[u8]>], i: usize| objects[i].as_ptr() as u64;
-            let (filename, name, table) = (addr(&objects, 0), addr(&objects, 1), addr(&objects, 2));
-            let code = &mut objects[3];
-            put(code, o.code_filename, &filename.to_ne_bytes());
-            put(code, o.code_name, &name.to_ne_bytes());
-            put(code, o.code_linetable, &table.to_ne_bytes());
-            put(code, o.code_firstlineno, &10i32.to_ne_bytes());
-            let code = addr(&objects, 3);
-            for lasti in [0i32, 2, -1] {
-                let mut frame = vec![0u8; 112];
-                put(&mut frame, o.frame_executable, &code.to_ne_bytes());
-                put(&mut frame, o.frame_instr_ptr, &lasti.to_ne_bytes());
-                objects.push(frame.into_boxed_slice());
-            }
-            for pair in Self::FRAMES.windows(2) {
-                let back = addr(&objects, pair[1]);
-                put(&mut objects[pair[0]], o.frame_previous, &back.to_ne_bytes());
-            }
-            Fake310 { objects }
-        }
-
-        fn frame(&self, i: usize) -> u64 {
-            self.objects[Self::FRAMES[i]].as_ptr() as u64
-        }
-
-        /// Marks frame `i` returned (`FRAME_RETURNED`).
-        fn finish(&mut self, i: usize) {
-            let state = versions::LAYOUT_310.frame_state.unwrap_or(0);
-            put(&mut self.objects[Self::FRAMES[i]], state, &[1]);
-        }
-
-        /// Adds a runtime whose one interpreter has two thread states: thread 7 in frame 0,
-        /// then thread 8 with no Python frame; the runtime's address.
-        fn runtime(&mut self) -> u64 {
-            let o = versions::LAYOUT_310;
-            let base = self.objects.len();
-            for size in [64, 64, 192, 192] {
-                self.objects.push(vec![0u8; size].into_boxed_slice());
-            }
-            let [runtime, interp, first, second] =
-                [0, 1, 2, 3].map(|i| self.objects[base + i].as_ptr() as u64);
-            let frame = self.frame(0);
-            put(
-                &mut self.objects[base],
-                o.interpreters_head,
-                &interp.to_ne_bytes(),
-            );
-            put(
-                &mut self.objects[base + 1],
-                o.threads_head,
-                &first.to_ne_bytes(),
-            );
-            for (i, id, next, frame) in [(2, 7u64, second, frame), (3, 8, 0, 0)] {
-                let tstate = &mut self.objects[base + i];
-                put(tstate, o.thread_next, &next.to_ne_bytes());
-                put(tstate, o.thread_interp, &interp.to_ne_bytes());
-                put(tstate, o.current_frame, &frame.to_ne_bytes());
-                put(tstate, o.thread_id, &id.to_ne_bytes());
-            }
-            runtime
         }
     }
 
@@ -681,24 +631,65 @@ mod tests {
         );
     }
 
+    fn seen(out: &[ThreadSample]) -> Vec<(u64, u64, usize, bool, bool)> {
+        out.iter()
+            .map(|t| {
+                let (id, tid, depth) = (t.thread_id, t.native_thread_id, t.frames.len());
+                (id, tid, depth, t.main, t.torn)
+            })
+            .collect()
+    }
+
     #[test]
     fn a_torn_thread_is_read_again_then_marked_and_the_others_kept() {
         let mut fake = Fake310::new();
-        let runtime = fake.runtime();
+        let runtime = fake.runtime([7, 8], 8);
         let mut reader = reader_310();
         reader.runtime = runtime;
+        reader.main_ident = 8;
         let mut out = Vec::new();
         assert!(reader.read(&mut out).is_ok());
-        let seen = |out: &[ThreadSample]| -> Vec<_> {
-            out.iter()
-                .map(|t| (t.thread_id, t.native_thread_id, t.frames.len(), t.torn))
-                .collect()
-        };
-        assert_eq!(seen(&out), [(7, 0, 3, false), (8, 0, 0, false)]);
+        assert_eq!(
+            seen(&out),
+            [(7, 0, 3, false, false), (8, 0, 0, true, false)]
+        );
         // Frame 2 finished after frames 0 and 1 were read running, at every read.
         fake.finish(2);
         assert!(reader.read(&mut out).is_ok());
-        assert_eq!(seen(&out), [(7, 0, 0, true), (8, 0, 0, false)]);
+        assert_eq!(seen(&out), [(7, 0, 0, false, true), (8, 0, 0, true, false)]);
+    }
+
+    #[test]
+    fn on_3_10_os_ids_come_from_glibc_where_they_hold_together_and_else_are_unknown() {
+        // Idents that are no thread's: no OS id is read, none is known; the main thread is
+        // the runtime's `main_thread`.
+        let mut fake = Fake310::new();
+        let rt = Fake310::rt(fake.runtime([7, 8], 7));
+        let mut reader = StackReader::new(&rt).expect("the fake runtime reads");
+        assert!(!reader.os_ids());
+        let mut out = Vec::new();
+        assert!(reader.read(&mut out).is_ok());
+        assert_eq!(
+            seen(&out),
+            [(7, 0, 3, true, false), (8, 0, 0, false, false)]
+        );
+        if tids::GLIBC.is_none() {
+            return;
+        }
+        // This test's thread (not the process's main one), and an ident that is no thread's.
+        // SAFETY: pthread_self and gettid have no preconditions and cannot fail.
+        let (me, tid) = unsafe { (libc::pthread_self() as u64, libc::gettid() as u64) };
+        let rt = Fake310::rt(fake.runtime([me, 8], 9));
+        let mut reader = StackReader::new(&rt).expect("the fake runtime reads");
+        assert!(reader.os_ids());
+        assert!(reader.read(&mut out).is_ok());
+        assert_eq!(
+            seen(&out),
+            [(me, tid, 3, false, false), (8, 0, 0, false, false)]
+        );
+        // Had it been the main thread, its OS id would have been the process id: it is not.
+        let rt = Fake310::rt(fake.runtime([me, 8], me));
+        assert!(StackReader::new(&rt).is_ok_and(|r| !r.os_ids()));
     }
 
     #[test]
@@ -723,5 +714,130 @@ mod tests {
             ..runtime(Some((3, 13)), Some(0x030d00f0))
         };
         assert!(matches!(thread_stacks(&rt), Err(Error::Io(_))));
+    }
+}
+
+/// A fake 3.10 runtime in this process, for the reader's and the session's tests.
+#[cfg(test)]
+pub(crate) mod fake310 {
+    use super::super::versions;
+    use super::Runtime;
+    use std::path::PathBuf;
+
+    /// Writes `value`'s bytes into `obj` at `offset`.
+    pub fn put(obj: &mut [u8], offset: u64, value: &[u8]) {
+        let at = offset as usize;
+        obj[at..at + value.len()].copy_from_slice(value);
+    }
+
+    /// A 3.10 code object `f` in `spam.py` (first line 10; units 0-1 on line 11, 2-3 on 12)
+    /// and three frames running it, each laid out as `LAYOUT_310` says, in this process; the
+    /// frames chain 0 -> 1 -> 2, frame 1 at unit 2, frame 2 not started. Objects are boxed so
+    /// their addresses do not move.
+    pub struct Fake310 {
+        pub objects: Vec<Box<[u8]>>,
+    }
+
+    impl Fake310 {
+        pub const FRAMES: [usize; 3] = [4, 5, 6];
+
+        pub fn new() -> Fake310 {
+            let o = versions::LAYOUT_310;
+            let f = versions::STACK_FACTS_310;
+            let string = |text: &[u8]| {
+                let mut obj = vec![0u8; o.unicode.ascii_size as usize];
+                let state = (1 << f.str_facts.kind_shift)
+                    | (1 << f.str_facts.compact_bit)
+                    | (1 << f.str_facts.ascii_bit);
+                put(&mut obj, o.unicode.state, &u32::to_ne_bytes(state));
+                put(
+                    &mut obj,
+                    o.unicode.length,
+                    &(text.len() as u64).to_ne_bytes(),
+                );
+                obj.extend_from_slice(text);
+                obj.into_boxed_slice()
+            };
+            let mut table = vec![0u8; o.bytes_sval as usize];
+            put(&mut table, o.bytes_size, &4u64.to_ne_bytes());
+            table.extend_from_slice(&[0x04, 0x01, 0x04, 0x01]);
+            let mut objects = vec![
+                string(b"spam.py"),
+                string(b"f"),
+                table.into_boxed_slice(),
+                vec![0u8; 136].into_boxed_slice(),
+            ];
+            let addr = |objects: &[Box<[u8]>], i: usize| objects[i].as_ptr() as u64;
+            let (filename, name, table) = (addr(&objects, 0), addr(&objects, 1), addr(&objects, 2));
+            let code = &mut objects[3];
+            put(code, o.code_filename, &filename.to_ne_bytes());
+            put(code, o.code_name, &name.to_ne_bytes());
+            put(code, o.code_linetable, &table.to_ne_bytes());
+            put(code, o.code_firstlineno, &10i32.to_ne_bytes());
+            let code = addr(&objects, 3);
+            for lasti in [0i32, 2, -1] {
+                let mut frame = vec![0u8; 112];
+                put(&mut frame, o.frame_executable, &code.to_ne_bytes());
+                put(&mut frame, o.frame_instr_ptr, &lasti.to_ne_bytes());
+                objects.push(frame.into_boxed_slice());
+            }
+            for pair in Self::FRAMES.windows(2) {
+                let back = addr(&objects, pair[1]);
+                put(&mut objects[pair[0]], o.frame_previous, &back.to_ne_bytes());
+            }
+            Fake310 { objects }
+        }
+
+        pub fn frame(&self, i: usize) -> u64 {
+            self.objects[Self::FRAMES[i]].as_ptr() as u64
+        }
+
+        /// Marks frame `i` returned (`FRAME_RETURNED`).
+        pub fn finish(&mut self, i: usize) {
+            let state = versions::LAYOUT_310.frame_state.unwrap_or(0);
+            put(&mut self.objects[Self::FRAMES[i]], state, &[1]);
+        }
+
+        /// Adds a runtime whose one interpreter has two thread states, idents `idents`: the
+        /// first in frame 0, the second with no Python frame; `main` is the runtime's
+        /// `main_thread`. The runtime's address.
+        pub fn runtime(&mut self, idents: [u64; 2], main: u64) -> u64 {
+            let o = versions::LAYOUT_310;
+            let base = self.objects.len();
+            for size in [128, 64, 192, 192] {
+                self.objects.push(vec![0u8; size].into_boxed_slice());
+            }
+            let [runtime, interp, first, second] =
+                [0, 1, 2, 3].map(|i| self.objects[base + i].as_ptr() as u64);
+            let frame = self.frame(0);
+            let rt = &mut self.objects[base];
+            put(rt, o.interpreters_head, &interp.to_ne_bytes());
+            put(rt, o.runtime_main_thread.unwrap_or(0), &main.to_ne_bytes());
+            put(
+                &mut self.objects[base + 1],
+                o.threads_head,
+                &first.to_ne_bytes(),
+            );
+            for (i, id, next, frame) in [(2, idents[0], second, frame), (3, idents[1], 0, 0)] {
+                let tstate = &mut self.objects[base + i];
+                put(tstate, o.thread_next, &next.to_ne_bytes());
+                put(tstate, o.thread_interp, &interp.to_ne_bytes());
+                put(tstate, o.current_frame, &frame.to_ne_bytes());
+                put(tstate, o.thread_id, &id.to_ne_bytes());
+            }
+            runtime
+        }
+
+        /// A 3.10 runtime of this process at `address`, as `find_runtime` would give it.
+        pub fn rt(address: u64) -> Runtime {
+            Runtime {
+                // SAFETY: getpid has no preconditions.
+                pid: unsafe { libc::getpid() },
+                address,
+                library: PathBuf::from("libpython3.10.so"),
+                version: Some((3, 10)),
+                version_hex: None,
+            }
+        }
     }
 }

@@ -11,7 +11,7 @@
 //!   which only pausing the target would avoid.
 
 use std::collections::HashMap;
-use std::fs::{self, File};
+use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 
@@ -22,7 +22,6 @@ use super::layout::{known_version, DebugWords};
 use super::memory;
 use super::remote::{self, at};
 use super::runtime::Runtime;
-use super::stacks::MAX_THREADS;
 use super::versions::{self, debug_offsets_313 as w, GilLayout, GilPlace};
 
 /// The state letter of a thread that is on a CPU or waiting for one.
@@ -124,25 +123,6 @@ pub fn state_of(stat: &[u8]) -> Option<u8> {
         [b' ', s] if s.is_ascii_alphabetic() => Some(*s),
         _ => None,
     }
-}
-
-/// The ids of process `pid`'s threads (`/proc/PID/task`), at most `MAX_THREADS`; `ESRCH` when
-/// there is no such process.
-pub fn thread_ids(pid: i32) -> io::Result<Vec<u64>> {
-    let mut ids = Vec::new();
-    let tasks = fs::read_dir(format!("/proc/{pid}/task")).map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => io::Error::from_raw_os_error(libc::ESRCH),
-        _ => e,
-    })?;
-    for entry in tasks {
-        if ids.len() == MAX_THREADS {
-            break;
-        }
-        if let Some(id) = entry?.file_name().to_str().and_then(|n| n.parse().ok()) {
-            ids.push(id);
-        }
-    }
-    Ok(ids)
 }
 
 /// Bytes read per sample at most: `last_holder` and `locked` and what lies between them.
@@ -293,6 +273,7 @@ pub fn gil_holder(rt: &Runtime) -> Result<Option<u64>, Error> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tids;
     use super::*;
     use std::path::PathBuf;
     use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
@@ -380,7 +361,7 @@ mod tests {
             assert_eq!(states.running(spin).ok(), Some(true));
         }
         assert_eq!(states.open_files(), 2);
-        assert!(thread_ids(own_pid()).is_ok_and(|ids| ids.contains(&spin)));
+        assert!(tids::thread_ids(own_pid()).is_ok_and(|ids| ids.contains(&spin)));
 
         stop.store(true, Ordering::SeqCst);
         assert!(spinner.join().is_ok() && sleeper.join().is_ok());
@@ -405,8 +386,6 @@ mod tests {
         assert_eq!(states.running(u64::from(u32::MAX)).ok(), Some(false));
         assert_eq!(states.open_files(), 0);
         assert!(ThreadStates::new(i32::MAX).running(1).is_ok_and(|r| !r));
-        let missing = thread_ids(i32::MAX).map_err(|e| e.raw_os_error());
-        assert_eq!(missing, Err(Some(libc::ESRCH)));
     }
 
     /// `_gil_runtime_state`'s head as every version lays it out: interval, last_holder, locked.

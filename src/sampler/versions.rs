@@ -96,6 +96,10 @@ pub struct UnicodeLayout {
 pub struct StackLayout {
     /// `_PyRuntimeState.interpreters.head`.
     pub interpreters_head: u64,
+    /// `_PyRuntimeState.main_thread`: the main thread's ident, read where thread states have no
+    /// native id (3.10) to tell the main thread; `None`: it is the thread whose native id is the
+    /// process id.
+    pub runtime_main_thread: Option<u64>,
     /// `PyInterpreterState.next`, `.threads.head`.
     pub interp_next: u64,
     pub threads_head: u64,
@@ -140,6 +144,7 @@ pub struct StackLayout {
 /// attach as 3.12's.
 pub const LAYOUT_310: StackLayout = StackLayout {
     interpreters_head: 32,
+    runtime_main_thread: Some(72),
     interp_next: 0,
     threads_head: 8,
     thread_next: 8,
@@ -170,6 +175,7 @@ pub const LAYOUT_310: StackLayout = StackLayout {
 /// as 3.12's.
 pub const LAYOUT_311: StackLayout = StackLayout {
     interpreters_head: 40,
+    runtime_main_thread: None,
     interp_next: 0,
     threads_head: 16,
     thread_next: 8,
@@ -206,6 +212,7 @@ pub const LAYOUT_311: StackLayout = StackLayout {
 /// Checked on attach: every thread state's `interp` must point back at its interpreter.
 pub const LAYOUT_312: StackLayout = StackLayout {
     interpreters_head: 40,
+    runtime_main_thread: None,
     interp_next: 0,
     threads_head: 72,
     thread_next: 8,

@@ -56,7 +56,8 @@ pub struct Frame {
 /// One thread of the target, as seen over the run.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Thread {
-    /// The OS thread id (`threading.get_native_id()`).
+    /// The OS thread id (`threading.get_native_id()`); 0 when not known (Python 3.10 where the
+    /// C library's thread descriptors cannot be read).
     pub native_id: u64,
     /// `threading.get_ident()`.
     pub ident: u64,
@@ -121,7 +122,8 @@ pub struct Profile {
     pub truncated: u64,
     /// Wall seconds from the first sample to the last.
     pub duration: f64,
-    thread_index: HashMap<u64, u32>,
+    /// `(native id, 0)`, or `(0, ident)` for a thread without one -> its index.
+    thread_index: HashMap<(u64, u64), u32>,
     scratch: Vec<u32>,
 }
 
@@ -149,9 +151,14 @@ impl Profile {
         i as u32
     }
 
-    /// The index of the thread with OS id `native_id`, added when new (with its ident).
+    /// The index of the thread with OS id `native_id`, added when new (with its ident); a
+    /// thread whose OS id is not known (0) is told apart by its ident.
     pub fn thread(&mut self, native_id: u64, ident: u64) -> u32 {
-        if let Some(&i) = self.thread_index.get(&native_id) {
+        let key = match native_id {
+            0 => (0, ident),
+            _ => (native_id, 0),
+        };
+        if let Some(&i) = self.thread_index.get(&key) {
             // An OS id reused by a later thread: the same lane, the newest ident.
             self.threads[i as usize].ident = ident;
             return i;
@@ -162,7 +169,7 @@ impl Profile {
             ident,
             ..Thread::default()
         });
-        self.thread_index.insert(native_id, i);
+        self.thread_index.insert(key, i);
         i
     }
 
@@ -194,26 +201,31 @@ impl Profile {
         }
     }
 
-    /// The name a thread is shown under: its `threading` name, else `Thread <native id>`.
+    /// The name a thread is shown under: its `threading` name, else `Thread <native id>` (or
+    /// `Thread <ident>` when the OS id is not known).
     pub fn thread_label(&self, thread: u32) -> String {
         match self.threads.get(thread as usize) {
             Some(Thread {
                 name: Some(name), ..
             }) => name.clone(),
+            Some(t) if t.native_id == 0 => format!("Thread {}", t.ident),
             Some(t) => format!("Thread {}", t.native_id),
             None => format!("Thread #{thread}"),
         }
     }
 
     /// How the outputs head a thread: its name and OS id, `MainThread (tid 4242)`, or
-    /// `Thread (tid 4242)` when it has no name (two threads of one name stay apart).
+    /// `Thread (tid 4242)` when it has no name (two threads of one name stay apart); its ident,
+    /// `(ident 1401...)`, when the OS id is not known.
     pub fn thread_title(&self, thread: u32) -> String {
         match self.threads.get(thread as usize) {
-            Some(t) => format!(
-                "{} (tid {})",
-                t.name.as_deref().unwrap_or("Thread"),
-                t.native_id
-            ),
+            Some(t) => {
+                let name = t.name.as_deref().unwrap_or("Thread");
+                match t.native_id {
+                    0 => format!("{name} (ident {})", t.ident),
+                    tid => format!("{name} (tid {tid})"),
+                }
+            }
             None => format!("Thread #{thread}"),
         }
     }
@@ -342,6 +354,12 @@ pub(crate) mod tests {
         assert_eq!(p.thread(6, 2), 1);
         assert_eq!(p.thread(5, 3), 0);
         assert_eq!(p.threads[0].ident, 3);
+        // Threads whose OS id is not known (3.10 without glibc) are told apart by ident.
+        assert_eq!(p.thread(0, 70), 2);
+        assert_eq!(p.thread(0, 71), 3);
+        assert_eq!(p.thread(0, 70), 2);
+        assert_eq!(p.thread_label(3), "Thread 71");
+        assert_eq!(p.thread_title(2), "Thread (ident 70)");
         assert_eq!(Mode::parse("gil"), Some(Mode::Gil));
         assert_eq!(Mode::parse("cpu").map(Mode::name), Some("cpu"));
         assert_eq!(Mode::parse("exception"), None);

@@ -39,8 +39,8 @@ pub fn summary(p: &Profile) -> String {
     )
 }
 
-/// Per thread: name, OS id, samples counted (on a CPU), not counted (idle), dropped, and the
-/// seconds the counted ones stand for; fitted to `width` columns.
+/// Per thread: name, OS id (`-` when not known), samples counted (on a CPU), not counted
+/// (idle), dropped, and the seconds the counted ones stand for; fitted to `width` columns.
 pub fn threads_table(p: &Profile, width: u16) -> String {
     let header = [
         "thread", "tid", "samples", "on cpu", "idle", "dropped", "seconds",
@@ -48,7 +48,11 @@ pub fn threads_table(p: &Profile, width: u16) -> String {
     let rows = p.threads.iter().enumerate().map(|(i, t)| {
         [
             p.thread_label(i as u32),
-            t.native_id.to_string(),
+            // Not known: 3.10 where the C library's thread descriptors cannot be read.
+            match t.native_id {
+                0 => "-".into(),
+                tid => tid.to_string(),
+            },
             t.samples.to_string(),
             t.on_cpu.to_string(),
             t.idle.to_string(),
