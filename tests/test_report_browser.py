@@ -7,7 +7,6 @@ tests fail, saying why. A screenshot of each view is saved under .build/report-s
 
 import json
 import marshal
-import os
 import pstats
 import subprocess
 import sys
