@@ -57,7 +57,7 @@ def _parser():
     parser.add_option("--sample", dest="sample", action="store_true", default=False,
                       help="Sample instead of tracing: read the program's stacks from outside "
                            "it, --rate times a second; the program runs with no hook (about "
-                           "1% slower at 1000 Hz, the sampler taking its own CPU beside it)")
+                           "1-3% slower at 1000 Hz, the sampler taking its own CPU beside it)")
     parser.add_option("--rate", dest="rate", type="float", default=1000.0, metavar="HZ",
                       help="With --sample: samples a second (default 1000)")
     parser.add_option("--mode", dest="mode", default="wall", choices=["wall", "cpu", "gil"],
