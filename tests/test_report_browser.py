@@ -400,16 +400,8 @@ def make(kind, d):
     return d / "r.html", ["x.prof"]
 
 
-def sampler_unsupported():
-    """Why this interpreter cannot be sampled, or None."""
-    from rprofile.sampling import Sampler
-
-    try:
-        with Sampler(rate=100):
-            pass
-    except ValueError as e:
-        return str(e)
-    return None
+# Why this interpreter cannot be sampled, or None: the sampler's own tests' check.
+from test_sampling import _supported as sampler_unsupported  # noqa: E402
 
 
 KINDS = ["cprofile", "profile", "rprofile", "threads", "timeline", "memory", "sampled",
