@@ -71,7 +71,8 @@ def test_comparison_can_fail():
 
 # Where rprofile's reader refuses on purpose what marshal.load does otherwise: a dict key or set
 # item holding itself or a tuple still being read (marshal.load crashes hashing it) and a code
-# object (marshal.load reads one, or fails in its fields). No stats file holds either.
+# object (marshal.load reads one, or fails in its fields). Only `python -m profile -o` writes a
+# code object in a stats file: rprofile.Stats hands such a file to marshal.load, as pstats does.
 DIVERGENT = {
     "bad marshal data (a key holds itself or a tuple still being read)",
     "bad marshal data (a code object is not stats data)",

@@ -366,8 +366,8 @@ def make(kind, d):
     if kind == "cprofile":
         run("-m", "cProfile", "-o", "x.prof", "prog.py", cwd=d)
     elif kind == "profile":
-        # Through its API: its command line (3.12) puts a code object in a key, which only
-        # pstats' own dict code reads.
+        # Through its API: its command line puts a code object in a key (read by rprofile.Stats
+        # too: tests/test_stats_files.py), which the report's table would show by address.
         (d / "drive.py").write_text("import profile, runpy\np = profile.Profile()\n"
                                     "p.runcall(runpy.run_path, 'prog.py')\n"
                                     "p.dump_stats('x.prof')\n")

@@ -174,3 +174,29 @@ def test_self_containing_data_loads_or_fails_as_pstats(tmp_path, label):
     # The exception type and message (pstats' own code raises it, for both), or the same
     # reports, and the same text ("Invalid timing data" included).
     assert results[1] == results[0]
+
+
+def _masked(text):
+    import re
+    return re.sub(r" at 0x[0-9a-f]+", " at 0x?", text)
+
+
+@pytest.mark.parametrize("pad", [0, 2_000_000], ids=["small", "over-probe-size"])
+def test_profile_command_line_files_with_a_code_object_key_read_as_pstats(tmp_path, pad):
+    # `python -m profile -o` keys its top level by the code object it ran; pstats reads it.
+    script = tmp_path / "prog.py"
+    script.write_text("def f():\n    return sum(range(10))\n\nfor i in range(3):\n    f()\n"
+                      + "PAD = '%s'\n" % ("x" * pad))
+    out = tmp_path / "x.prof"
+    subprocess.run([sys.executable, "-m", "profile", "-o", str(out), str(script)],
+                   check=True, timeout=120)
+    codes = [k for k in pstats.Stats(str(out)).stats if not isinstance(k[2], str)]
+    if pad:
+        assert os.path.getsize(out) > 1 << 20  # read past the first megabyte's probe
+    mine, theirs = io.StringIO(), io.StringIO()
+    pstats.Stats(str(out), stream=theirs).sort_stats("cumulative").print_stats()
+    stats = rprofile.Stats(str(out), stream=mine)
+    stats.sort_stats("cumulative").print_stats()
+    assert _masked(mine.getvalue()) == _masked(theirs.getvalue())
+    assert set(stats.stats) == set(pstats.Stats(str(out)).stats)
+    assert codes == [k for k in stats.stats if not isinstance(k[2], str)]

@@ -56,6 +56,9 @@ _SAMPLED_KEY = ("__sampled__",)
 # 3.15's pstats.SampledStats, on an interpreter that has it.
 _PSTATS_SAMPLED = getattr(_pstats, "SampledStats", ())
 
+# What the safe reader says of a code object, which only marshal.load reads (see load_stats).
+_CODE_OBJECT = "bad marshal data (a code object is not stats data)"
+
 # Files above this size are probed before being read whole.
 _PROBE_SIZE = 1 << 20
 
@@ -75,8 +78,9 @@ def _read_stats_bytes(f):
         _marshal_loads(head)
     except EOFError:
         pass  # valid so far: the object goes on past the first megabyte
-    except Exception:
-        return head  # bad data already: the whole file fails the same way
+    except Exception as e:
+        if str(e) != _CODE_OBJECT:
+            return head  # bad data already: the whole file fails the same way
     else:
         return head  # the whole object is in the first megabyte
     del head
@@ -247,6 +251,15 @@ class Stats:
             else:
                 try:
                     loaded = _marshal_loads(data)
+                except ValueError as e:
+                    if str(e) != _CODE_OBJECT:
+                        raise _naming_file(e, name) from None
+                    # `python -m profile` (3.12) keys its top level by a code object; pstats
+                    # reads such a file with marshal.load, and so does this.
+                    try:
+                        loaded = marshal.loads(data)
+                    except Exception as e:
+                        raise _naming_file(e, name) from None
                 except Exception as e:
                     raise _naming_file(e, name) from None
                 if isinstance(loaded, dict) and _SAMPLED_KEY in loaded:
