@@ -401,7 +401,7 @@
       cmpGrid = new Grid($("#v-compare .scroller"), [
         { label: "&Delta; tottime", width: "9em", cell: (r) => delta(c(r).dtt), num: (r) => Math.abs(c(r).dtt), title: "after - before (s), largest change first" },
         { label: "&Delta;%", width: "5em", cell: (r) => rel(c(r).dtt, c(r).b < 0 ? 0 : B.tt[c(r).b]), num: (r) => (c(r).b < 0 || !B.tt[c(r).b] ? Infinity : c(r).dtt / B.tt[c(r).b]) },
-        { label: "tottime before", width: "8em", cell: (r) => val(B.tt, c(r).b, secs), num: (r) => (c(r).b < 0 ? -1 : B.tt[c(r).b]) },
+        { label: "tottime before", width: "9.5em", cell: (r) => val(B.tt, c(r).b, secs), num: (r) => (c(r).b < 0 ? -1 : B.tt[c(r).b]) },
         { label: "after", width: "7.5em", cell: (r) => val(ROWS.tt, c(r).a, secs), num: (r) => (c(r).a < 0 ? -1 : ROWS.tt[c(r).a]) },
         { label: "&Delta; cumtime", width: "9em", cell: (r) => delta(c(r).dct), num: (r) => Math.abs(c(r).dct) },
         { label: "calls before", width: "8em", cell: (r) => (c(r).b < 0 ? "&ndash;" : calls(B.nc[c(r).b], B.cc[c(r).b])), num: (r) => (c(r).b < 0 ? -1 : B.nc[c(r).b]) },
