@@ -31,6 +31,8 @@ fn _rprofile(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Start measuring the default clock's rate now, so that it spans the whole process.
     crate::core::clock::init();
     m.add_class::<profiler::state::Profiler>()?;
+    // Registered so that pickle finds it by name (a snapshot unpickles through its class).
+    m.add_class::<profiler::snapshot::Snapshot>()?;
     m.add_function(wrap_pyfunction!(py::marshal::_marshal_loads, m)?)?;
     m.add_class::<py::stats::StatsCore>()?;
     m.add_class::<py::stats::FuncList>()?;

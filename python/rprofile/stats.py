@@ -632,6 +632,75 @@ class Stats:
             return self.print_line(func)
         self._check(core.write_lines(self._out(), core.listing([func])))
 
+    # -- pickling (beyond pstats) -----------------------------------------------------------
+
+    def __reduce__(self):
+        """Pickles as the engine's payload (the rows, the sort order, the callee lists, written
+        by the engine as one bytes object) and the small attributes (files, totals, top level,
+        sort settings). A stream that is the sender's sys.stdout or sys.stderr unpickles as the
+        receiver's; another stream is pickled as pickle pickles it (an open file cannot be)."""
+        state = {k: v for k, v in self.__dict__.items() if k not in _ENGINE_STATE}
+        stream = state.pop("stream", None)
+        std = _std_stream_name(stream)
+        if std is None:
+            state["stream"] = stream
+        core = self._engine()
+        if core is None:
+            # Data the engine does not hold: pstats' attributes, as pickle pickles them.
+            return (_restore_general, (self._engine_class, std, state))
+        order = self._fcn_list
+        payload = None
+        if order is _UNSET:
+            payload = core._to_pickle()
+        elif isinstance(order, list):
+            try:
+                payload = core._to_pickle(order)
+            except KeyError:
+                pass  # items that are not function keys: the list goes as it is
+        if payload is None:
+            state["_fcn_list"] = order
+            payload = core._to_pickle()
+        return (_restore_stats, (type(self), payload, std, state))
+
+
+# What a Stats keeps in its engine and pickles as the engine's payload.
+_ENGINE_STATE = ("_core", "_stats", "_fcn_list", "_all_callees")
+
+
+def _std_stream_name(stream):
+    """"stdout" or "stderr" for the process's standard streams (those of sys or the original
+    ones), which a pickled Stats takes over from the receiving process; None otherwise."""
+    for name in ("stdout", "stderr"):
+        if stream is not None and (stream is getattr(sys, name, None)
+                                   or stream is getattr(sys, "__%s__" % name, None)):
+            return name
+    return None
+
+
+def _restore_stats(cls, payload, std, state):
+    """Unpickles a Stats (`Stats.__reduce__`): the engine from its payload (a bad one raises
+    pickle.UnpicklingError), then the attributes."""
+    self = cls.__new__(cls)
+    core = _StatsCore._from_pickle(payload)
+    d = self.__dict__
+    d.update(_core=core, _stats=None, _all_callees=None,
+             _fcn_list=_UNSET if core.ordered else None)
+    d.update(state)
+    if std is not None:
+        self.stream = getattr(sys, std)
+    return self
+
+
+def _restore_general(cls, std, state):
+    """Unpickles a Stats holding data of shapes the engine does not (pstats' own attributes)."""
+    self = cls.__new__(cls)
+    self.__dict__.update(_core=_StatsCore(), _stats=None, _all_callees=None, _fcn_list=None)
+    self.__class__ = _general_class(cls)
+    self.__dict__.update(state)
+    if std is not None:
+        self.stream = getattr(sys, std)
+    return self
+
 
 def _sampled_sort_arg_dict():
     """The sort keys ``SampledStats(...)`` sets, as 3.15's does: pstats' own unabbreviated, with

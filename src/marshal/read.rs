@@ -532,7 +532,7 @@ fn latin1_to_utf8(b: &[u8]) -> Value {
 
 /// UTF-8 where the encodings of lone surrogates (U+D800..U+DFFF, which marshal writes with
 /// `surrogatepass`) are allowed.
-fn valid_utf8_surrogatepass(s: &[u8]) -> bool {
+pub fn valid_utf8_surrogatepass(s: &[u8]) -> bool {
     let mut i = 0;
     while i < s.len() {
         let b = s[i];

@@ -14,9 +14,11 @@ use super::snapshot_model::{self, listed};
 use crate::core::aggregator::Totals;
 use crate::py::gc::GcPaused;
 use crate::py::objects::stats_dict;
+use crate::py::pickling::{reduce, unpickling_error};
 use crate::py::text::str_bytes;
 use crate::stats::dump::dump;
 use crate::stats::model::Model;
+use crate::stats::pickle;
 
 static ENTRY_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static SUBENTRY_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -127,12 +129,20 @@ fn structseq<'py>(
 
 /// A profiler's totals at one moment (a `getstats()` call, or `create_stats` time), with the
 /// objects naming its entries and the factor that turns its times into seconds; everything the
-/// results are made from.
+/// results are made from. Pickled as its stats model, it unpickles holding that model.
 #[pyclass(module = "rprofile._rprofile", frozen)]
 pub struct Snapshot {
-    totals: Totals,
-    objs: Vec<Py<PyAny>>,
-    factor: f64,
+    source: Source,
+}
+
+enum Source {
+    Live {
+        totals: Totals,
+        objs: Vec<Py<PyAny>>,
+        factor: f64,
+    },
+    /// Unpickled: the stats model only (no code objects crossed).
+    Model(Model),
 }
 
 #[pymethods]
@@ -145,22 +155,65 @@ impl Snapshot {
     /// The bytes of a `.prof` file: `marshal.dumps(self.to_dict())`, up to the form of equal
     /// values.
     fn marshal(&self, py: Python<'_>) -> PyResult<Py<PyBytes>> {
-        Ok(PyBytes::new(py, &dump(&self.model(py)?)).unbind())
+        let bytes = self.with_model(py, dump)?;
+        Ok(PyBytes::new(py, &bytes).unbind())
+    }
+
+    /// Pickles as the stats model (`stats::pickle`'s payload).
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+        let bytes = slf
+            .get()
+            .with_model(slf.py(), |m| pickle::to_bytes(m, None, None))?;
+        reduce(slf.as_any(), &bytes)
+    }
+
+    /// A snapshot of a `__reduce__` payload; `pickle.UnpicklingError` for anything else.
+    #[classmethod]
+    fn _from_pickle(cls: &Bound<'_, PyType>, data: &[u8]) -> PyResult<Snapshot> {
+        let py = cls.py();
+        let p = py
+            .detach(|| pickle::from_bytes(data))
+            .map_err(|e| unpickling_error(py, e))?;
+        Ok(Snapshot {
+            source: Source::Model(p.model),
+        })
     }
 }
 
 impl Snapshot {
     pub fn new(totals: Totals, objs: Vec<Py<PyAny>>, factor: f64) -> Self {
         Snapshot {
-            totals,
-            objs,
-            factor,
+            source: Source::Live {
+                totals,
+                objs,
+                factor,
+            },
         }
+    }
+
+    /// `f` of the stats model of these totals (made for the call) or the unpickled one.
+    fn with_model<R>(&self, py: Python<'_>, f: impl FnOnce(&Model) -> R) -> PyResult<R> {
+        Ok(match &self.source {
+            Source::Live { .. } => f(&self.model(py)?),
+            Source::Model(m) => f(m),
+        })
     }
 
     /// `getstats()`: one `profiler_entry` per listed entry.
     pub fn getstats(&self, py: Python<'_>) -> PyResult<Py<PyList>> {
-        let (agg, user_objs, factor) = (&self.totals, &self.objs, self.factor);
+        let Source::Live {
+            totals: agg,
+            objs: user_objs,
+            factor,
+        } = &self.source
+        else {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "an unpickled snapshot has no code objects for getstats()",
+            ));
+        };
+        let factor = *factor;
         let _gc = GcPaused::new(py);
         let etype = entry_type(py)?;
         let stype = subentry_type(py)?;
@@ -212,18 +265,27 @@ impl Snapshot {
     /// model as the `.prof` file, so the dict and the file follow one description of cProfile's
     /// rules.
     pub fn snapshot_stats(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
-        Ok(stats_dict(py, &self.model(py)?)?.unbind())
+        Ok(self.with_model(py, |m| stats_dict(py, m))??.unbind())
     }
 
-    /// The stats model of these totals, each entry named by `cProfile.label` of its object.
+    /// The stats model of these totals, each entry named by `cProfile.label` of its object
+    /// (an unpickled snapshot's own).
     fn model(&self, py: Python<'_>) -> PyResult<Model> {
-        let ids = listed(&self.totals);
+        let (totals, objs, factor) = match &self.source {
+            Source::Live {
+                totals,
+                objs,
+                factor,
+            } => (totals, objs, *factor),
+            Source::Model(m) => return Ok(m.clone()),
+        };
+        let ids = listed(totals);
         let mut model = Model::default();
         let mut funcs = Vec::with_capacity(ids.len());
         for &id in &ids {
-            funcs.push(label_func(py, &mut model, self.objs[id as usize].bind(py))?);
+            funcs.push(label_func(py, &mut model, objs[id as usize].bind(py))?);
         }
-        snapshot_model::fill(&mut model, &self.totals, self.factor, &ids, &funcs);
+        snapshot_model::fill(&mut model, totals, factor, &ids, &funcs);
         Ok(model)
     }
 }

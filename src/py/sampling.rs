@@ -11,14 +11,17 @@ use std::time::Duration;
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyType};
 
 use crate::py::oserror::os_error;
+use crate::py::pickling::{reduce, unpickling_error};
 use crate::py::sampler::runtime_of;
 use crate::sampler::session::{End, Options, Session};
 use crate::sampler::stacks;
 use crate::samples::profile::{Mode, Profile};
-use crate::samples::{collapsed, flamegraph, lines, speedscope, stats as sampled_stats, summary};
+use crate::samples::{
+    collapsed, flamegraph, lines, pickle, speedscope, stats as sampled_stats, summary,
+};
 
 /// A stack reader error as Python's: OSError with errno, or ValueError for a version or layout
 /// that cannot be read.
@@ -284,5 +287,39 @@ impl SampledProfile {
             End::Exited => "exited".into(),
             End::Failed(why) => format!("failed: {why}"),
         }
+    }
+
+    /// Pickles as the samples and the end (`samples::pickle`'s payload).
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+        let me = slf.get();
+        let end = me.end();
+        let bytes = slf.py().detach(|| pickle::to_bytes(&me.profile, &end));
+        reduce(slf.as_any(), &bytes)
+    }
+
+    /// The samples of a `__reduce__` payload; `pickle.UnpicklingError` for anything else.
+    #[classmethod]
+    fn _from_pickle(cls: &Bound<'_, PyType>, data: &[u8]) -> PyResult<SampledProfile> {
+        let py = cls.py();
+        let (profile, end) = py
+            .detach(|| pickle::from_bytes(data))
+            .map_err(|e| unpickling_error(py, e))?;
+        let end = match end.as_str() {
+            "stopped" => End::Stopped,
+            "duration" => End::Duration,
+            "exited" => End::Exited,
+            other => match other.strip_prefix("failed: ") {
+                Some(why) => End::Failed(why.into()),
+                None => {
+                    return Err(unpickling_error(
+                        py,
+                        crate::stats::payload::Error(format!("unknown end {other:?}")),
+                    ))
+                }
+            },
+        };
+        Ok(SampledProfile { profile, end })
     }
 }

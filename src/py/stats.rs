@@ -10,9 +10,10 @@ use pyo3::types::{PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use crate::stats::model::{ints, CallValue, Callees, Edge, MergeError, Model, Record};
 use crate::stats::model::{CT_INT, TT_INT};
-use crate::stats::{dump, load, report, select, sort};
+use crate::stats::{dump, load, pickle, report, select, sort};
 
 use super::objects::{stats_dict, time_obj, Objects};
+use super::pickling::unpickling_error;
 use super::text::{py_str, str_bytes};
 
 /// A key `(file, line, name)` of a Python stats dict, or `None` for another shape.
@@ -609,6 +610,47 @@ impl StatsCore {
             ))?;
         }
         Ok(out)
+    }
+
+    /// The pickle payload of the model with its callee lists and its sort order, or with the
+    /// order `keys` (a `fcn_list` handed out as a list) when given: KeyError for an item that
+    /// is not a function key.
+    #[pyo3(signature = (keys=None))]
+    fn _to_pickle<'py>(
+        &mut self,
+        py: Python<'py>,
+        keys: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let listed;
+        let order = match keys {
+            Some(keys) => {
+                listed = self.listing(Some(keys), true)?;
+                Some(listed.ids())
+            }
+            None => self.order.as_deref().map(Vec::as_slice),
+        };
+        let (model, callees) = (&self.model, self.callees.as_ref());
+        let bytes = py.detach(|| pickle::to_bytes(model, order, callees));
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// The core of a `_to_pickle` payload; `pickle.UnpicklingError` for anything else.
+    #[staticmethod]
+    fn _from_pickle(py: Python<'_>, data: &[u8]) -> PyResult<StatsCore> {
+        let p = py
+            .detach(|| pickle::from_bytes(data))
+            .map_err(|e| unpickling_error(py, e))?;
+        Ok(StatsCore {
+            model: p.model,
+            order: p.order.map(Arc::new),
+            callees: p.callees,
+        })
+    }
+
+    /// Whether there is a sort order, empty or not (`fcn_list` is then the core's).
+    #[getter]
+    fn ordered(&self) -> bool {
+        self.order.is_some()
     }
 
     /// The marshal bytes of the stats dict (`dump_stats`), with the sampled marker if set.

@@ -9,11 +9,13 @@
 //!   - `flamegraph`: an interactive SVG flame graph drawn by inferno;
 //!   - `lines`: the per-line report per thread (`--lines`), as data and as a table;
 //!   - `summary`: the one line on what the run took and lost, and the threads table;
-//! - `table`: how those reports draw their tables (comfy-table, to a given width).
+//! - `table`: how those reports draw their tables (comfy-table, to a given width);
+//! - `pickle`: the samples as a pickle payload and back (a `SampledProfile` pickled).
 
 pub mod collapsed;
 pub mod flamegraph;
 pub mod lines;
+pub mod pickle;
 pub mod profile;
 pub mod speedscope;
 pub mod stats;

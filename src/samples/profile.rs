@@ -127,6 +127,14 @@ pub struct Profile {
     scratch: Vec<u32>,
 }
 
+/// What tells threads apart: the OS id, or the ident when the OS id is not known (0).
+fn thread_key(native_id: u64, ident: u64) -> (u64, u64) {
+    match native_id {
+        0 => (0, ident),
+        _ => (native_id, 0),
+    }
+}
+
 impl Profile {
     pub fn new(interval: f64, mode: Mode) -> Profile {
         Profile {
@@ -154,10 +162,7 @@ impl Profile {
     /// The index of the thread with OS id `native_id`, added when new (with its ident); a
     /// thread whose OS id is not known (0) is told apart by its ident.
     pub fn thread(&mut self, native_id: u64, ident: u64) -> u32 {
-        let key = match native_id {
-            0 => (0, ident),
-            _ => (native_id, 0),
-        };
+        let key = thread_key(native_id, ident);
         if let Some(&i) = self.thread_index.get(&key) {
             // An OS id reused by a later thread: the same lane, the newest ident.
             self.threads[i as usize].ident = ident;
@@ -171,6 +176,17 @@ impl Profile {
         });
         self.thread_index.insert(key, i);
         i
+    }
+
+    /// Rebuilds the lookup of `thread` from `threads`, after they were filled in directly (as
+    /// an unpickled profile's are).
+    pub fn reindex_threads(&mut self) {
+        self.thread_index = self
+            .threads
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (thread_key(t.native_id, t.ident), i as u32))
+            .collect();
     }
 
     /// Records a sample of thread `thread`, whose frames are given innermost first, standing

@@ -560,7 +560,7 @@ impl Model {
 }
 
 /// `all_callees`: per function id, the functions it calls (a compressed adjacency list).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Callees {
     start: Vec<u32>,
     edges: Vec<Edge>,
@@ -589,6 +589,12 @@ impl Callees {
                 lists[new].push(edge);
             }
         }
+        Callees::from_lists(order, &lists, self.rows, funcs)
+    }
+
+    /// Callees made of each function's list (`lists[id]`), the dict's keys in `order`, made
+    /// from a dict of `rows` rows, over at least `funcs` functions.
+    pub fn from_lists(order: Vec<u32>, lists: &[Vec<Edge>], rows: usize, funcs: usize) -> Callees {
         let n = lists.len().max(funcs);
         let mut start = Vec::with_capacity(n + 1);
         let mut edges = Vec::new();
@@ -602,9 +608,14 @@ impl Callees {
         Callees {
             start,
             edges,
-            rows: self.rows,
+            rows,
             order,
         }
+    }
+
+    /// Rows of the stats dict they were made from.
+    pub fn rows(&self) -> usize {
+        self.rows
     }
 
     /// The callees of `func` (none for a function the model did not have when they were made).
