@@ -240,6 +240,24 @@ def test_merging_unpickled_profiles_equals_merging_the_originals(tmp_path):
     assert reports(again.sort_stats("calls")) == reports(merged.sort_stats("calls"))
 
 
+def test_data_pickle_cannot_pickle_fails_as_for_the_dict(tmp_path):
+    # `python -m profile -o` (3.12+) keys its top level by a code object, which pickle refuses.
+    import subprocess
+
+    script = tmp_path / "prog.py"
+    script.write_text("def f():\n    return 1\n\nf()\n")
+    out = str(tmp_path / "x.prof")
+    subprocess.run([sys.executable, "-m", "profile", "-o", out, str(script)], check=True,
+                   timeout=120)
+    theirs = pstats.Stats(out).stats
+    if all(isinstance(k[2], str) for k in theirs):
+        pytest.skip("this version's profile writes no code object")
+    with pytest.raises(TypeError):
+        pickle.dumps(theirs)
+    with pytest.raises(TypeError):
+        pickle.dumps(Stats(out))
+
+
 # -- the stream ----------------------------------------------------------------------------------
 
 def test_standard_streams_become_the_receivers(tmp_path):
