@@ -10,7 +10,7 @@ use pyo3::types::{PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use crate::stats::model::{ints, CallValue, Callees, Edge, MergeError, Model, Record};
 use crate::stats::model::{CT_INT, TT_INT};
-use crate::stats::{dump, load, pickle, report, select, sort};
+use crate::stats::{dump, load, pickle, report, select, sort, top};
 
 use super::objects::{stats_dict, time_obj, Objects};
 use super::pickling::unpickling_error;
@@ -323,6 +323,16 @@ impl StatsCore {
             model: self.model.clone(),
             order: self.order.clone(),
             callees: self.callees.clone(),
+        }
+    }
+
+    /// At most `n` of the heaviest functions (by tottime and by cumtime) and one row for the
+    /// rest, which keeps the totals: the stats of a report that must stay small.
+    fn top(&self, py: Python<'_>, n: usize) -> StatsCore {
+        let model = &self.model;
+        StatsCore {
+            model: py.detach(|| top::top(model, n)),
+            ..Default::default()
         }
     }
 
