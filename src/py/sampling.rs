@@ -19,6 +19,7 @@ use crate::py::sampler::runtime_of;
 use crate::sampler::session::{End, Options, Session};
 use crate::sampler::stacks;
 use crate::samples::profile::{Mode, Profile};
+use crate::samples::within::within;
 use crate::samples::{
     collapsed, flamegraph, lines, pickle, speedscope, stats as sampled_stats, summary,
 };
@@ -223,6 +224,17 @@ impl SampledProfile {
         let mut out = Vec::new();
         lines::write_lines(&mut out, &report, width)?;
         Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// The samples of one call: the stacks of the thread `ident` cut below the innermost frame
+    /// of the function `name` of `filename` (its samples outside it dropped); other threads'
+    /// kept.
+    fn within(&self, py: Python<'_>, ident: u64, filename: &str, name: &str) -> SampledProfile {
+        let profile = &self.profile;
+        SampledProfile {
+            profile: py.detach(|| within(profile, ident, filename, name)),
+            end: self.end.clone(),
+        }
     }
 
     /// One line: samples taken of asked, threads, dropped and cut stacks, duration.

@@ -9,6 +9,7 @@
 //!   - `flamegraph`: an interactive SVG flame graph drawn by inferno;
 //!   - `lines`: the per-line report per thread (`--lines`), as data and as a table;
 //!   - `summary`: the one line on what the run took and lost, and the threads table;
+//! - `within`: the samples of one call (a thread's stacks below a runner function's frame);
 //! - `table`: how those reports draw their tables (comfy-table, to a given width);
 //! - `pickle`: the samples as a pickle payload and back (a `SampledProfile` pickled).
 
@@ -21,3 +22,4 @@ pub mod speedscope;
 pub mod stats;
 pub mod summary;
 pub mod table;
+pub mod within;

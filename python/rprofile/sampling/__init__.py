@@ -87,6 +87,12 @@ class Sampler:
         if self._core is not None:
             self.stop()
 
+    def _keep_within(self, ident, code):
+        """Keeps, of the thread whose ident is `ident`, only the samples taken inside a frame of
+        `code` (a code object), each stack from the frame below its innermost one; other
+        threads' samples stay as they are."""
+        self._profile = self._samples().within(ident, code.co_filename, code.co_name)
+
     def _samples(self):
         if self._profile is None:
             raise RuntimeError("no samples yet: start() and stop() the Sampler first")
