@@ -12,6 +12,11 @@ import io
 import os
 import sys
 
+from rprofile._outputs import check_writable as _check_writable
+from rprofile._outputs import print_memory as _print_memory
+from rprofile._outputs import print_thread_summary as _print_thread_summary
+from rprofile._outputs import write_timeline as _write_timeline
+
 USAGE = "rprofile [-o output_file_path] [-s sort] [-m module | scriptfile] [arg] ..."
 
 
@@ -82,22 +87,6 @@ def _parser():
                            "flame graph; sampled lines with --sample) instead of printing "
                            "the table")
     return parser
-
-
-def _check_writable(parser, path):
-    """Refuses, before the program runs, an output path that could not be written at its end."""
-    if path is None:
-        return
-    parent = os.path.dirname(path) or "."
-    if os.path.isdir(path):
-        problem = "is a directory"
-    elif not os.path.isdir(parent):
-        problem = "no such directory: %s" % parent
-    elif not os.access(path if os.path.exists(path) else parent, os.W_OK):
-        problem = "permission denied"
-    else:
-        return
-    parser.error("cannot write %s: %s" % (path, problem))
 
 
 def _module_target(parser, modname):
@@ -199,7 +188,7 @@ def main():
                 if options.threads:
                     _print_thread_summary(prof)
                 if options.memory:
-                    _print_memory(prof)
+                    _print_memory(prof.memory_stats() or {})
             if lookup_error is None:
                 _write_timeline(prof, options)
                 if options.html is not None:
@@ -275,62 +264,6 @@ def _report_title(module, args):
     if not args:
         return "profile"
     return " ".join((["-m", args[0]] if module else [os.path.basename(args[0])]) + args[1:])
-
-
-def _write_timeline(prof, options):
-    timeline = prof.timeline
-    if timeline is None:
-        return
-    if options.timeline is not None:
-        timeline.to_chrome_trace(options.timeline)
-    if options.speedscope is not None:
-        timeline.to_speedscope(options.speedscope)
-    kept, dropped, rss_kept, rss_dropped = timeline._counts()
-    if dropped:
-        print("rprofile: the timeline kept the last %d events; %d earlier ones were dropped "
-              "(--buffer-size)" % (kept, dropped), file=sys.stderr)
-    if rss_dropped:
-        print("rprofile: the timeline kept the last %d RSS samples; %d earlier ones were "
-              "dropped (--buffer-size)" % (rss_kept, rss_dropped), file=sys.stderr)
-
-
-def _print_memory(prof, limit=30):
-    """Under the table: the functions by net bytes allocated (allocated and not freed while
-    profiling), largest first."""
-    from pstats import func_std_string
-
-    stats = prof.memory_stats() or {}
-    rows = sorted(stats.items(), key=lambda kv: (-kv[1].net, -kv[1].allocated,
-                                                 func_std_string(kv[0])))
-    print("   Memory (bytes; net = allocated - freed while profiling, frees charged to the "
-          "allocating function):")
-    print("%14s %14s %14s %14s %12s  function" % ("net", "peak", "allocated", "freed",
-                                                 "allocations"))
-    for func, m in rows[:limit]:
-        print("%14d %14d %14d %14d %12d  %s" % (m.net, m.peak, m.allocated, m.freed,
-                                                m.allocations, func_std_string(func)))
-    if len(rows) > limit:
-        print("   ... %d more functions" % (len(rows) - limit))
-    print()
-
-
-def _print_thread_summary(prof):
-    """Under the table: each thread's calls and time, busiest first."""
-    rows = []
-    for (name, ident), stats in prof.thread_stats().items():
-        calls = sum(v[1] for v in stats.values())
-        primitive = sum(v[0] for v in stats.values())
-        busy = sum(v[2] for v in stats.values())
-        rows.append((busy, name, ident, calls, primitive))
-    if not rows:
-        return
-    rows.sort(key=lambda r: (-r[0], r[1]))
-    width = max(len(r[1]) for r in rows)
-    print("   Threads (tottime summed over the thread's functions):")
-    for busy, name, ident, calls, primitive in rows:
-        print("   %s  ident %-16d %10d calls (%d primitive)  %.3f seconds"
-              % (name.ljust(width), ident, calls, primitive, busy))
-    print()
 
 
 def _module_not_found(exc):
