@@ -2,7 +2,8 @@
 
 - ``write_profile(prof, path)``: a ``Profile``'s report, with its timeline's call paths, its
   threads and its memory when it recorded them (``Profile.to_html``, ``python -m rprofile
-  --html``);
+  --html``); ``profile_parts(prof)`` what goes into it (the notebook's inline report narrows
+  it);
 - ``stats_main(argv)``: ``python -m rprofile.stats --html report.html a.prof [b.prof ...]`` and
   ``--compare before.prof after.prof`` (with ``--html``, the comparison report; without, the
   largest changes as a table).
@@ -24,31 +25,46 @@ def _title(argv):
 def write_profile(prof, path, title=None):
     """Writes the report of `prof` (an ``rprofile.Profile``, disabled first as
     ``create_stats`` does) at `path`."""
+    stats, extras = profile_parts(prof)
+    _write_report(path, stats, title or _title(sys.argv), [], **extras)
+
+
+def profile_parts(prof, thread=None):
+    """`(stats, extras)` of a report of `prof` (disabled first): its ``StatsCore``, and the
+    keyword arguments of ``_write_report`` for its timeline's call paths, its threads (when
+    more than one) and its memory rows, largest net first. `thread`: one thread's snapshot
+    (of a ``threads=True`` profile), whose calls alone are shown, with the memory rows of the
+    functions it called."""
     import threading
 
     prof.create_stats()
-    stats = _StatsCore.from_bytes(prof._take_snapshot().marshal())
     paths = prof._timeline_paths() if prof._timeline_info() is not None else None
     threads = {}
-    for ident, name, snapshot in prof._thread_snapshots():
-        if name is None:
-            # A program that never imported threading still has its main thread.
-            main = ident == threading.main_thread().ident
-            name = "MainThread" if main else "Thread-%d" % ident
-        core = _StatsCore.from_bytes(snapshot.marshal())
-        if core is None:
-            continue
-        if name in threads:
-            threads[name].add(core)  # a finished thread's name reused: added up
-        else:
-            threads[name] = core
+    if thread is None:
+        stats = _StatsCore.from_bytes(prof._take_snapshot().marshal())
+        for ident, name, snapshot in prof._thread_snapshots():
+            if name is None:
+                # A program that never imported threading still has its main thread.
+                main = ident == threading.main_thread().ident
+                name = "MainThread" if main else "Thread-%d" % ident
+            core = _StatsCore.from_bytes(snapshot.marshal())
+            if core is None:
+                continue
+            if name in threads:
+                threads[name].add(core)  # a finished thread's name reused: added up
+            else:
+                threads[name] = core
+    else:
+        stats = _StatsCore.from_bytes(thread.marshal())
     memory = []
-    for (file, line, name), m in sorted((prof.memory_stats() or {}).items(),
-                                        key=lambda kv: -kv[1].net):
+    rows = prof.memory_stats() or {}
+    if rows and thread is not None:
+        called = thread.to_dict()
+        rows = {func: m for func, m in rows.items() if func in called}
+    for (file, line, name), m in sorted(rows.items(), key=lambda kv: -kv[1].net):
         memory.append((file, line, name, m.allocations, m.allocated, m.freed, m.net, m.peak))
-    _write_report(path, stats, title or _title(sys.argv), [],
-                  paths=paths, threads=list(threads.items()) if len(threads) > 1 else [],
-                  memory=memory)
+    return stats, {"paths": paths, "threads": list(threads.items()) if len(threads) > 1 else [],
+                   "memory": memory}
 
 
 # -- python -m rprofile.stats --html / --compare -----------------------------------------------

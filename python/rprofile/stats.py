@@ -607,6 +607,13 @@ class Stats:
                       before_title=before_title or "")
         return self
 
+    def _repr_html_(self):
+        """The HTML report inline in a notebook (IPython's rich display): in a frame of its
+        own, a big profile by its heaviest functions."""
+        from rprofile._inline import stats_html
+
+        return stats_html(self)
+
     def _html_core(self):
         """The engine's core for a report (data of other shapes read into one)."""
         core = self._engine()
