@@ -452,3 +452,80 @@ def test_every_kind_of_profile_renders(browser, tmp_path, kind):
         save(page, "kind-sampled-lines")
     if kind == "sampled-file":
         assert page.eval("document.querySelector('#v-table th').textContent") == "nsamples"
+
+
+# -- the report inline in a notebook: %rprofile, %rsample, a Stats' rich display ---------------
+
+# PROGRAM's functions (main -> a, b -> leaf), one that burns CPU and big stats.
+NOTEBOOK_WORK = PROGRAM[:PROGRAM.rindex("main()")] + textwrap.dedent("""\
+    import marshal, time
+    from rprofile import Stats
+
+    def burn(seconds):
+        end = time.process_time() + seconds
+        while time.process_time() < end:
+            leaf(100)
+
+    def big(n):
+        d = {("big.py", i + 1, "f%d" % i): (1, 1, 0.001, 0.001 * (n - i), {})
+             for i in range(n)}
+        with open("big.prof", "wb") as f:
+            marshal.dump(d, f)
+        return Stats("big.prof")
+    """)
+
+
+def frame_eval(page, i, expression):
+    """`expression` evaluated with `d` the document of the notebook's i-th report frame."""
+    return page.eval("(() => { const d = document.querySelectorAll('iframe.rprofile-report')"
+                     "[%d].contentDocument; return %s; })()" % (i, expression))
+
+
+def test_a_notebooks_inline_reports_run_in_their_frames(browser, tmp_path):
+    from notebooks import execute, html_page
+    from rprofile._inline import FUNCTIONS
+
+    cells = ["%load_ext rprofile", NOTEBOOK_WORK, "%rprofile -s cumulative main()",
+             "%%rprofile\nmain()\nleaf(5)", "%rprofile -q -r main()", "big(%d)" % (3 * FUNCTIONS)]
+    sampled = sampler_unsupported() is None
+    if sampled:
+        cells.append("%rsample --rate 1000 burn(0.3)")
+    nb = execute(cells, tmp_path)
+    (tmp_path / "notebook.html").write_text(html_page(nb))
+    page = browser.open((tmp_path / "notebook.html").as_uri())
+    n = page.eval("document.querySelectorAll('iframe.rprofile-report').length")
+    assert n == len(cells) - 2
+    page.wait_for("[...document.querySelectorAll('iframe.rprofile-report')].every(f => "
+                  "f.contentDocument && f.contentDocument.body && "
+                  "f.contentDocument.body.dataset.ready === '1')")
+    assert page.console_errors() == []
+    save(page, "notebook")
+    for i in range(n):
+        names = frame_eval(page, i, "[...d.querySelectorAll('#v-table tbody tr:not(.spacer) "
+                                    "a.fn')].map(a => a.title)")
+        count = frame_eval(page, i, "d.querySelector('#count').textContent")
+        if i == 3:  # big(): its heaviest functions and one row for the rest
+            assert count == "%d functions" % (FUNCTIONS + 1)
+            assert "{%d more functions: their own time}" % (2 * FUNCTIONS) in names
+            continue
+        assert any(name.endswith("(main)") for name in names) or \
+            (i == 4 and any(name.endswith("(burn)") for name in names)), names
+        assert any(name.endswith("(leaf)") for name in names), names
+        # The flame graph: the report's own frame inside this one, drawn by its script.
+        frame_eval(page, i, "d.defaultView.location.hash = '#flame'")
+        page.wait_for("(() => { const d = document.querySelectorAll('iframe.rprofile-report')"
+                      "[%d].contentDocument; const f = [...d.querySelectorAll('#v-flame iframe')]"
+                      ".find(f => !f.hidden); return !!(f && f.contentWindow.searchbtn); })()" % i)
+        labels = frame_eval(page, i, "[...[...d.querySelectorAll('#v-flame iframe')].find(f => "
+                                     "!f.hidden).contentDocument.querySelectorAll('#frames > g "
+                                     "title')].map(t => t.textContent)")
+        assert any(label.startswith("leaf (") for label in labels), labels
+    assert page.console_errors() == []
+    save(page, "notebook-flame")
+    # The notebook's page is as it was: its title, style and URL; nothing of the reports'.
+    assert page.eval("[document.title, location.hash, getComputedStyle(document.body).color, "
+                     "getComputedStyle(document.body).display, typeof window.rprofileReady]") == \
+        ["notebook", "", "rgb(1, 2, 3)", "block", "undefined"]
+    heights = page.eval("[...document.querySelectorAll('iframe.rprofile-report')]"
+                        ".map(f => f.getBoundingClientRect().height)")
+    assert all(360 <= h <= 602 for h in heights), heights

@@ -32,6 +32,14 @@ def __getattr__(name):
     raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
+def load_ipython_extension(ip):
+    """``%load_ext rprofile`` in IPython or Jupyter: the magics ``%rprofile``/``%%rprofile``
+    (``%prun`` with this profiler) and ``%rsample``/``%%rsample`` (the sampler)."""
+    from rprofile._magics import load
+
+    load(ip, Profile)
+
+
 def run(statement, filename=None, sort=-1):
     """Run statement under the profiler, then print the stats (or save them to filename)."""
     return _pyprofile._Utils(Profile).run(statement, filename, sort)
