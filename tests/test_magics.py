@@ -203,6 +203,7 @@ def test_r_returns_the_stats(ip):
     assert stats.sort_type == "internal time"
     # It shows itself as the report in a notebook.
     assert stats._repr_html_().startswith("<iframe")
+    assert "&quot;sampled&quot;:false" in stats._repr_html_()
 
 
 def test_a_cell_is_appended_to_the_line_and_runs_in_the_user_namespace(ip):
@@ -309,6 +310,8 @@ def test_rsample_samples_a_function_burning_cpu(ip):
     assert text.startswith("Sampled ")
     assert " nsamples  tottime persample cumtime persample filename:lineno(function)" in text
     assert "sampled call paths" in shown[0]["text/html"]
+    # The returned stats show as a report of samples too.
+    assert "&quot;sampled&quot;:true" in stats._repr_html_()
 
 
 @needs_sampler

@@ -86,8 +86,9 @@ class _Request:
                 raise UsageError("-s %s: not a sort key (the keys: %s)"
                                  % (key, ", ".join(Stats.sort_arg_dict_default)))
         self.limits = [_limit(term) for term in opts.get("l", [])]
-        self.dump_file = opts.get("D", [""])[-1]
-        self.text_file = opts.get("T", [""])[-1]
+        # %prun takes the first of repeated -D and -T.
+        self.dump_file = opts.get("D", [""])[0]
+        self.text_file = opts.get("T", [""])[0]
         for path in (self.dump_file, self.text_file):
             if path:
                 check_writable(_Refusal, path)
