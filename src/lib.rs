@@ -12,12 +12,14 @@
 //! - `sampler`: the Python-free reader of another Python process (the sampling profiler's
 //!   base): it finds the target's interpreter runtime and reads its threads' stacks;
 //! - `samples`: what a sampling run collected and every output made from it, Python-free;
-//! - `report`: the self-contained HTML report of any profile, Python-free.
+//! - `report`: the self-contained HTML report of any profile, Python-free;
+//! - `pprof`: the pprof export (gzipped `profile.proto`) of any profile, Python-free.
 
 pub mod core;
 mod hook;
 pub mod marshal;
 mod profiler;
+pub mod pprof;
 mod py;
 pub mod report;
 pub mod sampler;

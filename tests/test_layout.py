@@ -151,6 +151,9 @@ PYTHON_FREE = {
     "samples": {"core", "stats", "marshal"},
     # The HTML report: from the stats model, a sampling run or a timeline's events.
     "report": {"core", "stats", "samples"},
+    # The pprof export: of the stats model, a sampling run, or a timeline's call paths (the
+    # report's, so that both read a timeline one way).
+    "pprof": {"core", "stats", "samples", "report"},
 }
 
 

@@ -23,6 +23,8 @@ pub enum Weight {
 pub struct Paths {
     pub tree: Tree,
     pub labels: Vec<String>,
+    /// What each label names: `(name, file, first line)` of a function, None for a thread.
+    pub functions: Vec<Option<(String, String, i64)>>,
     /// The top nodes that are threads, with the thread's name (empty with one thread).
     pub threads: Vec<(u32, String)>,
     pub weight: Weight,
@@ -44,6 +46,11 @@ pub fn from_samples(p: &Profile) -> Paths {
         .iter()
         .map(|f| frame_label(&f.filename, f.first_line, &f.name))
         .collect();
+    let mut functions: Vec<_> = p
+        .functions
+        .iter()
+        .map(|f| Some((f.name.clone(), f.filename.clone(), f.first_line)))
+        .collect();
     let counted: Vec<u32> = (0..p.threads.len() as u32)
         .filter(|&t| p.threads[t as usize].samples > 0)
         .collect();
@@ -54,6 +61,7 @@ pub fn from_samples(p: &Profile) -> Paths {
     if many {
         for &t in &counted {
             labels.push(p.thread_title(t));
+            functions.push(None);
             let node = tree.child(0, (labels.len() - 1) as u32);
             tops.insert(t, node);
             threads.push((node, p.thread_label(t)));
@@ -76,6 +84,7 @@ pub fn from_samples(p: &Profile) -> Paths {
     Paths {
         tree,
         labels,
+        functions,
         threads,
         weight: Weight::Samples {
             interval: p.interval,
@@ -108,11 +117,13 @@ pub fn from_timeline(
         _ => (0, 0),
     };
     let mut labels: Vec<String> = Vec::new();
+    let mut functions: Vec<Option<(String, String, i64)>> = Vec::new();
     let mut label_of: HashMap<usize, u32> = HashMap::new();
-    let mut label = |labels: &mut Vec<String>, key: usize| {
+    let mut label = |labels: &mut Vec<String>, functions: &mut Vec<_>, key: usize| {
         *label_of.entry(key).or_insert_with(|| {
             let (name, file, line) = function(key);
             labels.push(frame_label(&file, line, &name));
+            functions.push(Some((name, file, line)));
             (labels.len() - 1) as u32
         })
     };
@@ -143,6 +154,7 @@ pub fn from_timeline(
                 .cloned()
                 .unwrap_or_else(|| format!("thread {t}"));
             labels.push(name.clone());
+            functions.push(None);
             top[t] = tree.child(0, (labels.len() - 1) as u32);
             thread_tops.push((top[t], name));
         }
@@ -151,7 +163,8 @@ pub fn from_timeline(
     for (th, keys) in unmatched.iter().enumerate() {
         for &key in keys.iter().rev() {
             let parent = stacks[th].last().map_or(top[th], |o| o.node);
-            let node = tree.child(parent, label(&mut labels, key));
+            let node = tree.child(parent, label(&mut labels, &mut functions, key));
+            tree.nodes[node as usize].calls += 1;
             stacks[th].push(Open {
                 node,
                 start: t_first,
@@ -174,7 +187,8 @@ pub fn from_timeline(
         let th = e.thread as usize;
         if e.kind == ENTER {
             let parent = stacks[th].last().map_or(top[th], |o| o.node);
-            let node = tree.child(parent, label(&mut labels, e.key));
+            let node = tree.child(parent, label(&mut labels, &mut functions, e.key));
+            tree.nodes[node as usize].calls += 1;
             stacks[th].push(Open {
                 node,
                 start: e.t,
@@ -192,13 +206,14 @@ pub fn from_timeline(
     Paths {
         tree,
         labels,
+        functions,
         threads: thread_tops,
         weight: Weight::Seconds,
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::samples::profile::tests::small;
 
@@ -237,7 +252,8 @@ mod tests {
         );
     }
 
-    fn ev(kind: u8, t: i64, key: usize, thread: u16) -> Event {
+    /// A timeline event of `kind` at time `t` of function `key` on thread `thread`.
+    pub fn ev(kind: u8, t: i64, key: usize, thread: u16) -> Event {
         Event {
             t,
             key,
@@ -274,6 +290,16 @@ mod tests {
         // g: 0 + 3 units. In seconds (0.5 a unit): f 3.5, g 1.5.
         let f = p.tree.tops()[0];
         assert_eq!(p.tree.nodes[f as usize].weight, 3.5);
+        // Calls on each path: f's cut one and its later one; g's cut one and its later one.
+        let g = p.tree.nodes.iter().position(|n| n.parent == f).unwrap();
+        assert_eq!(
+            (p.tree.nodes[f as usize].calls, p.tree.nodes[g].calls),
+            (2, 2)
+        );
+        assert_eq!(
+            p.functions[p.tree.nodes[g].label as usize],
+            Some(("g".into(), "p.py".into(), 3))
+        );
         assert_eq!(p.tree.total(0), 5.0);
     }
 

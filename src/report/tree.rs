@@ -13,6 +13,8 @@ pub struct Node {
     pub parent: u32,
     pub label: u32,
     pub weight: f64,
+    /// Calls entered on this path (counted from a timeline; 0 in sampled and estimated trees).
+    pub calls: u64,
 }
 
 /// The nodes of a tree; node 0 is the root, standing for no frame.
@@ -35,6 +37,7 @@ impl Tree {
                 parent: 0,
                 label: u32::MAX,
                 weight: 0.0,
+                calls: 0,
             }],
             index: HashMap::default(),
         }
@@ -49,6 +52,7 @@ impl Tree {
                 parent,
                 label,
                 weight: 0.0,
+                calls: 0,
             });
         }
         id
