@@ -18,8 +18,8 @@
 pub mod core;
 mod hook;
 pub mod marshal;
-mod profiler;
 pub mod pprof;
+mod profiler;
 mod py;
 pub mod report;
 pub mod sampler;
@@ -50,6 +50,7 @@ fn _rprofile(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py::report::_write_report, m)?)?;
     m.add_function(wrap_pyfunction!(py::report::_compare_table, m)?)?;
     m.add_class::<py::report::CallPaths>()?;
+    m.add_function(wrap_pyfunction!(py::pprof::_write_pprof, m)?)?;
     m.add("profiler_entry", profiler::snapshot::entry_type(m.py())?)?;
     m.add(
         "profiler_subentry",

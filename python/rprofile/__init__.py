@@ -199,6 +199,16 @@ class Profile(_Profiler):
 
         write_profile(self, path, title)
 
+    def dump_pprof(self, path, title=None):
+        """Writes this profile (disabling it, as ``create_stats`` does) as a gzipped pprof
+        profile at `path`, for ``go tool pprof``, Pyroscope or Parca: values ``calls/count`` and
+        ``cpu/nanoseconds`` (the profiler's time, wall by default). With ``timeline=True`` and
+        no event dropped, one sample per real call path; otherwise one per caller edge
+        (``Stats.dump_pprof``)."""
+        from rprofile._pprof import write_profile
+
+        write_profile(self, path, title)
+
     @property
     def timeline(self):
         """The recorded events (``rprofile.timeline.Timeline``) of a ``timeline=True``

@@ -86,6 +86,9 @@ def _parser():
                       help="Write one self-contained HTML report (table, callers and callees, "
                            "flame graph; sampled lines with --sample) instead of printing "
                            "the table")
+    parser.add_option("--pprof", dest="pprof", default=None, metavar="FILE",
+                      help="Write a gzipped pprof profile (go tool pprof, Pyroscope, Parca) "
+                           "instead of printing the table")
     return parser
 
 
@@ -138,7 +141,7 @@ def main():
             parser.error("--%s needs --sample" % name)
     sys.argv[:] = args
     # The profiled program may chdir, so the output path is fixed now.
-    for name in ("outfile", "timeline", "speedscope", "html"):
+    for name in ("outfile", "timeline", "speedscope", "html", "pprof"):
         if getattr(options, name) is not None:
             setattr(options, name, os.path.abspath(getattr(options, name)))
     if not args:
@@ -150,7 +153,7 @@ def main():
         # would be charged the others' CPU time too.
         parser.error("--threads with --clock cpu charges each thread the whole process's CPU "
                      "time; use --clock thread_cpu")
-    for name in ("outfile", "timeline", "speedscope", "html"):
+    for name in ("outfile", "timeline", "speedscope", "html", "pprof"):
         _check_writable(parser, getattr(options, name))
     title = _report_title(options.module, args)
 
@@ -182,7 +185,7 @@ def main():
             else:
                 if options.outfile is not None:
                     prof.dump_stats(options.outfile)
-                elif options.html is None:
+                elif options.html is None and options.pprof is None:
                     prof.print_stats(options.sort)
                 # Asked for by name, so printed also when -o takes the stats table's place.
                 if options.threads:
@@ -193,6 +196,8 @@ def main():
                 _write_timeline(prof, options)
                 if options.html is not None:
                     prof.to_html(options.html, title)
+                if options.pprof is not None:
+                    prof.dump_pprof(options.pprof, title)
     except BrokenPipeError as exc:
         # Nothing more can be written; avoid "Exception ignored" at shutdown.
         sys.stdout = None
@@ -204,7 +209,7 @@ def main():
     return parser
 
 
-SAMPLED_OUTPUTS = ("outfile", "speedscope", "collapsed", "flamegraph", "html")
+SAMPLED_OUTPUTS = ("outfile", "speedscope", "collapsed", "flamegraph", "html", "pprof")
 
 
 class _OneLineErrors:

@@ -4,9 +4,10 @@
   threads and its memory when it recorded them (``Profile.to_html``, ``python -m rprofile
   --html``); ``profile_parts(prof)`` what goes into it (the notebook's inline report narrows
   it);
-- ``stats_main(argv)``: ``python -m rprofile.stats --html report.html a.prof [b.prof ...]`` and
-  ``--compare before.prof after.prof`` (with ``--html``, the comparison report; without, the
-  largest changes as a table).
+- ``stats_main(argv)``: ``python -m rprofile.stats --html report.html a.prof [b.prof ...]``
+  (and/or ``--pprof out.pb.gz``: the files added up as a pprof profile) and ``--compare
+  before.prof after.prof`` (with ``--html``, the comparison report; without, the largest
+  changes as a table).
 
 ``Stats.to_html`` and ``Sampler.to_html`` call the native writer themselves.
 """
@@ -67,10 +68,10 @@ def profile_parts(prof, thread=None):
                    "memory": memory}
 
 
-# -- python -m rprofile.stats --html / --compare -----------------------------------------------
+# -- python -m rprofile.stats --html / --pprof / --compare ------------------------------------
 
 USAGE = ("usage: python -m rprofile.stats [FILE ...]\n"
-         "       python -m rprofile.stats --html REPORT.html FILE [FILE ...]\n"
+         "       python -m rprofile.stats [--html REPORT.html] [--pprof OUT.pb.gz] FILE ...\n"
          "       python -m rprofile.stats [--html REPORT.html] --compare BEFORE AFTER")
 
 
@@ -81,11 +82,13 @@ def _error(message):
 
 
 def _parse(argv):
-    """`(html, compare, files)` of the options, or None when there are none (the browser)."""
-    if not any(a in ("--html", "--compare", "-h", "--help") or a.startswith("--html=")
-               for a in argv):
+    """`(html, pprof, compare, files)` of the options, or None when there are none (the
+    browser)."""
+    if not any(a in ("--html", "--pprof", "--compare", "-h", "--help")
+               or a.startswith(("--html=", "--pprof=")) for a in argv):
         return None
-    html, compare, files = None, False, []
+    outputs = {"--html": None, "--pprof": None}
+    compare, files = False, []
     args = list(argv)
     while args:
         a = args.pop(0)
@@ -93,15 +96,17 @@ def _parse(argv):
             print(USAGE)
             print("\nWithout options: the interactive statistics browser of python -m pstats."
                   "\n--html writes one self-contained HTML report of the files (added "
-                  "together);\n--compare compares AFTER with BEFORE, function by function.")
+                  "together);\n--pprof writes them (added together) as a gzipped pprof profile;"
+                  "\n--compare compares AFTER with BEFORE, function by function.")
             sys.exit(0)
-        if a == "--html" or a.startswith("--html="):
+        option = a.split("=", 1)[0]
+        if option in outputs:
             if "=" in a:
-                html = a.split("=", 1)[1]
+                outputs[option] = a.split("=", 1)[1]
             elif args:
-                html = args.pop(0)
+                outputs[option] = args.pop(0)
             else:
-                _error("--html needs a file name")
+                _error("%s needs a file name" % option)
         elif a == "--compare":
             compare = True
         elif a == "--":
@@ -111,7 +116,7 @@ def _parse(argv):
             _error("unknown option %s" % a)
         else:
             files.append(a)
-    return html, compare, files
+    return outputs["--html"], outputs["--pprof"], compare, files
 
 
 def _check_output(path):
@@ -134,19 +139,23 @@ def _load(Stats, name):
 
 
 def stats_main(argv, stats_class):
-    """Runs the `--html` / `--compare` command line over `stats_class` (``rprofile.Stats``)
-    and returns True; False when `argv` has neither (the browser runs then)."""
+    """Runs the `--html` / `--pprof` / `--compare` command line over `stats_class`
+    (``rprofile.Stats``) and returns True; False when `argv` has none (the browser runs
+    then)."""
     parsed = _parse(argv)
     if parsed is None:
         return False
-    html, compare, files = parsed
+    html, pprof, compare, files = parsed
     if compare:
+        if pprof is not None:
+            _error("--pprof writes one profile; it does not go with --compare")
         if len(files) != 2:
             _error("--compare needs two files, BEFORE and AFTER (got %d)" % len(files))
     elif not files:
-        _error("--html needs at least one stats file")
-    if html is not None:
-        _check_output(html)
+        _error("%s needs at least one stats file" % ("--html" if html is not None else "--pprof"))
+    for path in (html, pprof):
+        if path is not None:
+            _check_output(path)
     loaded = [_load(stats_class, f) for f in files]
     if compare:
         before, after = loaded
@@ -162,9 +171,13 @@ def stats_main(argv, stats_class):
     else:
         stats, before_stats = loaded[0], None
         stats.add(*loaded[1:])
-    try:
-        stats.to_html(html, compare=before_stats)
-    except OSError as exc:
-        _error("cannot write %s: %s" % (html, exc.strerror or exc))
-    print("rprofile.stats: wrote %s" % html, file=sys.stderr)
+    for path, write in ((html, lambda p: stats.to_html(p, compare=before_stats)),
+                        (pprof, stats.dump_pprof)):
+        if path is None:
+            continue
+        try:
+            write(path)
+        except OSError as exc:
+            _error("cannot write %s: %s" % (path, exc.strerror or exc))
+        print("rprofile.stats: wrote %s" % path, file=sys.stderr)
     return True

@@ -125,4 +125,12 @@ def _write_report(
     memory: list[tuple[str, int, str, int, int, int, int, int]] = ...,
     paths: CallPaths | None = None,
 ) -> None: ...
+def _write_pprof(
+    path: str | bytes | os.PathLike[str] | os.PathLike[bytes],
+    stats: StatsCore | None = None,
+    *,
+    sampled: Any = None,
+    paths: CallPaths | None = None,
+    comments: list[str] = ...,
+) -> None: ...
 def _compare_table(before: StatsCore, after: StatsCore, limit: int = 30, width: int = 100) -> str: ...

@@ -76,17 +76,21 @@ def attach(pid, options):
 def report(sampler, options):
     """The outputs asked for; the stats table when no -o."""
     html = getattr(options, "html", None)
+    pprof = getattr(options, "pprof", None)
     for path, write in ((options.collapsed, sampler.write_collapsed),
                         (options.speedscope, sampler.write_speedscope),
                         (options.flamegraph, sampler.write_flamegraph),
-                        (html, sampler.to_html)):
+                        (html, sampler.to_html),
+                        (pprof, sampler.dump_pprof)):
         if path is not None:
             write(path)
-    if options.outfile is not None or (html is not None and not options.lines):
+    # A report file (HTML, pprof) takes the table's place, as -o does.
+    report_file = html is not None or pprof is not None
+    if options.outfile is not None or (report_file and not options.lines):
         if options.outfile is not None:
             sampler.dump_stats(options.outfile)
         print(sampler.summary(), file=sys.stderr)
-    elif not options.lines and getattr(options, "table", True) and html is None:
+    elif not options.lines and getattr(options, "table", True) and not report_file:
         if getattr(options, "summary", True):
             print(sampler.summary())
         stats = sampler.stats().strip_dirs().sort_stats(options.sort)

@@ -35,7 +35,7 @@ from pstats import func_get_function_name, func_std_string, func_strip_path, f8 
 
 from rprofile._rprofile import FuncList as _FuncList
 from rprofile._rprofile import StatsCore as _StatsCore
-from rprofile._rprofile import _marshal_loads, _write_report
+from rprofile._rprofile import _marshal_loads, _write_pprof, _write_report
 
 __all__ = ["Stats", "SortKey", "FunctionProfile", "StatsProfile"]
 
@@ -614,13 +614,23 @@ class Stats:
 
         return stats_html(self)
 
-    def _html_core(self):
-        """The engine's core for a report (data of other shapes read into one)."""
+    def dump_pprof(self, path):
+        """Writes these stats as a gzipped pprof profile (``profile.proto``, for ``go tool
+        pprof``, Pyroscope, Parca) at `path`. Stats keep who called whom, not whole call paths:
+        each caller edge is a sample ``[callee, caller]`` with the edge's calls (samples, for
+        sampled stats) and time, and calls with no caller a one-frame sample; so pprof's flat
+        is tottime, the totals are the stats' and cum is one call level deep. The time is
+        typed ``cpu/nanoseconds`` whatever clock took it (wall by default)."""
+        _write_pprof(path, self._html_core("pprof"), comments=[self._html_title()])
+
+    def _html_core(self, output="the report"):
+        """The engine's core for a report or an export (data of other shapes read into one);
+        TypeError naming `output` when the data cannot be."""
         core = self._engine()
         if core is None:
             core = _StatsCore.from_dict(self.stats)
             if core is None:
-                raise TypeError("these stats hold data of a shape the report cannot show")
+                raise TypeError("these stats hold data of a shape %s cannot show" % output)
         core.sampled = isinstance(self, SampledStats)
         return core
 

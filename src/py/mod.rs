@@ -4,13 +4,15 @@
 //! engines' UTF-8 bytes, `gc` pauses the collector while many objects are made, `oserror`
 //! raises a system error as Python does; `sampler` has the reader's test entry points and
 //! `sampling` the sampling profiler's face (`SamplerCore`, `SampledProfile`); `report` writes
-//! the HTML report; `pickling` is what the picklable objects share.
+//! the HTML report and `pprof` the pprof export; `pickling` is what the picklable objects
+//! share.
 
 pub mod gc;
 pub mod marshal;
 pub mod objects;
 pub mod oserror;
 pub mod pickling;
+pub mod pprof;
 pub mod report;
 pub mod sampler;
 pub mod sampling;

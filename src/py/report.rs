@@ -4,13 +4,11 @@
 //! The work is in `report`.
 
 use std::borrow::Cow;
-use std::io::{BufWriter, Write};
-use std::path::PathBuf;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use crate::py::oserror::os_error;
+use crate::py::oserror::write_file;
 use crate::py::sampling::SampledProfile;
 use crate::py::stats::StatsCore;
 use crate::report::paths::Paths;
@@ -56,10 +54,6 @@ pub fn _write_report(
     memory: Vec<MemoryTuple>,
     paths: Option<PyRef<'_, CallPaths>>,
 ) -> PyResult<()> {
-    let decoded: PathBuf = py
-        .import("os")?
-        .call_method1("fsdecode", (path,))?
-        .extract()?;
     let profile = sampled.as_ref().map(|s| s.profile());
     let own_model;
     let model: &Model = match (&stats, profile) {
@@ -105,13 +99,7 @@ pub fn _write_report(
         )
         .collect();
     let inputs = &inputs;
-    py.detach(|| {
-        let f = std::fs::File::create(&decoded)?;
-        let mut w = BufWriter::with_capacity(1 << 20, f);
-        write_html(&mut w, inputs)?;
-        w.flush()
-    })
-    .map_err(|e| os_error(py, e, Some(path.clone().unbind())))
+    write_file(py, path, |w| write_html(w, inputs))
 }
 
 /// The terminal table of the `limit` largest changes from `before` to `after`, fitted to

@@ -2,8 +2,7 @@
 //! thread that never takes the GIL) and `SampledProfile` (what it collected, with its outputs).
 //! The work is in `sampler` (reading, the run) and `samples` (the model and its outputs).
 
-use std::io::{BufWriter, Write};
-use std::path::PathBuf;
+use std::io::BufWriter;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -162,18 +161,8 @@ impl SampledProfile {
         path: &Bound<'_, PyAny>,
         write: impl FnOnce(&Profile, &mut BufWriter<std::fs::File>) -> std::io::Result<()> + Send,
     ) -> PyResult<()> {
-        let decoded: PathBuf = py
-            .import("os")?
-            .call_method1("fsdecode", (path,))?
-            .extract()?;
         let profile = &self.profile;
-        py.detach(|| {
-            let f = std::fs::File::create(&decoded)?;
-            let mut w = BufWriter::with_capacity(1 << 20, f);
-            write(profile, &mut w)?;
-            w.flush()
-        })
-        .map_err(|e| os_error(py, e, Some(path.clone().unbind())))
+        crate::py::oserror::write_file(py, path, |w| write(profile, w))
     }
 }
 

@@ -9,7 +9,7 @@ Python 3.15's ``python -m profiling.sampling`` has, mapped onto ``python -m rpro
 import os
 
 from rprofile._rprofile import SamplerCore as _SamplerCore
-from rprofile._rprofile import _write_report
+from rprofile._rprofile import _write_pprof, _write_report
 
 __all__ = ["Sampler"]
 
@@ -38,7 +38,8 @@ class Sampler:
     apart and gives ``print_lines()`` its CPU seconds.
     Use ``start()``/``stop()`` or ``with Sampler() as s: ...``; then ``print_stats()``,
     ``dump_stats(path)``, ``stats()`` (an ``rprofile.Stats``), ``print_lines()``, and the
-    exporters ``write_collapsed``, ``write_speedscope``, ``write_flamegraph``.
+    exporters ``write_collapsed``, ``write_speedscope``, ``write_flamegraph``, ``to_html``,
+    ``dump_pprof``.
     """
 
     def __init__(self, rate=1000, mode="wall", *, pid=None, duration=None, all_threads=True):
@@ -156,6 +157,13 @@ class Sampler:
         graph of the sampled call paths, each thread's, and the hottest files' lines with
         their samples (the sources are read now)."""
         _write_report(file, None, self.program, [], sampled=self._samples())
+
+    def dump_pprof(self, file):
+        """Writes a gzipped pprof profile (for ``go tool pprof``, Pyroscope, Parca): one
+        sample per distinct thread and stack, frames at their sampled lines, values
+        ``samples/count`` and the mode's nanoseconds (``wall``, ``cpu`` or ``gil``), the thread
+        as the labels ``thread`` and ``thread_id``."""
+        _write_pprof(file, sampled=self._samples(), comments=[self.program])
 
     @property
     def threads(self):
