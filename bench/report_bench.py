@@ -115,8 +115,9 @@ def browser_times(path):
     return out
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def setup(description):
+    """`(args, path)`: the options (--rounds, --scale) and the synthetic profile, said."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--scale", type=float, default=1.0)
     args = ap.parse_args()
@@ -124,6 +125,11 @@ def main():
     info = json.load(open(prof + ".json"))
     print("Python %s; %d functions, %d caller edges (%s)"
           % (sys.version.split()[0], info["functions"], info["edges"], os.path.basename(prof)))
+    return args, prof
+
+
+def main():
+    args, prof = setup(__doc__.split("\n")[0])
     rows = {}
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "report.html")
@@ -135,10 +141,16 @@ def main():
             for k, v in browser_times(out).items():
                 rows.setdefault("Chromium: %s (ms)" % k, []).append(v)
             print("round %d done" % (r + 1), file=sys.stderr)
+    print_table(rows, args.rounds)
+
+
+def print_table(rows, rounds):
+    """Each row's median and range over the rounds, in a format its unit suggests."""
     width = max(len(k) for k in rows)
-    print("%-*s  %10s  %s" % (width, "", "median", "(min-max), %d rounds" % args.rounds))
+    print("%-*s  %10s  %s" % (width, "", "median", "(min-max), %d rounds" % rounds))
     for k, v in rows.items():
-        fmt = "%.0f" if k.endswith("(ms)") else "%.3f" if k.endswith("(s)") else "%.1f"
+        fmt = ("%.0f" if k.endswith("(ms)") else "%.3f" if k.endswith("(s)")
+               else "%.2f" if k.endswith("(ratio)") else "%.1f")
         print("%-*s  %10s  (%s-%s)" % (width, k, fmt % statistics.median(v), fmt % min(v),
                                        fmt % max(v)))
 
