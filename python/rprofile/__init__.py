@@ -113,6 +113,14 @@ class Profile(_Profiler):
     seconds (default 0.01) while the profiler is enabled and puts it on the
     timeline when it moved by at least ``rss_trigger`` bytes (default: a
     page) since the last sample kept.
+
+    With ``subprocesses=True`` (or a folder's path) every Python process started
+    while the profiler is enabled (``subprocess``, ``multiprocessing``,
+    ``ProcessPoolExecutor``, ``os.fork()``) is profiled with the same clock and
+    flags and saves its stats in a file of its own in ``processes_dir``;
+    ``create_stats()`` (so ``stats``, ``dump_stats()``, ``print_stats()``) adds
+    up this process and the children that saved so far, and ``processes()``
+    lists them.
     """
 
     # The per-event work is in the native base class; what follows is the same thin layer that
@@ -127,6 +135,8 @@ class Profile(_Profiler):
             Stats(self).strip_dirs().sort_stats(*sort).print_stats()
         else:
             Stats(self).strip_dirs().sort_stats(sort).print_stats()
+        if self.subprocesses:
+            self.print_processes()
 
     def dump_stats(self, file):
         import marshal
@@ -148,6 +158,12 @@ class Profile(_Profiler):
         # The dict is built when `stats` is first read (pstats reads it; dump_stats need not).
         self.__dict__.pop("stats", None)
         self.__dict__["_snapshot"] = self._take_snapshot()
+        if self.subprocesses:
+            from rprofile import _traced_children
+
+            merged = _traced_children.merged_stats(self, self.__dict__["_snapshot"])
+            if merged is not None:
+                self.stats = merged
 
     @property
     def stats(self):
@@ -176,10 +192,17 @@ class Profile(_Profiler):
         MemoryStat(allocations, allocated, freed, net, peak)}``, each allocation (of any of the
         three allocator domains) charged to the function on top of the profiled thread's stack,
         each free to the function that allocated the block; ``peak`` is the highest its net
-        reached. None without memory tracking."""
+        reached. None without memory tracking.
+
+        With ``subprocesses``, the children that saved are added in (their peaks are not
+        simultaneous: a function's is the highest of one process's)."""
         rows = self._memory_stats()
         if rows is None:
             return None
+        if self.subprocesses:
+            from rprofile import _traced_children
+
+            rows = list(rows) + list(_traced_children.children_memory(self))
         out = {}
         for func, *values in rows:
             prev = out.get(func)
@@ -237,6 +260,47 @@ class Profile(_Profiler):
             else:
                 out[key] = stats
         return out
+
+    @property
+    def processes_dir(self):
+        """With ``subprocesses``: the folder holding each child process's stats file
+        (``PID-NAME.prof``) and record (``PID.json``), once the profiler has been enabled; a
+        temporary folder, removed when this process exits, unless ``subprocesses`` named one.
+        None otherwise."""
+        from rprofile import _traced_children
+
+        return _traced_children.folder_of(self)
+
+    def processes(self):
+        """With ``subprocesses``: this process and every child process seen so far, as
+        ``ProcessInfo`` objects (``pid``, ``ppid``, ``command``, ``status``: ``"saved"``,
+        ``"running"`` or ``"lost"`` (ended without saving), ``path``, ``calls``, ``seconds``,
+        ``stats``), this process first; children still running are listed, not waited for.
+        None otherwise."""
+        from rprofile import _traced_children
+
+        return _traced_children.processes(self)
+
+    def print_processes(self):
+        """Prints one line per process of ``processes()``: pid, parent, command, calls and
+        seconds (its functions' tottime summed), and why a child has no stats."""
+        from rprofile import _processes
+
+        listed = self.processes()
+        if listed:
+            _processes.print_summary(listed, this_pid=listed[0].pid)
+
+    def _enable_subprocesses(self):
+        # Called by enable() with subprocesses set, before profiling starts.
+        from rprofile import _traced_children
+
+        _traced_children.start(self)
+
+    def _disable_subprocesses(self):
+        # Called by disable() with subprocesses set, after profiling stopped.
+        from rprofile import _traced_children
+
+        _traced_children.stop(self)
 
     def run(self, cmd):
         import __main__
@@ -316,6 +380,14 @@ class Profile(_Profiler):
         if verbose:
             print("mean stopwatch overhead per profile event =", mean)
         return mean
+
+
+def _boot_subprocess():
+    """What rprofile_subprocesses.pth calls at the start of an interpreter whose environment
+    asks for it: this process is a child of a ``subprocesses`` run, and profiles itself."""
+    from rprofile import _traced_children
+
+    _traced_children.boot(Profile)
 
 
 def _unnamed_thread(ident):

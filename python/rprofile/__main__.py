@@ -59,6 +59,13 @@ def _parser():
                            "into the trace")
     parser.add_option("--buffer-size", dest="buffer_size", type="int", default=1_000_000,
                       help="Events the timeline keeps (the newest; default 1000000)")
+    parser.add_option("--subprocesses", dest="subprocesses", action="store_true",
+                      default=False,
+                      help="Profile every Python process the program starts (subprocess, "
+                           "multiprocessing, concurrent.futures, os.fork) with the same "
+                           "options; print the merged table, then one line per process. With "
+                           "-o FILE the merge goes to FILE and each process's stats to "
+                           "FILE.processes/PID-NAME.prof")
     parser.add_option("--sample", dest="sample", action="store_true", default=False,
                       help="Sample instead of tracing: read the program's stacks from outside "
                            "it, --rate times a second; the program runs with no hook (about "
@@ -161,18 +168,23 @@ def main():
         code, globs = _module_target(parser, args[0])
     else:
         code, globs = _script_target(parser, args[0])
+    folder = _processes_folder(parser, options)
 
     try:
         timeline = options.timeline is not None or options.speedscope is not None
         prof = Profile(options.clock, threads=options.threads, async_aware=options.async_aware,
                        timeline=timeline, buffer_size=options.buffer_size,
-                       memory=options.memory, rss=options.rss)
+                       memory=options.memory, rss=options.rss, subprocesses=folder or False)
     except (ValueError, OSError) as exc:
         parser.error(str(exc))
+    run = prof.runctx
+    if folder is not None:
+        run = _own_main(prof, options.module, args, code, globs)
     exit_request = lookup_error = None
+    cli_pid = os.getpid()
     try:
         try:
-            prof.runctx(code, globs, None)
+            run(code, globs, None)
         except SystemExit as exc:
             exit_request = exc
         except ImportError as exc:
@@ -182,17 +194,26 @@ def main():
         finally:
             if lookup_error is not None:
                 pass  # nothing ran: no stats to show
+            elif folder is not None and os.getpid() != cli_pid:
+                pass  # a fork child leaving the program: it ends as the program has it end
             else:
+                if folder is not None:
+                    from rprofile import _traced_children
+
+                    _traced_children.save_own(prof)
                 if options.outfile is not None:
                     prof.dump_stats(options.outfile)
                 elif options.html is None and options.pprof is None:
                     prof.print_stats(options.sort)
+                if folder is not None and (options.outfile is not None or options.html
+                                           is not None or options.pprof is not None):
+                    _print_processes(prof, options, folder)  # (print_stats prints them)
                 # Asked for by name, so printed also when -o takes the stats table's place.
                 if options.threads:
                     _print_thread_summary(prof)
                 if options.memory:
                     _print_memory(prof.memory_stats() or {})
-            if lookup_error is None:
+            if lookup_error is None and os.getpid() == cli_pid:
                 _write_timeline(prof, options)
                 if options.html is not None:
                     prof.to_html(options.html, title)
@@ -202,11 +223,75 @@ def main():
         # Nothing more can be written; avoid "Exception ignored" at shutdown.
         sys.stdout = None
         sys.exit(exc.errno)
+    finally:
+        if folder is not None and options.outfile is None and os.getpid() == cli_pid:
+            import shutil
+
+            shutil.rmtree(folder, ignore_errors=True)
     if lookup_error is not None:
         parser.error(str(lookup_error))
     if exit_request is not None:
         raise exit_request
     return parser
+
+
+def _processes_folder(parser, options):
+    """With --subprocesses: the folder for every process's stats file, made ready (next to
+    -o, kept; else temporary); None without."""
+    if not options.subprocesses:
+        return None
+    from rprofile import _processes
+
+    if options.outfile is None:
+        return _processes.temporary_folder()
+    folder = _processes.folder_for(options.outfile)
+    try:
+        _processes.prepare_folder(folder)
+    except OSError as exc:
+        parser.error("cannot write the processes' files in %s: %s"
+                     % (folder, exc.strerror or exc))
+    return folder
+
+
+def _own_main(prof, module, args, code, globs):
+    """With --subprocesses, runctx with the program as sys.modules["__main__"], as `python
+    script.py` or `python -m module` has it: multiprocessing pickles the program's functions
+    by reference to __main__, and its spawn and forkserver children import the program from
+    __main__'s file or module name."""
+    from rprofile import _traced_children
+
+    _traced_children.name_this_process(_report_title(module, args),
+                                       args[0] if module else os.path.basename(args[0]))
+    if module:
+        # runpy's own __main__ module (its alter_sys), as `python -m` has it.
+        globs["alter_sys"] = True
+        code = "run_module(modname, run_name='__main__', alter_sys=alter_sys)"
+        return lambda _code, g, l: prof.runctx(code, g, l)
+
+    import types
+
+    main = types.ModuleType("__main__")
+    main.__dict__.update(globs, __spec__=None)  # a script's __main__ has no spec
+    main.__dict__.setdefault("__builtins__", __builtins__)
+
+    def run(code, _globs, locals):
+        saved = sys.modules.get("__main__")
+        sys.modules["__main__"] = main
+        try:
+            prof.runctx(code, main.__dict__, locals)
+        finally:
+            sys.modules["__main__"] = saved
+
+    return run
+
+
+def _print_processes(prof, options, folder):
+    """The per-process lines, naming the folder where the files are kept (with -o)."""
+    from rprofile import _processes
+
+    listed = prof.processes()
+    kept = folder if options.outfile is not None else None
+    _processes.print_summary(listed, folder=kept, this_pid=os.getpid())
 
 
 SAMPLED_OUTPUTS = ("outfile", "speedscope", "collapsed", "flamegraph", "html", "pprof")
@@ -226,6 +311,8 @@ def _main_sampled(parser, options, args):
     from rprofile import _sampled_run
 
     defaults, parser = parser.defaults, _OneLineErrors()
+    if options.subprocesses:
+        parser.error("--subprocesses with --sample is not available yet")
     for name in ("threads", "async_aware", "clock", "timeline", "memory", "rss"):
         if getattr(options, name) != defaults[name]:
             parser.error("--%s traces; it does not go with --sample"

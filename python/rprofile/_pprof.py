@@ -15,7 +15,9 @@ def write_profile(prof, path, title=None):
     gzipped pprof profile at `path`."""
     prof.create_stats()
     comments = [title] if title else []
-    info = prof._timeline_info()
+    # With subprocesses, this process and its children added up (the timeline is this one's).
+    merged = prof.__dict__.get("_snapshot") is None
+    info = None if merged else prof._timeline_info()
     # info: (kept, capacity, dropped, when_full, rss kept, rss dropped); RSS samples are not
     # calls, so only dropped events make the paths incomplete.
     if info is not None and info[2] - info[5] == 0:
@@ -23,7 +25,10 @@ def write_profile(prof, path, title=None):
         if paths is not None and len(paths):
             _write_pprof(path, paths=paths, comments=comments)
             return
-    stats = _StatsCore.from_bytes(prof._take_snapshot().marshal())
+    if merged:
+        stats = _StatsCore.from_dict(prof.stats)
+    else:
+        stats = _StatsCore.from_bytes(prof._take_snapshot().marshal())
     if stats is None:
         raise TypeError("this profile holds data of a shape pprof cannot show")
     _write_pprof(path, stats, comments=comments)

@@ -66,7 +66,7 @@ def temporary_folder():
 def describe(argv):
     """(command, label) of a Python process started with `argv` (``sys.orig_argv``: the
     interpreter first): the command as the summary shows it, the label as files are named.
-    ``python -X dev child.py a`` -> ("child.py a", "child.py"); ``python -m pkg.cli`` ->
+    ``python -X dev dir/child.py a`` -> ("child.py a", "child.py"); ``python -m pkg.cli`` ->
     ("-m pkg.cli", "pkg.cli"); ``python -c CODE`` -> ("-c CODE", "python-c")."""
     args = list(argv[1:])
     i = 0
@@ -86,8 +86,11 @@ def describe(argv):
         if arg in ("-X", "-W", "--check-hash-based-pycs"):
             i += 2
             continue
-        if arg == "-" or not arg.startswith("-"):
-            return _command(args[i:]), os.path.basename(arg) if arg != "-" else "python-stdin"
+        if arg == "-":
+            return _command(args[i:]), "python-stdin"
+        if not arg.startswith("-"):
+            name = os.path.basename(arg)
+            return _command([name] + args[i + 1:]), name
         i += 1
     return "(interactive)", "python"
 

@@ -42,7 +42,12 @@ def profile_parts(prof, thread=None):
     paths = prof._timeline_paths() if prof._timeline_info() is not None else None
     threads = {}
     if thread is None:
-        stats = _StatsCore.from_bytes(prof._take_snapshot().marshal())
+        if prof.__dict__.get("_snapshot") is None:
+            # With subprocesses, this process and its children added up: their call paths
+            # are estimated (only this process's timeline was recorded).
+            stats, paths = _StatsCore.from_dict(prof.stats), None
+        else:
+            stats = _StatsCore.from_bytes(prof._take_snapshot().marshal())
         for ident, name, snapshot in prof._thread_snapshots():
             if name is None:
                 # A program that never imported threading still has its main thread.

@@ -79,6 +79,12 @@ impl Profiler {
         Ok(out)
     }
 
+    /// Whether child processes are followed (`subprocesses=` set).
+    fn follows_subprocesses(&self) -> bool {
+        // SAFETY: a short read of the cell with the GIL held.
+        unsafe { (*self.subprocesses.get()).is_some() }
+    }
+
     fn refuse_if_running(&self, what: &str) -> PyResult<()> {
         let (in_timer, busy) = self.read(|st| (st.in_timer, st.busy));
         if in_timer > 0 {
@@ -137,7 +143,7 @@ impl Profiler {
     #[new]
     #[pyo3(
         signature = (*_args, **_kwargs),
-        text_signature = "(timer=None, timeunit=0.0, subcalls=True, builtins=True, *, bias=0.0, threads=False, async_aware=False, timeline=False, buffer_size=1000000, when_full='keep_newest', memory=False, rss=False, rss_interval=0.01, rss_trigger=None)"
+        text_signature = "(timer=None, timeunit=0.0, subcalls=True, builtins=True, *, bias=0.0, threads=False, async_aware=False, timeline=False, buffer_size=1000000, when_full='keep_newest', memory=False, rss=False, rss_interval=0.01, rss_trigger=None, subprocesses=False)"
     )]
     fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         let state = State {
@@ -179,6 +185,7 @@ impl Profiler {
         Ok(Profiler {
             state: UnsafeCell::new(state),
             timer: UnsafeCell::new(None),
+            subprocesses: UnsafeCell::new(None),
         })
     }
 
@@ -190,6 +197,17 @@ impl Profiler {
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<()> {
         let c = Config::parse(args, kwargs)?;
+        let py = args.py();
+        // Compared before the state is borrowed (comparing may run Python code).
+        // SAFETY: a short read of the cell with the GIL held; the reference is cloned.
+        let current = unsafe { &*self.subprocesses.get() }
+            .as_ref()
+            .map(|o| o.clone_ref(py));
+        let same_subprocesses = match (current, &c.subprocesses) {
+            (None, None) => true,
+            (Some(a), Some(b)) => a.bind(py).eq(b.bind(py))?,
+            _ => false,
+        };
         // SAFETY: GIL held; exclusive access for plain field writes (no Python runs here).
         let st = unsafe { &mut *self.state_ptr() };
         // What cannot change under a running profiler is checked before anything changes.
@@ -209,6 +227,7 @@ impl Profiler {
                 (!same_timeline, "the timeline"),
                 (st.memory.is_some() != c.memory, "memory"),
                 (!same_rss, "rss"),
+                (!same_subprocesses, "subprocesses"),
             ] {
                 if changed {
                     return Err(PyRuntimeError::new_err(format!(
@@ -265,6 +284,9 @@ impl Profiler {
         // holds its own reference.
         let old = unsafe { std::mem::replace(&mut *self.timer.get(), c.timer) };
         drop(old);
+        // SAFETY: as above.
+        let old = unsafe { std::mem::replace(&mut *self.subprocesses.get(), c.subprocesses) };
+        drop(old);
         Ok(())
     }
 
@@ -294,15 +316,24 @@ impl Profiler {
         if memory {
             crate::profiler::memory_hook::check_available(slf)?;
         }
+        // Children started from now on are followed (before the hook is in: not profiled).
+        let follows = p.follows_subprocesses();
+        if follows {
+            slf.call_method0(pyo3::intern!(slf.py(), "_enable_subprocesses"))?;
+        }
         // SAFETY: short exclusive access; the sampler's thread never touches the state.
         if let Some(r) = unsafe { (*p.state_ptr()).rss.as_deref_mut() } {
-            r.start()?;
+            if let Err(e) = r.start() {
+                stop_following(slf, follows);
+                return Err(e.into());
+            }
         }
         if let Err(e) = hook::install(slf) {
             // SAFETY: as above.
             if let Some(r) = unsafe { (*p.state_ptr()).rss.as_deref_mut() } {
                 r.cancel();
             }
+            stop_following(slf, follows);
             return Err(e);
         }
         if memory {
@@ -343,6 +374,9 @@ impl Profiler {
                 }
                 st.enabled = false;
                 events::flush_unmatched(slf.py(), p);
+            }
+            if p.follows_subprocesses() {
+                slf.call_method0(pyo3::intern!(slf.py(), "_disable_subprocesses"))?;
             }
             unhooked?;
         }
@@ -516,6 +550,46 @@ impl Profiler {
         self.read(|st| (!st.external_timer).then(|| st.clock.name()))
     }
 
+    /// `subprocesses=` as given: True or the folder for child processes' files; False when
+    /// child processes are not profiled.
+    #[getter]
+    fn subprocesses(&self, py: Python<'_>) -> Py<PyAny> {
+        // SAFETY: a short read of the cell with the GIL held.
+        match unsafe { &*self.subprocesses.get() } {
+            Some(v) => v.clone_ref(py),
+            None => pyo3::types::PyBool::new(py, false)
+                .to_owned()
+                .into_any()
+                .unbind(),
+        }
+    }
+
+    /// The keyword arguments that make a profiler like this one in a child process: its
+    /// native clock, flags, bias and memory tracking (not its timeline, RSS sampler or
+    /// subprocesses, which are this process's).
+    fn _options<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let (clock, subcalls, builtins, bias, threads, async_aware, memory) = self.read(|st| {
+            (
+                (!st.external_timer).then(|| st.clock.name()),
+                st.agg.subcalls,
+                st.builtins,
+                st.bias,
+                st.threads,
+                st.async_aware,
+                st.memory.is_some(),
+            )
+        });
+        let d = PyDict::new(py);
+        d.set_item("timer", clock)?;
+        d.set_item("subcalls", subcalls)?;
+        d.set_item("builtins", builtins)?;
+        d.set_item("bias", bias)?;
+        d.set_item("threads", threads)?;
+        d.set_item("async_aware", async_aware)?;
+        d.set_item("memory", memory)?;
+        Ok(d)
+    }
+
     /// The Python timer given to `__init__`, or None for a native clock (`calibrate()` times
     /// with it).
     #[getter(_timer)]
@@ -559,11 +633,17 @@ impl Profiler {
         if let Some(t) = unsafe { &*self.timer.get() } {
             visit.call(t)?;
         }
+        // SAFETY: as the timer's.
+        if let Some(s) = unsafe { &*self.subprocesses.get() } {
+            visit.call(s)?;
+        }
         Ok(())
     }
 
     fn __clear__(&self) {
         // SAFETY: GIL held; the GC calls tp_clear outside of any event of this profiler.
+        drop(unsafe { (*self.subprocesses.get()).take() });
+        // SAFETY: as above.
         let old = unsafe { (*self.timer.get()).take() };
         // SAFETY: as above; the bias is now in the default clock's unit.
         unsafe {
@@ -572,6 +652,13 @@ impl Profiler {
             set_bias(st, st.bias);
         }
         drop(old);
+    }
+}
+
+/// Undoes `_enable_subprocesses` when enable() fails after it (its own error is the lesser one).
+fn stop_following(slf: &Bound<'_, Profiler>, follows: bool) {
+    if follows {
+        let _ = slf.call_method0(pyo3::intern!(slf.py(), "_disable_subprocesses"));
     }
 }
 

@@ -1,9 +1,9 @@
 //! `Profile(...)`'s arguments, parsed and checked once into a [`Config`] that `__init__` then
 //! applies: cProfile's positional arguments and error messages, then rprofile's keywords.
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
 
 use crate::core::clock;
 use crate::core::timeline::WhenFull;
@@ -18,7 +18,7 @@ const DEFAULT_RSS_INTERVAL: std::time::Duration = std::time::Duration::from_mill
 
 /// What a profiler is asked to be (`Profile(timer, timeunit, subcalls, builtins, *, bias,
 /// threads, async_aware, timeline, buffer_size, when_full, memory, rss, rss_interval,
-/// rss_trigger)`), every argument checked.
+/// rss_trigger, subprocesses)`), every argument checked.
 pub struct Config {
     /// A Python timer, or None for a native clock.
     pub timer: Option<Py<PyAny>>,
@@ -37,6 +37,9 @@ pub struct Config {
     pub rss: bool,
     pub rss_interval: std::time::Duration,
     pub rss_trigger: u64,
+    /// Child processes are profiled too (`subprocesses=True`, or the folder for their files):
+    /// the object given, or None.
+    pub subprocesses: Option<Py<PyAny>>,
 }
 
 impl Config {
@@ -62,6 +65,7 @@ impl Config {
                 "rss",
                 "rss_interval",
                 "rss_trigger",
+                "subprocesses",
             ],
             4,
             args,
@@ -126,6 +130,20 @@ impl Config {
             }
             None => crate::core::rss::page_size(),
         };
+        let subprocesses = match a[14].as_ref() {
+            Some(v) if v.is_instance_of::<PyBool>() => v.is_truthy()?.then(|| v.clone().unbind()),
+            Some(v) if v.is_none() => None,
+            Some(v) if v.is_instance_of::<PyString>() || v.hasattr("__fspath__")? => {
+                Some(v.clone().unbind())
+            }
+            Some(v) => {
+                return Err(PyTypeError::new_err(format!(
+                    "subprocesses must be True, False or a folder's path, not {}",
+                    v.get_type().name()?
+                )))
+            }
+            None => None,
+        };
         // 3.10 tells an await from a return by a field of the frame struct: its layout is
         // checked on this interpreter first.
         #[cfg(not(Py_3_11))]
@@ -152,6 +170,12 @@ impl Config {
             Some(t) => Some(t.clone().unbind()),
             None => None,
         };
+        if subprocesses.is_some() && timer.is_some() {
+            return Err(PyValueError::new_err(
+                "subprocesses needs a native clock: a Python timer cannot be carried to child \
+                 processes",
+            ));
+        }
         if want_rss {
             if !want_timeline {
                 return Err(PyValueError::new_err(
@@ -183,6 +207,7 @@ impl Config {
             rss: want_rss,
             rss_interval,
             rss_trigger,
+            subprocesses,
         })
     }
 }

@@ -183,6 +183,9 @@ pub struct Profiler {
     /// The Python timer, kept apart from `state` so that the garbage collector can visit it while
     /// an event is being handled.
     pub(crate) timer: UnsafeCell<Option<Py<PyAny>>>,
+    /// `subprocesses=` as given (True or a folder), None when off: the Python layer
+    /// (`rprofile._traced_children`) follows child processes when it is set.
+    pub(crate) subprocesses: UnsafeCell<Option<Py<PyAny>>>,
 }
 
 // SAFETY: rprofile is built for GIL-holding interpreters; every access to the cells happens with
