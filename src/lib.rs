@@ -51,6 +51,7 @@ fn _rprofile(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py::report::_compare_table, m)?)?;
     m.add_class::<py::report::CallPaths>()?;
     m.add_function(wrap_pyfunction!(py::pprof::_write_pprof, m)?)?;
+    m.add_function(wrap_pyfunction!(py::sigterm::_watch_sigterm, m)?)?;
     m.add("profiler_entry", profiler::snapshot::entry_type(m.py())?)?;
     m.add(
         "profiler_subentry",

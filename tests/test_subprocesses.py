@@ -383,3 +383,40 @@ def test_folder_keys_saves_and_cleanup(tmp_path):
     assert sorted(os.listdir(folder)) == ["123", "notes.txt"]
     with pytest.raises(NotADirectoryError):
         _processes.prepare_folder(folder / "notes.txt")
+
+
+def test_a_module_run_with_m_spawns_workers_that_find_it(tmp_path):
+    # Under -m, spawn children import the program by its module name (runpy's __main__).
+    out = tmp_path / "out.prof"
+    done = run(["-o", out, "-m", "pool_map", "spawn", tmp_path / "pids"], PROGRAMS)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("sum 332833500\n")
+    assert calls(pstats.Stats(str(out)).stats, "square") == 1000
+    recs = records(str(out) + ".processes")
+    assert recs[done.pid]["command"].startswith("-m pool_map spawn")
+    assert recs[done.pid]["stats"] == "%d-pool_map.prof" % done.pid
+
+
+MEMORY = textwrap.dedent('''
+    import subprocess, sys
+
+    def keep_in_parent():
+        return bytearray(10000)
+
+    kept = keep_in_parent()
+    subprocess.run([sys.executable, "-I", "-c",
+                    "def keep_in_child():\\n    return bytearray(20000)\\n"
+                    "kept = keep_in_child()"], check=True)
+''')
+
+
+def test_memory_of_children_is_added_up_and_isolated_children_are_followed(tmp_path):
+    (tmp_path / "memory.py").write_text(MEMORY)
+    done = run(["--memory", "memory.py"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    table = done.stdout.split("   Memory (")[1]
+    net = {line.split()[-1].rpartition("(")[2]: int(line.split()[0])
+           for line in table.splitlines()[2:] if "(keep_in_" in line}
+    # The bytearray each kept (a child run with -I, isolated, is followed too).
+    assert net["keep_in_parent)"] >= 10000 and net["keep_in_child)"] >= 20000
+    assert "   Processes (2):" in done.stdout

@@ -39,6 +39,7 @@ import signal
 import sys
 
 import rprofile._processes as _processes
+from rprofile._rprofile import _watch_sigterm
 
 ENV = "RPROFILE_SUBPROCESSES"
 # The variable's format; a child whose rprofile reads another runs unprofiled.
@@ -443,9 +444,15 @@ def _install_hooks():
 
 
 def _install_sigterm():
-    """Saves on SIGTERM, unless the process handles (or ignores) SIGTERM itself."""
+    """Saves on SIGTERM, unless the process handles (or ignores) SIGTERM itself. The native
+    part (`_watch_sigterm`) resends a SIGTERM that Python has not acted on, so that one that
+    came just before the main thread blocked is not lost (a fork's child makes its own)."""
     try:
-        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        current = signal.getsignal(signal.SIGTERM)
+        if current is signal.SIG_DFL:
             signal.signal(signal.SIGTERM, _on_sigterm)
+        elif current is not _on_sigterm:
+            return
+        _watch_sigterm()
     except (ValueError, OSError):
         pass  # not the main thread

@@ -5,7 +5,8 @@
 //! raises a system error as Python does; `sampler` has the reader's test entry points and
 //! `sampling` the sampling profiler's face (`SamplerCore`, `SampledProfile`); `report` writes
 //! the HTML report and `pprof` the pprof export; `pickling` is what the picklable objects
-//! share.
+//! share; `sigterm` keeps a child process's SIGTERM from being lost before its Python handler
+//! saves its profile.
 
 pub mod gc;
 pub mod marshal;
@@ -16,5 +17,6 @@ pub mod pprof;
 pub mod report;
 pub mod sampler;
 pub mod sampling;
+pub mod sigterm;
 pub mod stats;
 pub mod text;
