@@ -211,6 +211,28 @@ def test_a_killed_child_loses_only_its_own_file(tmp_path):
     assert calls(pstats.Stats(str(out)).stats, "sleeping") == 1
 
 
+LOST_SIGTERM = textwrap.dedent('''
+    import subprocess, sys
+    done = subprocess.run([sys.executable, sys.argv[1]], timeout=60)
+    print("child status", done.returncode)
+''')
+
+
+def test_a_sigterm_the_main_thread_missed_still_saves_and_ends_the_child(tmp_path):
+    (tmp_path / "parent.py").write_text(LOST_SIGTERM)
+    out = tmp_path / "out.prof"
+    # (--threads: the waiting thread's calls on a stack of their own, as the other's end.)
+    done = run(["--threads", "-o", out, "parent.py", PROGRAMS / "lost_sigterm.py"], tmp_path)
+    plain = run(["parent.py", PROGRAMS / "lost_sigterm.py"], tmp_path, profiled=False)
+    assert done.returncode == plain.returncode == 0, done.stderr
+    assert plain.stdout == "child status -15\n"
+    assert program_output(done.stdout) == plain.stdout
+    recs = records(str(out) + ".processes")
+    child = [r for r in recs.values() if r["ppid"] == done.pid]
+    assert len(child) == 1 and child[0]["ended"] == "signal SIGTERM", recs
+    assert calls(file_stats(str(out) + ".processes", child[0]), "waiting") == 1
+
+
 def test_the_parent_does_not_wait_for_a_detached_child(tmp_path):
     pid_file = tmp_path / "sleeper.pid"
     done = run([PROGRAMS / "detached.py", pid_file, 600], tmp_path)

@@ -73,6 +73,7 @@ class _Session:
         self.environ = None      # the variable as it was before (root sessions)
         self.temporary = False   # a folder made for a Profile(subprocesses=True), removed at exit
         self.given = None        # the root profiler's `subprocesses` when the session began
+        self.loaded = {}         # (path, mtime) of a child's stats file: its loaded Stats, totals
 
 
 _session = None
@@ -90,11 +91,13 @@ def start(prof):
     global _session
     s = _session
     where = prof.subprocesses
-    if s is not None and s.profile is prof and s.pid == os.getpid() and s.given == where:
-        if s.root:
+    if s is not None and s.profile is prof and s.pid == os.getpid():
+        if not s.root:
+            return  # a fork child's inherited profiler, enabled again: still this child's
+        if s.given == where:
             s.options = prof._options()  # enable() may have changed subcalls or builtins
             _set_environ(s)
-        return
+            return
     if s is not None and s.pid == os.getpid() and (s.active or not s.root):
         raise RuntimeError("another profiler already follows this process's subprocesses")
     options = prof._options()
@@ -138,14 +141,29 @@ def folder_of(prof):
     return None
 
 
-def children(prof):
-    """The other processes of `prof`'s run (`_processes.ProcessInfo`, loaded), or None when
-    `prof` does not follow subprocesses in this process."""
+def children(prof, load=True):
+    """The other processes of `prof`'s run (`_processes.ProcessInfo`, their stats loaded
+    unless load=False), or None when `prof` does not follow subprocesses in this process. A
+    file already loaded and unchanged since is not read again."""
     folder = folder_of(prof)
     if folder is None:
         return None
     me = os.getpid()
-    return [p for p in _processes.collect(folder) if p.pid != me]
+    kids = [p for p in _processes.collect(folder, load=False) if p.pid != me]
+    if load:
+        loaded = _session.loaded
+        for p in kids:
+            if p.path is None:
+                continue
+            try:
+                stamp = (p.path, os.stat(p.path).st_mtime_ns)
+            except OSError:
+                continue
+            if stamp in loaded:
+                p.stats, p.calls, p.primitive_calls, p.seconds = loaded[stamp]
+            elif p.load():
+                loaded[stamp] = (p.stats, p.calls, p.primitive_calls, p.seconds)
+    return kids
 
 
 def name_this_process(command, label):
@@ -359,7 +377,7 @@ def _memory_record(prof):
 def children_memory(prof):
     """The memory rows ``(file, line, name), allocations, allocated, freed, net, peak`` the
     saved children of `prof`'s run recorded (none when it does not follow subprocesses)."""
-    for p in children(prof) or ():
+    for p in children(prof, load=False) or ():
         if p.status == "saved":
             for file, line, name, *values in p.record.get("memory") or ():
                 yield (file, line, name), *values
