@@ -157,6 +157,39 @@ def test_subprocess_children_and_grandchildren_are_profiled(tmp_path):
         assert summary_line(done.stdout, rec["pid"]).split()[2] == "child.py"
 
 
+EXECS = textwrap.dedent('''
+    import subprocess, sys
+    print("status", subprocess.run([sys.executable, sys.argv[1]]).returncode)
+''')
+
+
+def test_a_child_that_execs_saves_first_and_the_new_program_has_its_own_file(tmp_path):
+    (tmp_path / "parent.py").write_text(EXECS)
+    out = tmp_path / "out.prof"
+    done = run(["-o", out, "parent.py", PROGRAMS / "execs.py"], tmp_path)
+    plain = run(["parent.py", PROGRAMS / "execs.py"], tmp_path, profiled=False)
+    assert done.returncode == plain.returncode == 0, done.stderr
+    assert plain.stdout == "exec failed\nafter exec\nstatus 0\n"
+    assert program_output(done.stdout) == plain.stdout
+    folder = str(out) + ".processes"
+    with_pid = {}
+    for name in os.listdir(folder):
+        if name.endswith(".json"):
+            with open(os.path.join(folder, name)) as f:
+                rec = json.load(f)
+            if rec["ppid"] == done.pid:
+                with_pid[name[:-len(".json")]] = rec
+    pid = min(int(key.partition("_")[0]) for key in with_pid)
+    assert sorted(with_pid) == [str(pid), "%d_2" % pid]
+    before, after = with_pid[str(pid)], with_pid["%d_2" % pid]
+    assert before["ended"] == "exec" and after["ended"] == "exit"
+    assert after["command"].startswith("-c def after_exec()")
+    # The failed exec's save was replaced by the whole run's, up to the exec that worked.
+    assert calls(file_stats(folder, before), "before_exec") == 2
+    assert calls(file_stats(folder, after), "after_exec") == 1
+    assert "saved at exec" in summary_line(done.stdout, pid)
+
+
 def test_fork_children_hold_their_own_work_only(tmp_path):
     out = tmp_path / "out.prof"
     done = run(["-o", out, PROGRAMS / "forks.py"], tmp_path)

@@ -25,7 +25,9 @@ How a child saves (once; atomically; a write that fails loses that child's file 
   multiprocessing finalizer would not do: each child's ``_bootstrap`` clears the registry);
 - on SIGTERM, where the child has no handler of its own: ``Pool.terminate()`` (what ``with
   Pool()`` ends with) stops idle workers so. The handler saves, then the child dies by SIGTERM as
-  it would have.
+  it would have;
+- before ``os.execv``/``os.execve`` (every ``os.exec*`` calls one), which are wrapped too: the
+  new program, if Python, is profiled as a process of its own.
 
 A child killed by SIGKILL, ``os.abort()`` or a crash saves nothing; its start marker lets the
 summary say so. multiprocessing's helpers (the resource tracker, the forkserver itself) are not
@@ -451,14 +453,38 @@ def _die_by(signum):
 
 def _install_hooks():
     """Once per interpreter (forked children inherit them): the exit hook first of any the
-    program registers, os._exit's wrapper, the fork hook."""
+    program registers, the wrappers of os._exit, os.execv and os.execve, the fork hook."""
     global _hooks_installed
     if _hooks_installed:
         return
     _hooks_installed = True
     atexit.register(_at_exit)
     os._exit = _exit
+    # os.execl*, execle, execlp* and execvp* call these two.
+    os.execv = _saving_before_exec(os.execv)
+    os.execve = _saving_before_exec(os.execve)
     os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _saving_before_exec(real):
+    """`real` (os.execv or os.execve), saving this child's stats first: the program it is
+    replaced by, if Python, is profiled as a process of its own (same pid, another file). If
+    the exec fails, profiling goes on and the file is written again at the end."""
+
+    def exec_(*args, **kwargs):
+        s = _session
+        _release(_save("exec"))  # the new program must not start with SIGTERM blocked
+        try:
+            return real(*args, **kwargs)
+        except BaseException:
+            if s is not None and s is _session and s.saved and s.pid == os.getpid():
+                s.saved = False
+                s.profile.enable()
+            raise
+
+    exec_.__name__ = exec_.__qualname__ = real.__name__
+    exec_.__doc__ = real.__doc__
+    return exec_
 
 
 def _install_sigterm():
