@@ -16,9 +16,15 @@
 //! - `names`: `thread_names(rt)`, every thread's name as `threading` gives it;
 //! - `tids`: the target's OS thread ids (3.10's read from glibc's thread descriptors);
 //! - `status`: which threads are on a CPU (`ThreadStates`) and which holds the GIL (`Gil`);
-//! - `session`: a sampling run: the clock, the reads, and what the mode keeps of them.
+//! - `clock`: the sampling clock (absolute ticks) and the reading thread's settings;
+//! - `session`: a sampling run: the clock, the reads, and what the mode keeps of them;
+//! - `descendants`: the processes a process started, and theirs, found in `/proc`;
+//! - `family`: a run over a process and its descendants on one clock, a profile each.
 
+pub mod clock;
+pub mod descendants;
 pub mod error;
+pub mod family;
 pub mod layout;
 pub mod linetable;
 pub mod maps;

@@ -1,5 +1,7 @@
-//! `find_runtime(pid)`: where the target's `_PyRuntime` is, in which file, and which Python.
+//! `find_runtime(pid)`: where the target's `_PyRuntime` is, in which file, and which Python;
+//! `Symbols` keeps what was found in each interpreter file for the next process that runs it.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -56,9 +58,38 @@ fn io_error(error: io::Error, path: Option<&Path>) -> Error {
     }
 }
 
+/// `_PyRuntime`'s place in the interpreter files read so far, so that another process running
+/// one of them (a child of the same Python) is found from its memory map alone: reading and
+/// parsing a 30 MB libpython takes milliseconds, the map a tenth of one.
+#[derive(Default)]
+pub struct Symbols {
+    /// The file as mapped (path, device, inode, modification time) -> where the symbol is.
+    found: HashMap<(PathBuf, u64, u64, i64), symbols::Located>,
+}
+
+impl Symbols {
+    /// `_PyRuntime` in the file at `path`, read once per version of the file.
+    fn locate(&mut self, path: &Path) -> Result<symbols::Located, SymbolError> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(path).map_err(SymbolError::Io)?;
+        let key = (path.to_path_buf(), meta.dev(), meta.ino(), meta.mtime());
+        if let Some(found) = self.found.get(&key) {
+            return Ok(*found);
+        }
+        let found = symbols::locate(path, "_PyRuntime")?;
+        self.found.insert(key, found);
+        Ok(found)
+    }
+}
+
 /// Finds process `pid`'s `_PyRuntime`, and reads its head: that checks we may read the process,
 /// and on 3.13+ gives the exact version.
 pub fn find_runtime(pid: i32) -> Result<Runtime, Error> {
+    find_runtime_with(pid, &mut Symbols::default())
+}
+
+/// `find_runtime`, taking the symbol's place from `symbols` when the file was read before.
+pub fn find_runtime_with(pid: i32, symbols: &mut Symbols) -> Result<Runtime, Error> {
     let mappings = maps::read(pid).map_err(|e| io_error(e, None))?;
     let module = maps::find_python(&mappings).ok_or_else(|| {
         Error::NotPython(format!(
@@ -66,7 +97,7 @@ pub fn find_runtime(pid: i32) -> Result<Runtime, Error> {
         ))
     })?;
     let path = &module.path;
-    let located = symbols::locate(path, "_PyRuntime").map_err(|e| match e {
+    let located = symbols.locate(path).map_err(|e| match e {
         SymbolError::Io(e) => io_error(e, Some(path)),
         SymbolError::NotElf(why) => Error::NotPython(format!(
             "process {pid}: {} is not a readable ELF file ({why})",

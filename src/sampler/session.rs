@@ -1,23 +1,26 @@
-//! `Session`: a sampling run over one process: a clock that asks for a sample every interval,
-//! the stack reader, and what the mode keeps of each read, into a `samples::Profile`.
-//!
-//! The clock is absolute (`clock_nanosleep(TIMER_ABSTIME)` with a 1 ns timer slack), so that
-//! sleeps do not drift; a tick that is already past when a read ends is skipped, not made up,
-//! and counted as asked but not taken. The run ends when asked to, after its duration, when
-//! the target exits, or when its reads keep failing (it exec'd another program).
+//! `Session`: a sampling run over one process: a clock that asks for a sample every interval
+//! (`clock`), the stack reader, and what the mode keeps of each read, into a
+//! `samples::Profile`. A tick that is already past when a read ends is counted as asked but
+//! not taken. The run ends when asked to, after its duration, when the target exits, or when
+//! its reads keep failing (it exec'd another program). `family` drives several sessions on one
+//! clock through `sample` and `finish`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use super::clock::{self, Clock};
 use super::names;
 use super::runtime::Runtime;
 use super::stacks::{Error, StackReader, ThreadSample, MAX_FRAMES};
 use super::status::{Gil, ThreadStates};
 use crate::samples::profile::{Frame, Function, Mode, Profile};
 
+/// The reading thread's priority: below the target's, which goes first on a busy machine.
+const NICE: i32 = 10;
+
 /// Whole reads that fail in a row before the run ends: the target is gone or is no longer
 /// the program it was.
-const MAX_FAILED_READS: u32 = 200;
+pub const MAX_FAILED_READS: u32 = 200;
 
 /// The least time between two reads of the threads' names (a read costs ~20 us a thread).
 const NAMES_EVERY: Duration = Duration::from_millis(20);
@@ -115,50 +118,47 @@ impl Session {
         })
     }
 
+    /// A run over the process of `rt` that goes on adding to `profile` (the same process, once
+    /// it exec'd another Python: its threads keep their lanes).
+    pub fn continuing(rt: &Runtime, options: Options, profile: Profile) -> Result<Session, Error> {
+        let mut session = Session::new(rt, options)?;
+        session.first_seen = vec![Instant::now(); profile.threads.len()];
+        session.profile = profile;
+        Ok(session)
+    }
+
     /// Samples until `stop` is set, the duration passes, or the target is gone.
     pub fn run(&mut self, stop: &AtomicBool) -> End {
-        set_timer_slack();
-        yield_to_the_target();
-        let interval = Duration::from_secs_f64(1.0 / self.options.rate);
-        let start = Instant::now();
-        let mut due = 0u64;
+        clock::prepare_thread(NICE);
+        let mut clock = Clock::start(self.options.rate);
         let mut weight = 0u64;
         let mut failed = 0u32;
         let end = loop {
-            if stop.load(Ordering::Relaxed) {
-                break End::Stopped;
+            let elapsed = clock.elapsed();
+            if let Some(end) = asked_to_end(stop, elapsed, self.options.duration) {
+                break end;
             }
-            let elapsed = start.elapsed();
-            if self.options.duration.is_some_and(|d| elapsed >= d) {
-                break End::Duration;
-            }
-            // The tick after the last one asked: ticks missed while reading (or while this
-            // thread waited for a CPU) are not made up; the next sample stands for them.
-            let tick = interval_ticks(elapsed, interval) + 1;
-            self.profile.asked += tick - due;
-            weight += tick - due;
-            due = tick;
-            sleep_until(start + interval.mul_f64(tick as f64));
-            match self.sample(weight) {
-                Ok(()) => {
-                    failed = 0;
-                    weight = 0;
-                }
-                Err(Error::Io(e)) if e.raw_os_error() == Some(libc::ESRCH) => break End::Exited,
-                Err(e) => {
-                    failed += 1;
-                    if failed >= MAX_FAILED_READS {
-                        break End::Failed(e.to_string());
-                    }
-                }
+            // Ticks missed while reading (or while this thread waited for a CPU) are not made
+            // up; the next sample stands for them.
+            let passed = clock.wait(elapsed);
+            self.profile.asked += passed;
+            weight += passed;
+            let read = self.sample(weight);
+            if let Some(end) = outcome(read, &mut weight, &mut failed) {
+                break end;
             }
         };
-        self.profile.duration = start.elapsed().as_secs_f64();
-        // Names as they are at the end (a thread may have been renamed since it was first seen).
-        if end != End::Exited {
+        self.finish(&end, clock.elapsed());
+        end
+    }
+
+    /// Ends a run that lasted `duration`: names the threads as they are now (a thread may have
+    /// been renamed since it was first seen), unless the target is gone.
+    pub fn finish(&mut self, end: &End, duration: Duration) {
+        self.profile.duration = duration.as_secs_f64();
+        if *end != End::Exited {
             self.name_threads();
         }
-        end
     }
 
     /// Names the threads of the last read from the target's `threading` module. Names are
@@ -190,12 +190,14 @@ impl Session {
         }
     }
 
-    /// One read of every thread, kept nowhere: whether the target can be read at all.
-    pub fn check(&mut self) -> Result<(), Error> {
+    /// One read of every thread, kept nowhere: whether the target can be read at all, and how
+    /// many threads it has (none before its interpreter made its first).
+    pub fn check(&mut self) -> Result<usize, Error> {
         let mut threads = std::mem::take(&mut self.threads);
         let read = self.reader.read(&mut threads);
+        let count = threads.len();
         self.threads = threads;
-        read
+        read.map(|()| count)
     }
 
     /// What the run collected.
@@ -295,71 +297,36 @@ impl Session {
     }
 }
 
-/// Whole intervals in `elapsed`.
-fn interval_ticks(elapsed: Duration, interval: Duration) -> u64 {
-    let ns = interval.as_nanos().max(1);
-    u64::try_from(elapsed.as_nanos() / ns).unwrap_or(u64::MAX - 1)
+/// Whether a run `elapsed` in, which lasts `duration` (`None`: until stopped), is to end
+/// now: it was stopped, or its duration passed.
+pub fn asked_to_end(
+    stop: &AtomicBool,
+    elapsed: Duration,
+    duration: Option<Duration>,
+) -> Option<End> {
+    if stop.load(Ordering::Relaxed) {
+        return Some(End::Stopped);
+    }
+    duration
+        .is_some_and(|d| elapsed >= d)
+        .then_some(End::Duration)
 }
 
-/// Sleeps until `when` on the monotonic clock (which `Instant` reads on Linux).
-fn sleep_until(when: Instant) {
-    let now = Instant::now();
-    if when <= now {
-        return;
-    }
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid timespec to write to.
-    if unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) } != 0 {
-        std::thread::sleep(when - now);
-        return;
-    }
-    // The target time as an absolute CLOCK_MONOTONIC time: now's reading plus what is left
-    // (time_t and c_long are i32 on some targets, hence the conversions).
-    let left = when - now;
-    #[allow(clippy::useless_conversion)]
-    let mut nsec = i64::from(ts.tv_nsec) + i64::from(left.subsec_nanos());
-    #[allow(clippy::useless_conversion)]
-    let mut sec = i64::from(ts.tv_sec) + left.as_secs() as i64;
-    if nsec >= 1_000_000_000 {
-        nsec -= 1_000_000_000;
-        sec += 1;
-    }
-    let target = libc::timespec {
-        tv_sec: sec as libc::time_t,
-        tv_nsec: nsec as libc::c_long,
-    };
-    // SAFETY: `target` is a valid timespec; no remaining-time output with TIMER_ABSTIME. An
-    // interrupted sleep (EINTR) just samples early.
-    unsafe {
-        libc::clock_nanosleep(
-            libc::CLOCK_MONOTONIC,
-            libc::TIMER_ABSTIME,
-            &target,
-            std::ptr::null_mut(),
-        );
-    }
-}
-
-/// A lower priority for this thread (nice 10, Linux's nice being per thread): on a machine
-/// with fewer idle cores than the sampler and its target need, the scheduler then lets the
-/// target run and the sampler wait (a late sample stands for the ticks it missed).
-fn yield_to_the_target() {
-    // SAFETY: setpriority with PRIO_PROCESS and who 0 changes only the calling thread on Linux;
-    // a failure (not permitted) leaves the priority as it was, which is harmless.
-    unsafe {
-        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
-    }
-}
-
-/// A 1 ns timer slack for this thread, so that sleeps of 100 us end on time (the default slack
-/// is 50 us).
-fn set_timer_slack() {
-    // SAFETY: PR_SET_TIMERSLACK takes one unsigned long and changes only this thread.
-    unsafe {
-        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
+/// What a sample's read means for its run: `None` to go on (the weight spent when the read
+/// was kept, a failure counted when not), or why the run ends: the target exited (no such
+/// process), or reads failed `MAX_FAILED_READS` times in a row.
+pub fn outcome(read: Result<(), Error>, weight: &mut u64, failed: &mut u32) -> Option<End> {
+    match read {
+        Ok(()) => {
+            *failed = 0;
+            *weight = 0;
+            None
+        }
+        Err(Error::Io(e)) if e.raw_os_error() == Some(libc::ESRCH) => Some(End::Exited),
+        Err(e) => {
+            *failed += 1;
+            (*failed >= MAX_FAILED_READS).then(|| End::Failed(e.to_string()))
+        }
     }
 }
 
@@ -367,25 +334,6 @@ fn set_timer_slack() {
 mod tests {
     use super::super::stacks::fake310::Fake310;
     use super::*;
-
-    #[test]
-    fn ticks_are_whole_intervals() {
-        let ms = Duration::from_millis(1);
-        assert_eq!(interval_ticks(Duration::from_micros(2500), ms), 2);
-        assert_eq!(interval_ticks(Duration::ZERO, ms), 0);
-        assert_eq!(
-            interval_ticks(Duration::from_secs(1), Duration::ZERO),
-            1_000_000_000
-        );
-    }
-
-    #[test]
-    fn sleeping_until_a_past_or_near_time_returns() {
-        let t = Instant::now();
-        sleep_until(t);
-        sleep_until(t + Duration::from_micros(200));
-        assert!(t.elapsed() >= Duration::from_micros(200));
-    }
 
     #[test]
     fn without_os_ids_cpu_mode_is_refused_and_wall_mode_reads_no_cpu_states() {

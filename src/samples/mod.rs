@@ -2,6 +2,7 @@
 //!
 //! - `profile`: the samples themselves: functions, frames (a function at a line), threads, and
 //!   each distinct (thread, stack) with its count;
+//! - `merge`: one profile of several processes' samples, each process's threads kept apart;
 //! - the outputs read a `Profile` and nothing else, and write to any `io::Write`:
 //!   - `stats`: the Stats engine's model (`-o`, a pstats file keyed by first line);
 //!   - `collapsed`: flamegraph.pl's folded stacks, the thread as the root frame;
@@ -16,6 +17,7 @@
 pub mod collapsed;
 pub mod flamegraph;
 pub mod lines;
+pub mod merge;
 pub mod pickle;
 pub mod profile;
 pub mod speedscope;

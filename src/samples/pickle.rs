@@ -30,6 +30,11 @@ struct Body {
     frame_func: Vec<Int>,
     frame_line: Vec<Int>,
     threads: Vec<ThreadRow>,
+    /// Each thread's process (`Thread::process`) in a merge of several processes; empty in the
+    /// profile of one. Added without a new format: a payload without it reads as before, and
+    /// an older reader passes over it.
+    #[serde(default)]
+    thread_process: Vec<Int>,
     /// Each distinct (thread, stack) in order: thread, its number of frames (the frame ids,
     /// outermost first, follow each other in `stack_frames`), samples and samples on a CPU.
     stack_thread: Vec<Int>,
@@ -90,6 +95,10 @@ pub fn to_bytes(profile: &Profile, end: &str) -> Vec<u8> {
                 )
             })
             .collect(),
+        thread_process: match p.threads.iter().any(|t| t.process != 0) {
+            true => ints(p.threads.iter().map(|t| i64::from(t.process))),
+            false => Vec::new(),
+        },
         stack_thread: ints(p.stacks.keys().map(|(t, _)| *t as i64)),
         stack_len: ints(p.stacks.keys().map(|(_, f)| f.len() as i64)),
         stack_frames,
@@ -139,7 +148,14 @@ pub fn from_bytes(data: &[u8]) -> Result<(Profile, String), Error> {
             return error("a frame written twice");
         }
     }
-    for t in &b.threads {
+    if !b.thread_process.is_empty() {
+        same_lengths("thread", b.threads.len(), &[b.thread_process.len()])?;
+    }
+    for (i, t) in b.threads.iter().enumerate() {
+        let process = b.thread_process.get(i).map_or(0, |pid| pid.0);
+        let Ok(process) = u32::try_from(process) else {
+            return error(format!("process {process} out of range"));
+        };
         p.threads.push(Thread {
             native_id: unbits(t.0),
             ident: unbits(t.1),
@@ -148,6 +164,7 @@ pub fn from_bytes(data: &[u8]) -> Result<(Profile, String), Error> {
             on_cpu: unbits(t.4),
             idle: unbits(t.5),
             dropped: unbits(t.6),
+            process,
         });
     }
     p.reindex_threads();
@@ -225,6 +242,11 @@ mod tests {
         // Its threads are found again as the sampler finds them.
         let mut q = q;
         assert_eq!(q.thread(101, 8), 1);
+        // A merge of several processes keeps each thread's process.
+        let merged = crate::samples::merge::merge(0.001, Mode::Wall, [(7, &p), (9, &small())]);
+        let (q, _) = from_bytes(&to_bytes(&merged, "exited")).unwrap();
+        assert_eq!(shape(&q), shape(&merged));
+        assert_eq!(q.threads.last().map(|t| t.process), Some(9));
     }
 
     #[test]

@@ -75,6 +75,9 @@ pub struct Thread {
     /// Samples whose read of this thread's stack was torn (the target changed it under the
     /// read): dropped.
     pub dropped: u64,
+    /// The process it belongs to, in a profile of several processes (`merge`); 0 in the
+    /// profile of one.
+    pub process: u32,
 }
 
 /// How many samples (ticks) a distinct (thread, stack) got.
@@ -189,6 +192,13 @@ impl Profile {
             .collect();
     }
 
+    /// Adds a thread of another process (a merge's): not looked up by its ids, which another
+    /// process may share. Its index.
+    pub fn push_thread(&mut self, thread: Thread) -> u32 {
+        self.threads.push(thread);
+        (self.threads.len() - 1) as u32
+    }
+
     /// Records a sample of thread `thread`, whose frames are given innermost first, standing
     /// for `weight` ticks (more than 1 when it came late: it stands for the ticks it missed,
     /// so that a sampler starved of CPU does not shift the shares). A stack seen before costs
@@ -218,28 +228,38 @@ impl Profile {
     }
 
     /// The name a thread is shown under: its `threading` name, else `Thread <native id>` (or
-    /// `Thread <ident>` when the OS id is not known).
+    /// `Thread <ident>` when the OS id is not known); ` (pid N)` after it in a profile of
+    /// several processes.
     pub fn thread_label(&self, thread: u32) -> String {
-        match self.threads.get(thread as usize) {
+        let label = match self.threads.get(thread as usize) {
             Some(Thread {
                 name: Some(name), ..
             }) => name.clone(),
             Some(t) if t.native_id == 0 => format!("Thread {}", t.ident),
             Some(t) => format!("Thread {}", t.native_id),
             None => format!("Thread #{thread}"),
+        };
+        match self.threads.get(thread as usize).map(|t| t.process) {
+            Some(pid) if pid != 0 => format!("{label} (pid {pid})"),
+            _ => label,
         }
     }
 
     /// How the outputs head a thread: its name and OS id, `MainThread (tid 4242)`, or
     /// `Thread (tid 4242)` when it has no name (two threads of one name stay apart); its ident,
-    /// `(ident 1401...)`, when the OS id is not known.
+    /// `(ident 1401...)`, when the OS id is not known. In a profile of several processes, its
+    /// process's too: `Thread-1 (pid 4242, tid 4250)`, `MainThread (pid 4242)` (its OS id is
+    /// the pid).
     pub fn thread_title(&self, thread: u32) -> String {
         match self.threads.get(thread as usize) {
             Some(t) => {
                 let name = t.name.as_deref().unwrap_or("Thread");
-                match t.native_id {
-                    0 => format!("{name} (ident {})", t.ident),
-                    tid => format!("{name} (tid {tid})"),
+                match (t.process, t.native_id) {
+                    (0, 0) => format!("{name} (ident {})", t.ident),
+                    (0, tid) => format!("{name} (tid {tid})"),
+                    (pid, 0) => format!("{name} (pid {pid}, ident {})", t.ident),
+                    (pid, tid) if tid == u64::from(pid) => format!("{name} (pid {pid})"),
+                    (pid, tid) => format!("{name} (pid {pid}, tid {tid})"),
                 }
             }
             None => format!("Thread #{thread}"),

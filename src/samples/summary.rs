@@ -26,8 +26,22 @@ pub fn summary(p: &Profile) -> String {
     } else {
         String::new()
     };
+    // A merge of several processes: how many (a tick read in each counts once per process).
+    let mut pids: Vec<u32> = p
+        .threads
+        .iter()
+        .map(|t| t.process)
+        .filter(|&pid| pid != 0)
+        .collect();
+    pids.sort_unstable();
+    pids.dedup();
+    let processes = match pids.len() as u64 {
+        0 => String::new(),
+        n => format!("{}, ", plural(n, "process", "processes")),
+    };
     format!(
-        "Sampled {} of {} ticks ({} mode{rate}) over {:.3} s: {}{silent}, {}; {} (torn reads), {}.",
+        "Sampled {} of {} ticks ({} mode{rate}) over {:.3} s: {processes}{}{silent}, {}; {} \
+         (torn reads), {}.",
         p.taken,
         p.asked,
         p.mode.name(),
@@ -90,6 +104,12 @@ mod tests {
             summary(&p),
             "Sampled 4 of 5 ticks (wall mode, 1000 Hz) over 0.004 s: 3 threads (1 never \
              counted), 6 stack samples; 2 dropped (torn reads), 1 truncated stack."
+        );
+        let merged = crate::samples::merge::merge(0.001, Mode::Wall, [(7, &p), (9, &small())]);
+        assert!(
+            summary(&merged).contains("over 0.004 s: 2 processes, 5 threads (1 never counted)"),
+            "{}",
+            summary(&merged)
         );
         let empty = Profile::new(0.0, Mode::Gil);
         assert_eq!(

@@ -1,0 +1,571 @@
+//! `Family`: a sampling run over a process and every process it starts, and those start, on
+//! one clock: each tick reads every live Python process of the family in turn, each into its
+//! own `Profile`, so that a process that exits (or is killed) ends its own profile only.
+//!
+//! New processes are looked for every `POLL_EVERY` (`descendants`). One is read once its
+//! interpreter has a thread (a child that execs Python is tried again while it starts, backing
+//! off, for `STARTING`; one that never is Python is left, its own children still followed).
+//! A process that execs another program (its `stat` says its code moved) is found again:
+//! another Python is read on into the same profile, under its new command line; what was read
+//! of a fork that exec'd at once (`EXEC_WINDOW`) is dropped. multiprocessing's helpers are not
+//! read. The run ends when it is asked to, after its duration, or when no process of the family
+//! is left to read.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use super::clock::{self, Clock};
+use super::descendants::{Descendants, Stat};
+use super::runtime::{self, find_runtime_with, Runtime, Symbols};
+use super::session::{asked_to_end, outcome, End, Options, Session};
+use super::stacks::Error;
+use crate::samples::profile::Profile;
+
+/// How often the family's new processes are looked for: a child is read from at most this
+/// long after it started. A scan of every process (no children files) costs more: less often.
+const POLL_EVERY: Duration = Duration::from_millis(5);
+const POLL_EVERY_SCAN: Duration = Duration::from_millis(50);
+/// How long a new process (or one that exec'd) is tried while its interpreter is not there,
+/// and the longest wait between two tries (each reads its memory map).
+const STARTING: Duration = Duration::from_secs(2);
+const MAX_TRY_DELAY: Duration = Duration::from_millis(50);
+/// A process that execs this soon after it was first read was a fork about to exec (what
+/// `subprocess` and multiprocessing's spawn do): what was read of it, its parent's stacks as
+/// the fork copied them, is dropped.
+const EXEC_WINDOW: Duration = Duration::from_millis(50);
+/// Failed reads in a row after which a process is looked at again (it may have exec'd).
+const REEXAMINE_AFTER: u32 = 10;
+/// The reading thread's priority: the target's own. A family often has more busy processes
+/// than there are cores (a pool of workers), and at nice 10 the sampler then gets so little
+/// CPU that it finds short-lived workers only after they exited.
+const NICE: i32 = 0;
+/// Why a process found was not read, before it was tried.
+const NOT_YET: &str = "not read yet";
+/// Processes followed at most; later ones are counted, not read.
+pub const MAX_PROCESSES: usize = 1024;
+
+/// Where a process of the family is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum State {
+    /// Not read (yet): since when it is waited for (the run's time), the next try, and why it
+    /// was not read at the last.
+    Waiting {
+        since: Duration,
+        next_try: Duration,
+        why: String,
+    },
+    Sampling,
+    /// Read no more: why (it exited, its reads failed, it became a program that is not Python).
+    Ended(End),
+    /// Never read, and why (not Python, exited first, not permitted, a version not read).
+    Ignored(String),
+}
+
+/// One process of the family.
+pub struct Member {
+    pub pid: i32,
+    /// Its parent when it was found.
+    pub ppid: i32,
+    /// Its command line (`argv`), as last read (an exec'd program's once it is read).
+    pub argv: Vec<String>,
+    pub state: State,
+    /// Its wait status once it exited (`exit(3)` is 0x300, SIGKILL 9), when seen before its
+    /// parent reaped it.
+    pub exit_status: Option<i32>,
+    session: Option<Session>,
+    /// What was sampled, while no session holds it.
+    profile: Option<Profile>,
+    /// The program it was last found running (`Stat::image`) and that program's runtime.
+    image: Option<(u64, u64)>,
+    runtime: Option<(u64, PathBuf)>,
+    /// When it was first read (the run's time), for its profile's duration, and last read.
+    first_read: Option<Duration>,
+    last_read: Duration,
+    weight: u64,
+    failed: u32,
+    /// Its reads failed and it was found running the same program: not looked at again
+    /// before a read succeeds.
+    examined: bool,
+}
+
+impl Member {
+    fn new(pid: i32, ppid: i32, argv: Vec<String>, now: Duration) -> Member {
+        Member {
+            pid,
+            ppid,
+            argv,
+            state: State::Waiting {
+                since: now,
+                next_try: now,
+                why: NOT_YET.into(),
+            },
+            exit_status: None,
+            session: None,
+            profile: None,
+            image: None,
+            runtime: None,
+            first_read: None,
+            last_read: Duration::ZERO,
+            weight: 0,
+            failed: 0,
+            examined: false,
+        }
+    }
+
+    /// What was sampled of it; `None` when it was never read.
+    pub fn profile(&self) -> Option<&Profile> {
+        match &self.session {
+            Some(s) => Some(&s.profile),
+            None => self.profile.as_ref(),
+        }
+    }
+
+    pub fn into_profile(self) -> Option<Profile> {
+        match self.session {
+            Some(s) => Some(s.into_profile()),
+            None => self.profile,
+        }
+    }
+
+    /// Still to be read, or being read.
+    fn live(&self) -> bool {
+        matches!(self.state, State::Sampling | State::Waiting { .. })
+    }
+
+    /// Ends its sampling (`now`: the run's time) and keeps what it collected.
+    fn end(&mut self, end: End, now: Duration) {
+        if let Some(mut session) = self.session.take() {
+            let since = self.first_read.unwrap_or_default();
+            session.finish(&end, now.saturating_sub(since));
+            self.profile = Some(session.into_profile());
+        }
+        self.state = match (&self.profile, end) {
+            // Why it was not read so far says more than that it exited (a shell that ran).
+            (None, End::Exited) => match &self.state {
+                State::Waiting { why, .. } if why != NOT_YET => State::Ignored(why.clone()),
+                _ => State::Ignored("exited before it could be read".into()),
+            },
+            (None, End::Failed(why)) => State::Ignored(why),
+            (_, end) => State::Ended(end),
+        };
+    }
+
+    /// Stops waiting for it: it is not read (or, read before, not read again).
+    fn give_up(&mut self, why: String) {
+        self.state = match self.profile {
+            None => State::Ignored(why),
+            Some(_) => State::Ended(End::Failed(why)),
+        };
+    }
+}
+
+/// A run over a process and its descendants.
+pub struct Family {
+    options: Options,
+    descendants: Descendants,
+    symbols: Symbols,
+    pub members: Vec<Member>,
+    /// Processes found beyond `MAX_PROCESSES`, not read.
+    pub unfollowed: u64,
+}
+
+impl Family {
+    /// A run over the process of `root` (already made and checked) and the processes it
+    /// starts.
+    pub fn new(root: Session, rt: &Runtime, options: Options) -> Family {
+        let descendants = Descendants::new(rt.pid);
+        let argv = descendants.argv(rt.pid).unwrap_or_default();
+        // Its parent and program from the first poll's `stat`.
+        let mut member = Member::new(rt.pid, 0, argv, Duration::ZERO);
+        member.session = Some(root);
+        member.state = State::Sampling;
+        member.runtime = Some((rt.address, rt.library.clone()));
+        member.first_read = Some(Duration::ZERO);
+        // The root's interpreter file, read now rather than when its first child is found.
+        let mut symbols = Symbols::default();
+        let _ = find_runtime_with(rt.pid, &mut symbols);
+        Family {
+            options,
+            descendants,
+            symbols,
+            members: vec![member],
+            unfollowed: 0,
+        }
+    }
+
+    /// Samples until `stop` is set, the duration passes, or no process is left to read.
+    pub fn run(&mut self, stop: &AtomicBool) -> End {
+        clock::prepare_thread(NICE);
+        let mut clock = Clock::start(self.options.rate);
+        let poll_every = if self.descendants.cheap() {
+            POLL_EVERY
+        } else {
+            POLL_EVERY_SCAN
+        };
+        let mut next_poll = Duration::ZERO;
+        let end = loop {
+            let elapsed = clock.elapsed();
+            if let Some(end) = asked_to_end(stop, elapsed, self.options.duration) {
+                break end;
+            }
+            // Right after the last reads, while the next tick is farthest.
+            if elapsed >= next_poll {
+                self.poll(elapsed);
+                next_poll = elapsed + poll_every;
+            }
+            if !self.members.iter().any(Member::live) {
+                break End::Exited;
+            }
+            let passed = clock.wait(elapsed);
+            for m in &mut self.members {
+                let Some(session) = m.session.as_mut() else {
+                    continue;
+                };
+                session.profile.asked += passed;
+                m.weight += passed;
+                let read = session.sample(m.weight);
+                if let Some(end) = outcome(read, &mut m.weight, &mut m.failed) {
+                    m.end(end, clock.elapsed());
+                } else if m.failed == 0 {
+                    m.examined = false;
+                    m.last_read = elapsed;
+                }
+            }
+        };
+        let now = clock.elapsed();
+        for m in &mut self.members {
+            match m.state {
+                State::Sampling => m.end(end.clone(), now),
+                State::Waiting { ref why, .. } => {
+                    let why = format!("not read before the run ended: {why}");
+                    m.give_up(why);
+                }
+                _ => {}
+            }
+        }
+        end
+    }
+
+    /// Finds the family's new processes, and what became of the known ones.
+    fn poll(&mut self, now: Duration) {
+        for found in self.descendants.poll() {
+            if self.members.len() >= MAX_PROCESSES {
+                self.unfollowed += 1;
+                continue;
+            }
+            let argv = self.descendants.argv(found.pid).unwrap_or_default();
+            let mut member = Member::new(found.pid, found.stat.ppid, argv, now);
+            member.image = Some(found.stat.image);
+            self.members.push(member);
+        }
+        for i in 0..self.members.len() {
+            let stat = self.descendants.stat(self.members[i].pid).copied();
+            self.follow(i, stat, now);
+        }
+    }
+
+    /// What member `i` does next, from its `stat` now (`None`: it is gone).
+    fn follow(&mut self, i: usize, stat: Option<Stat>, now: Duration) {
+        let m = &mut self.members[i];
+        let exited = stat.is_none_or(|s| s.state == b'Z');
+        if let Some(code) = stat.and_then(|s| s.exit_code).filter(|_| exited) {
+            m.exit_status = Some(code);
+        }
+        if exited {
+            if m.live() {
+                m.end(End::Exited, now);
+            }
+            return;
+        }
+        let image = stat.map(|s| s.image);
+        let exec = m.image.is_some() && image != m.image;
+        if m.image.is_none() {
+            m.image = image;
+            m.ppid = stat.map_or(0, |s| s.ppid);
+        }
+        match m.state.clone() {
+            State::Sampling if exec || (m.failed >= REEXAMINE_AFTER && !m.examined) => {
+                m.image = image;
+                self.reexamine(i, now);
+            }
+            State::Waiting {
+                since,
+                next_try,
+                why,
+            } => {
+                if exec {
+                    m.image = image;
+                    m.state = waiting(now, now, why);
+                    self.try_start(i, now);
+                } else if now.saturating_sub(since) >= STARTING {
+                    m.give_up(why);
+                } else if now >= next_try {
+                    self.try_start(i, now);
+                }
+            }
+            // A process left (not Python) or ended (its program was no longer Python) that
+            // execs again may be Python now.
+            State::Ignored(_) | State::Ended(End::Failed(_)) if exec => {
+                m.image = image;
+                m.state = waiting(now, now, "exec'd".into());
+                self.try_start(i, now);
+            }
+            _ => {}
+        }
+    }
+
+    /// Member `i`'s reads failed, or it exec'd: reads on with the runtime it runs now, or
+    /// waits for one (an exec'd Python loads its interpreter first).
+    fn reexamine(&mut self, i: usize, now: Duration) {
+        let pid = self.members[i].pid;
+        let found = find_runtime_with(pid, &mut self.symbols);
+        let m = &mut self.members[i];
+        if let Ok(rt) = &found {
+            if m.runtime.as_ref() == Some(&(rt.address, rt.library.clone())) && m.failed > 0 {
+                // The same program: the failures go on counting towards the run's end.
+                m.examined = true;
+                return;
+            }
+        }
+        if let Some(session) = m.session.take() {
+            m.profile = Some(session.into_profile());
+        }
+        // Reads of the program it ran succeeded only until it exec'd: how long they went on
+        // is how long it ran that program (at most), however late this is seen.
+        let ran = m
+            .last_read
+            .saturating_sub(m.first_read.unwrap_or(m.last_read));
+        if ran < EXEC_WINDOW {
+            m.profile = None;
+            m.first_read = None;
+        }
+        m.state = waiting(now, now, "exec'd".into());
+        m.runtime = None;
+        self.try_start(i, now);
+    }
+
+    /// Tries to read member `i` as Python: a session once its interpreter has a thread.
+    fn try_start(&mut self, i: usize, now: Duration) {
+        let pid = self.members[i].pid;
+        if let Some(argv) = self.descendants.argv(pid) {
+            self.members[i].argv = argv;
+        }
+        if let Some(helper) = self.helper(i) {
+            // Samples from before it exec'd the helper are its parent's stacks: dropped too.
+            let why = format!("multiprocessing's {helper}, not the program's work");
+            self.members[i].profile = None;
+            self.members[i].give_up(why);
+            return;
+        }
+        let attempt = find_runtime_with(pid, &mut self.symbols);
+        let m = &mut self.members[i];
+        let State::Waiting { since, .. } = m.state else {
+            return;
+        };
+        // Tries back off (each reads the map of a process that may never be Python): the next
+        // after half the time waited so far.
+        let delay = (now.saturating_sub(since) / 2).clamp(POLL_EVERY, MAX_TRY_DELAY);
+        let rt = match attempt {
+            Ok(rt) => rt,
+            Err(runtime::Error::NotPython(why)) => {
+                m.state = waiting(since, now + delay, why);
+                return;
+            }
+            Err(runtime::Error::Io { error, .. }) if error.raw_os_error() == Some(libc::ESRCH) => {
+                m.end(End::Exited, now);
+                return;
+            }
+            Err(e) => {
+                // Not permitted, or its files cannot be read: that does not pass.
+                m.give_up(e.to_string());
+                return;
+            }
+        };
+        let made = match m.profile.take() {
+            Some(profile) => Session::continuing(&rt, self.options, profile),
+            None => Session::new(&rt, self.options),
+        };
+        let mut session = match made {
+            Ok(session) => session,
+            Err(e) => {
+                m.give_up(e.to_string());
+                return;
+            }
+        };
+        match session.check() {
+            Ok(threads) if threads > 0 => {
+                m.runtime = Some((rt.address, rt.library.clone()));
+                m.first_read.get_or_insert(now);
+                m.last_read = now;
+                m.session = Some(session);
+                m.state = State::Sampling;
+                m.weight = 0;
+                m.failed = 0;
+                m.examined = false;
+            }
+            Ok(_) => {
+                m.profile = keep(session);
+                m.state = waiting(
+                    since,
+                    now + delay,
+                    "its interpreter has no thread yet".into(),
+                );
+            }
+            Err(Error::Io(e)) if e.raw_os_error() == Some(libc::ESRCH) => {
+                m.profile = keep(session);
+                m.end(End::Exited, now);
+            }
+            Err(e) => {
+                m.profile = keep(session);
+                m.state = waiting(since, now + delay, e.to_string());
+            }
+        }
+    }
+
+    /// Which of multiprocessing's helper processes member `i` is, if it is one: its resource
+    /// tracker or its forkserver, which idle beside the program and outlive it. A fork of the
+    /// forkserver (its command line, its child) is a worker, not a helper.
+    fn helper(&self, i: usize) -> Option<&'static str> {
+        let m = &self.members[i];
+        let kind = helper_kind(&m.argv)?;
+        let forked = self
+            .members
+            .iter()
+            .any(|p| p.pid == m.ppid && p.argv == m.argv);
+        (!forked).then_some(kind)
+    }
+
+    /// How the run goes.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// The processes found, the root first, in the order found.
+    pub fn into_members(self) -> Vec<Member> {
+        self.members
+    }
+}
+
+/// The helper `argv` runs, by the code it gives `-c` (multiprocessing starts its helpers so).
+fn helper_kind(argv: &[String]) -> Option<&'static str> {
+    let code = argv.iter().skip_while(|a| *a != "-c").nth(1)?;
+    [
+        (
+            "from multiprocessing.resource_tracker import",
+            "resource tracker",
+        ),
+        (
+            "from multiprocessing.semaphore_tracker import",
+            "resource tracker",
+        ),
+        ("from multiprocessing.forkserver import", "forkserver"),
+    ]
+    .into_iter()
+    .find_map(|(start, kind)| code.starts_with(start).then_some(kind))
+}
+
+fn waiting(since: Duration, next_try: Duration, why: String) -> State {
+    State::Waiting {
+        since,
+        next_try,
+        why,
+    }
+}
+
+/// A session's profile when it held samples of an earlier program of the same process.
+fn keep(session: Session) -> Option<Profile> {
+    let profile = session.into_profile();
+    (profile.taken > 0 || !profile.threads.is_empty()).then_some(profile)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::stacks::fake310::Fake310;
+    use super::*;
+    use crate::samples::profile::Mode;
+
+    fn options(duration: f64) -> Options {
+        Options {
+            rate: 1000.0,
+            mode: Mode::Wall,
+            duration: Some(Duration::from_secs_f64(duration)),
+            cpu_states: false,
+            all_threads: true,
+        }
+    }
+
+    #[test]
+    fn a_child_that_is_not_python_is_found_and_left_unread() {
+        // The root is a fake 3.10 runtime in this process; its child runs `sleep`.
+        let mut fake = Fake310::new();
+        let rt = Fake310::rt(fake.runtime([7, 8], 8));
+        let root = Session::new(&rt, options(0.3)).expect("session");
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .expect("sleep");
+        let mut family = Family::new(root, &rt, options(0.3));
+        let end = family.run(&AtomicBool::new(false));
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(end, End::Duration);
+        let root = &family.members[0];
+        assert_eq!(root.state, State::Ended(End::Duration));
+        let sampled = root.profile().expect("the root's samples");
+        assert!(sampled.samples() > 0);
+        assert!(sampled.functions.iter().any(|f| f.name == "f"));
+        let sleep = family
+            .members
+            .iter()
+            .find(|m| m.pid == child.id() as i32)
+            .expect("the child found");
+        assert_eq!(sleep.argv, ["sleep", "5"]);
+        assert_eq!(sleep.ppid, std::process::id() as i32);
+        assert!(sleep.profile().is_none());
+        match &sleep.state {
+            State::Ignored(why) => assert!(why.contains("not Python"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn multiprocessing_helpers_are_told_by_the_code_they_run() {
+        let argv = |code: &str| -> Vec<String> {
+            ["python3.12", "-B", "-c", code].map(String::from).to_vec()
+        };
+        let tracker = argv("from multiprocessing.resource_tracker import main;main(5)");
+        assert_eq!(helper_kind(&tracker), Some("resource tracker"));
+        let server = argv("from multiprocessing.forkserver import main; main(10, 11)");
+        assert_eq!(helper_kind(&server), Some("forkserver"));
+        let spawned = argv("from multiprocessing.spawn import spawn_main; spawn_main()");
+        assert_eq!(helper_kind(&spawned), None);
+        assert_eq!(helper_kind(&["python".into(), "-c".into()]), None);
+        assert_eq!(helper_kind(&["python".into(), "prog.py".into()]), None);
+    }
+
+    #[test]
+    fn a_process_ends_its_own_profile_and_one_never_read_says_why() {
+        let mut fake = Fake310::new();
+        let rt = Fake310::rt(fake.runtime([7, 8], 8));
+        let mut session = Session::new(&rt, options(1.0)).expect("session");
+        session.sample(1).expect("a read");
+        let mut read = Member::new(1, 0, vec!["python".into()], Duration::ZERO);
+        read.session = Some(session);
+        read.state = State::Sampling;
+        read.end(End::Exited, Duration::from_millis(40));
+        assert_eq!(read.state, State::Ended(End::Exited));
+        let profile = read.profile().expect("kept");
+        assert_eq!(profile.samples(), 1);
+        assert_eq!(profile.duration, 0.04);
+
+        let mut gone = Member::new(2, 1, Vec::new(), Duration::ZERO);
+        gone.end(End::Exited, Duration::from_millis(5));
+        let why = State::Ignored("exited before it could be read".into());
+        assert_eq!(gone.state, why);
+        let mut odd = Member::new(3, 1, Vec::new(), Duration::ZERO);
+        odd.give_up("not Python".into());
+        assert_eq!(odd.state, State::Ignored("not Python".into()));
+        assert!(!odd.live() && !gone.live());
+    }
+}
