@@ -11,13 +11,16 @@ pub enum Error {
     Unsupported(String),
     /// What was read does not hang together (a layout that is not the expected one).
     Layout(String),
+    /// The target's interpreter is not running yet (its runtime is there, not yet set up):
+    /// read it again later.
+    NotReady(String),
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Io(e) => write!(f, "{e}"),
-            Error::Unsupported(why) | Error::Layout(why) => f.write_str(why),
+            Error::Unsupported(why) | Error::Layout(why) | Error::NotReady(why) => f.write_str(why),
         }
     }
 }

@@ -172,8 +172,8 @@ pub struct Family {
 
 impl Family {
     /// A run over the process of `root` (already made and checked) and the processes it
-    /// starts.
-    pub fn new(root: Session, rt: &Runtime, options: Options) -> Family {
+    /// starts; `symbols` holds what was read of its interpreter's file (`find_runtime_with`).
+    pub fn new(root: Session, rt: &Runtime, options: Options, symbols: Symbols) -> Family {
         let descendants = Descendants::new(rt.pid);
         let argv = descendants.argv(rt.pid).unwrap_or_default();
         // Its parent and program from the first poll's `stat`.
@@ -182,9 +182,6 @@ impl Family {
         member.state = State::Sampling;
         member.runtime = Some((rt.address, rt.library.clone()));
         member.first_read = Some(Duration::ZERO);
-        // The root's interpreter file, read now rather than when its first child is found.
-        let mut symbols = Symbols::default();
-        let _ = find_runtime_with(rt.pid, &mut symbols);
         Family {
             options,
             descendants,
@@ -382,12 +379,17 @@ impl Family {
                 return;
             }
         };
-        let made = match m.profile.take() {
-            Some(profile) => Session::continuing(&rt, self.options, profile),
-            None => Session::new(&rt, self.options),
-        };
-        let mut session = match made {
-            Ok(session) => session,
+        let mut session = match Session::new(&rt, self.options) {
+            Ok(mut session) => {
+                if let Some(profile) = m.profile.take() {
+                    session.resume(profile);
+                }
+                session
+            }
+            Err(Error::NotReady(why)) => {
+                m.state = waiting(since, now + delay, why);
+                return;
+            }
             Err(e) => {
                 m.give_up(e.to_string());
                 return;
@@ -505,7 +507,7 @@ mod tests {
             .arg("5")
             .spawn()
             .expect("sleep");
-        let mut family = Family::new(root, &rt, options(0.3));
+        let mut family = Family::new(root, &rt, options(0.3), Symbols::default());
         let end = family.run(&AtomicBool::new(false));
         let _ = child.kill();
         let _ = child.wait();

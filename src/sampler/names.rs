@@ -75,7 +75,7 @@ fn freed_or_odd(e: &Error) -> bool {
     match e {
         Error::Io(e) => matches!(e.raw_os_error(), Some(libc::EFAULT | libc::EINVAL)),
         Error::Layout(_) => true,
-        Error::Unsupported(_) => false,
+        Error::Unsupported(_) | Error::NotReady(_) => false,
     }
 }
 

@@ -118,13 +118,11 @@ impl Session {
         })
     }
 
-    /// A run over the process of `rt` that goes on adding to `profile` (the same process, once
-    /// it exec'd another Python: its threads keep their lanes).
-    pub fn continuing(rt: &Runtime, options: Options, profile: Profile) -> Result<Session, Error> {
-        let mut session = Session::new(rt, options)?;
-        session.first_seen = vec![Instant::now(); profile.threads.len()];
-        session.profile = profile;
-        Ok(session)
+    /// Goes on adding to `profile` instead of its own (new, empty) one: the same process, once
+    /// it exec'd another Python (its threads keep their lanes).
+    pub fn resume(&mut self, profile: Profile) {
+        self.first_seen = vec![Instant::now(); profile.threads.len()];
+        self.profile = profile;
     }
 
     /// Samples until `stop` is set, the duration passes, or the target is gone.

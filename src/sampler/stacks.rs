@@ -123,12 +123,17 @@ pub struct StackReader {
 }
 
 impl StackReader {
-    /// A reader for the process of `rt`; fails when its version or layout cannot be read.
+    /// A reader for the process of `rt`; fails when its version or layout cannot be read, and
+    /// (`NotReady`) on 3.10 before its interpreter made its main thread: what the reader then
+    /// reads once (the main thread's ident, the threads' OS ids) is not there yet.
     pub fn new(rt: &Runtime) -> Result<StackReader, Error> {
         let (facts, off) = layout::resolve(rt)?;
         let mut reader = StackReader::with(rt.pid, rt.address, facts, off);
         if let Some(main) = off.runtime_main_thread {
             reader.main_ident = reader.ptr(rt.address, main)?;
+            if reader.main_ident == 0 {
+                return Err(not_ready(rt.pid));
+            }
             reader.find_tids()?;
         }
         Ok(reader)
@@ -144,8 +149,11 @@ impl StackReader {
         self.tids = Some(Tids::new(self.pid, layout));
         let mut threads = Vec::new();
         let mut seen = Vec::new();
-        for _ in 0..TID_CHECKS {
+        for check in 0..TID_CHECKS {
             self.read(&mut threads)?;
+            if threads.is_empty() && check + 1 == TID_CHECKS {
+                return Err(not_ready(self.pid));
+            }
             let tasks = tids::thread_ids(self.pid)?;
             seen.clear();
             seen.extend(threads.iter().map(|t| (t.thread_id, t.native_thread_id)));
@@ -715,6 +723,13 @@ mod tests {
         };
         assert!(matches!(thread_stacks(&rt), Err(Error::Io(_))));
     }
+}
+
+/// The error of a process whose interpreter has no thread.
+pub fn not_ready(pid: i32) -> Error {
+    Error::NotReady(format!(
+        "process {pid}: its interpreter has no thread yet (it is starting, or ending)"
+    ))
 }
 
 /// A fake 3.10 runtime in this process, for the reader's and the session's tests.
