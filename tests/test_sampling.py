@@ -86,24 +86,32 @@ def test_run_finds_the_shares_the_program_measured(tmp_path):
     _check_shares(_samples_by_function(str(out)), spent)
 
 
+def attach_and_go(child, *options):
+    """Attaches `python -m rprofile --sample *options` to `child`, a program that says "ready",
+    waits for a line, then does its work and prints what it measured as JSON and exits; returns
+    that JSON and the sampler's stderr, once both ended well."""
+    assert child.stdout.readline().strip() == "ready"
+    sampler = subprocess.Popen([sys.executable, "-m", "rprofile", "--sample", "--pid",
+                                str(child.pid), *options],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # The sampler says so once it is attached; then the work starts.
+    assert sampler.stderr.readline().startswith("rprofile: sampling process %d" % child.pid)
+    child.stdin.write("go\n")
+    child.stdin.flush()
+    spent = json.loads(child.stdout.readline())
+    # The program ran to its end; the sampler saw it exit and wrote what it collected.
+    _, stderr = sampler.communicate(timeout=60)
+    assert sampler.returncode == 0, stderr
+    assert child.wait(timeout=10) == 0
+    return spent, stderr
+
+
 def test_attach_finds_the_shares_and_leaves_the_program_running(tmp_path):
     child = subprocess.Popen([sys.executable, _program("shares.py"), "1", "attach"],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
-        assert child.stdout.readline().strip() == "ready"
         out = tmp_path / "out.prof"
-        sampler = subprocess.Popen([sys.executable, "-m", "rprofile", "--sample", "--pid",
-                                    str(child.pid), "-o", str(out)],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        # The sampler says so once it is attached; then the work starts.
-        assert sampler.stderr.readline().startswith("rprofile: sampling process %d" % child.pid)
-        child.stdin.write("go\n")
-        child.stdin.flush()
-        spent = json.loads(child.stdout.readline())
-        # The program ran to its end; the sampler saw it exit and wrote what it collected.
-        stdout, stderr = sampler.communicate(timeout=60)
-        assert sampler.returncode == 0, stderr
-        assert child.wait(timeout=10) == 0
+        spent, _ = attach_and_go(child, "-o", str(out))
         _check_shares(_samples_by_function(str(out)), spent)
     finally:
         child.kill()

@@ -80,6 +80,12 @@ def _parser():
                            "or --duration; it keeps running unchanged")
     parser.add_option("--duration", dest="duration", type="float", default=None,
                       metavar="SECONDS", help="With --sample: stop sampling after this long")
+    parser.add_option("--subprocesses", dest="subprocesses", action="store_true",
+                      default=False,
+                      help="With --sample: also sample every Python process the program "
+                           "starts (multiprocessing, subprocess, os.fork), found from outside; "
+                           "the table is their merge, then a line per process; with -o, each "
+                           "one's stats also go to the folder OUTFILE.processes")
     parser.add_option("--lines", dest="lines", action="store_true", default=False,
                       help="With --sample: per thread, the lines that took most samples, with "
                            "wall and CPU seconds")
@@ -143,7 +149,8 @@ def main():
     options, args = parser.parse_args()
     if options.sample or options.pid is not None:
         return _main_sampled(parser, options, args)
-    for name in ("rate", "mode", "duration", "lines", "collapsed", "flamegraph"):
+    for name in ("rate", "mode", "duration", "lines", "collapsed", "flamegraph",
+                 "subprocesses"):
         if getattr(options, name) != parser.defaults[name]:
             parser.error("--%s needs --sample" % name)
     sys.argv[:] = args
@@ -327,6 +334,8 @@ def _main_sampled(parser, options, args):
         if getattr(options, name) is not None:
             setattr(options, name, os.path.abspath(getattr(options, name)))
             _check_writable(parser, getattr(options, name))
+    if options.subprocesses and options.outfile is not None:
+        _sampled_run.check_folder(parser, options.outfile)
     try:
         if options.pid is not None:
             if args:

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 
+from rprofile import _sampled_processes
 from rprofile.sampling import Sampler
 
 # How long a started program may take to load its interpreter before it is sampled.
@@ -30,7 +31,8 @@ def _attach_when_ready(proc, options):
 
 def _sampler(options, pid):
     sampler = Sampler(options.rate, options.mode, pid=pid, duration=options.duration,
-                      all_threads=getattr(options, "all_threads", True))
+                      all_threads=getattr(options, "all_threads", True),
+                      subprocesses=getattr(options, "subprocesses", False))
     sampler.program = getattr(options, "program", sampler.program)
     return sampler
 
@@ -57,8 +59,8 @@ def run_program(command, options):
 
 
 def attach(pid, options):
-    """Samples process `pid` until Ctrl-C, `--duration`, or its exit; it keeps running
-    unchanged. Returns 0."""
+    """Samples process `pid` until Ctrl-C, `--duration`, or its exit (with --subprocesses,
+    until it and every process it started exited); it keeps running unchanged. Returns 0."""
     sampler = _sampler(options, pid).start()
     until = "for %g s" % options.duration if options.duration else "until it exits or Ctrl-C"
     print("rprofile: sampling process %d at %g Hz (%s mode) %s" % (pid, options.rate,
@@ -74,7 +76,10 @@ def attach(pid, options):
 
 
 def report(sampler, options):
-    """The outputs asked for; the stats table when no -o."""
+    """The outputs asked for; the stats table when no -o. With --subprocesses, the merge of the
+    processes and a line per process (or, `options.apart`, each process's own outputs)."""
+    if getattr(options, "apart", False) and sampler.processes:
+        return _report_apart(sampler, options)
     html = getattr(options, "html", None)
     pprof = getattr(options, "pprof", None)
     for path, write in ((options.collapsed, sampler.write_collapsed),
@@ -86,17 +91,26 @@ def report(sampler, options):
             write(path)
     # A report file (HTML, pprof) takes the table's place, as -o does.
     report_file = html is not None or pprof is not None
+    processes = sampler.processes
     if options.outfile is not None or (report_file and not options.lines):
+        folder = None
         if options.outfile is not None:
             sampler.dump_stats(options.outfile)
+            if processes:
+                folder = _sampled_processes.folder_for(options.outfile)
+                _sampled_processes.save(processes, folder)
         print(sampler.summary(), file=sys.stderr)
+        _sampled_processes.print_summary(processes, folder, file=sys.stderr)
     elif not options.lines and getattr(options, "table", True) and not report_file:
         if getattr(options, "summary", True):
             print(sampler.summary())
         stats = sampler.stats().strip_dirs().sort_stats(options.sort)
         stats.print_stats(*([options.rows] if getattr(options, "rows", None) else []))
-        if len(sampler.threads) > 1:
+        # Several processes' main threads alone are told apart by the lines per process.
+        read = sum(p.sampler is not None for p in processes)
+        if len(sampler.threads) > max(1, read):
             sampler.print_threads()
+        _sampled_processes.print_summary(processes)
     if options.lines:
         if options.outfile is None:
             print(sampler.summary())
@@ -106,9 +120,37 @@ def report(sampler, options):
         print("rprofile: sampling ended early: %s" % end[len("failed: "):], file=sys.stderr)
 
 
+def _report_apart(sampler, options):
+    """Python 3.15's `--subprocesses` (`python -m rprofile.sampling`): the target's outputs as
+    without it, and every other process's in files of its own, named with its pid: FILE_PID.EXT
+    for an output file, profile.PID.pstats for the printed table."""
+    root, *children = sampler.processes
+    if root.sampler is not None:
+        report(root.sampler, options)
+    for p in children:
+        if p.sampler is None or not p.samples:
+            continue
+        outputs = [(options.outfile, p.sampler.dump_stats),
+                   (options.collapsed, p.sampler.write_collapsed),
+                   (options.flamegraph, p.sampler.write_flamegraph)]
+        for path, write in outputs:
+            if path is not None:
+                stem, ext = os.path.splitext(path)
+                write("%s_%d%s" % (stem, p.pid, ext))
+        if getattr(options, "table", False) and options.outfile is None:
+            p.sampler.dump_stats(os.path.abspath("profile.%d.pstats" % p.pid))
+
+
 def program_command(module, args):
     """The command that runs the program as `python [-m] ...` would, with this interpreter."""
     return [sys.executable] + (["-m"] if module else []) + list(args)
+
+
+def check_folder(parser, outfile):
+    """Refuses, before the program runs, a per-process folder that could not be made."""
+    folder = _sampled_processes.folder_for(outfile)
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        parser.error("cannot write %s: not a directory" % folder)
 
 
 def check_pid(parser, pid):

@@ -25,7 +25,16 @@ pub fn _find_runtime(py: Python<'_>, pid: i32) -> PyResult<(u64, PathBuf, Option
 /// `runtime::find_runtime` with its errors as Python's: OSError for a failed system call,
 /// ValueError for a process that is not a Python we can read.
 pub(crate) fn runtime_of(py: Python<'_>, pid: i32) -> PyResult<runtime::Runtime> {
-    py.detach(|| runtime::find_runtime(pid))
+    runtime_with(py, pid, &mut runtime::Symbols::default())
+}
+
+/// `runtime_of`, keeping what it read of the interpreter's file in `symbols`.
+pub(crate) fn runtime_with(
+    py: Python<'_>,
+    pid: i32,
+    symbols: &mut runtime::Symbols,
+) -> PyResult<runtime::Runtime> {
+    py.detach(|| runtime::find_runtime_with(pid, symbols))
         .map_err(|e| match e {
             Error::NotPython(why) => PyValueError::new_err(why),
             Error::Io { error, path } => {
@@ -77,7 +86,9 @@ pub fn _thread_names(py: Python<'_>, pid: i32) -> PyResult<HashMap<u64, String>>
 fn reader_error(py: Python<'_>, e: stacks::Error) -> PyErr {
     match e {
         stacks::Error::Io(error) => os_error(py, error, None),
-        stacks::Error::Unsupported(why) | stacks::Error::Layout(why) => PyValueError::new_err(why),
+        stacks::Error::Unsupported(why)
+        | stacks::Error::Layout(why)
+        | stacks::Error::NotReady(why) => PyValueError::new_err(why),
     }
 }
 

@@ -1,6 +1,7 @@
-//! The sampling profiler's Python face: `SamplerCore` (a run over one process, on a native
-//! thread that never takes the GIL) and `SampledProfile` (what it collected, with its outputs).
-//! The work is in `sampler` (reading, the run) and `samples` (the model and its outputs).
+//! The sampling profiler's Python face: `SamplerCore` (a run over one process, or over it and
+//! its descendants, on a native thread that never takes the GIL) and `SampledProfile` (what it
+//! collected, with its outputs; for several processes, their merge and each one's own). The
+//! work is in `sampler` (reading, the run) and `samples` (the model and its outputs).
 
 use std::io::BufWriter;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,13 +15,15 @@ use pyo3::types::{PyBytes, PyType};
 
 use crate::py::oserror::os_error;
 use crate::py::pickling::{reduce, unpickling_error};
-use crate::py::sampler::runtime_of;
+use crate::py::sampler::runtime_with;
+use crate::sampler::family::{Family, Member, State};
+use crate::sampler::runtime::Symbols;
 use crate::sampler::session::{End, Options, Session};
 use crate::sampler::stacks;
 use crate::samples::profile::{Mode, Profile};
 use crate::samples::within::within;
 use crate::samples::{
-    collapsed, flamegraph, lines, pickle, speedscope, stats as sampled_stats, summary,
+    collapsed, flamegraph, lines, merge, pickle, speedscope, stats as sampled_stats, summary,
 };
 
 /// A stack reader error as Python's: OSError with errno, or ValueError for a version or layout
@@ -28,25 +31,45 @@ use crate::samples::{
 fn reader_error(py: Python<'_>, e: stacks::Error) -> PyErr {
     match e {
         stacks::Error::Io(error) => os_error(py, error, None),
-        stacks::Error::Unsupported(why) | stacks::Error::Layout(why) => PyValueError::new_err(why),
+        stacks::Error::Unsupported(why)
+        | stacks::Error::Layout(why)
+        | stacks::Error::NotReady(why) => PyValueError::new_err(why),
+    }
+}
+
+/// What a run reads: one process, or a process and its descendants.
+enum Run {
+    One(Box<Session>),
+    Family(Box<Family>),
+}
+
+impl Run {
+    fn run(&mut self, stop: &AtomicBool) -> End {
+        match self {
+            Run::One(session) => session.run(stop),
+            Run::Family(family) => family.run(stop),
+        }
     }
 }
 
 /// A sampling run over process `pid`: `start()` it, `stop()` it for its `SampledProfile`.
 #[pyclass(module = "rprofile._rprofile")]
 pub struct SamplerCore {
-    session: Option<Session>,
+    run: Option<Run>,
     stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<(Session, End)>>,
+    thread: Option<JoinHandle<(Run, End)>>,
 }
 
 #[pymethods]
 impl SamplerCore {
     /// Finds the runtime of `pid` and checks its stacks can be read (one read); raises
     /// OSError (ProcessLookupError, PermissionError) or ValueError (not Python, or a version
-    /// whose stacks cannot be read).
+    /// whose stacks cannot be read). `subprocesses`: also every Python process it starts, and
+    /// those start, found as they start.
     #[new]
-    #[pyo3(signature = (pid, rate, mode, duration=None, cpu_states=false, all_threads=true))]
+    #[pyo3(signature = (pid, rate, mode, duration=None, cpu_states=false, all_threads=true,
+                        subprocesses=false))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         pid: i32,
@@ -55,6 +78,7 @@ impl SamplerCore {
         duration: Option<f64>,
         cpu_states: bool,
         all_threads: bool,
+        subprocesses: bool,
     ) -> PyResult<SamplerCore> {
         if !(rate.is_finite() && rate > 0.0 && rate <= 1_000_000.0) {
             return Err(PyValueError::new_err(format!(
@@ -73,7 +97,8 @@ impl SamplerCore {
                 )))
             }
         };
-        let rt = runtime_of(py, pid)?;
+        let mut symbols = Symbols::default();
+        let rt = runtime_with(py, pid, &mut symbols)?;
         let options = Options {
             rate,
             mode,
@@ -82,11 +107,20 @@ impl SamplerCore {
             all_threads,
         };
         let mut session = Session::new(&rt, options).map_err(|e| reader_error(py, e))?;
-        // One read now, so that a process we may not read fails here, not on the thread.
-        py.detach(|| session.check())
+        // One read now, so that a process we may not read fails here, not on the thread; one
+        // whose interpreter has no thread yet (just started) is not sampled yet either.
+        let threads = py
+            .detach(|| session.check())
             .map_err(|e| reader_error(py, e))?;
+        if threads == 0 {
+            return Err(reader_error(py, stacks::not_ready(pid)));
+        }
+        let run = match subprocesses {
+            true => Run::Family(Box::new(Family::new(session, &rt, options, symbols))),
+            false => Run::One(Box::new(session)),
+        };
         Ok(SamplerCore {
-            session: Some(session),
+            run: Some(run),
             stop: Arc::new(AtomicBool::new(false)),
             thread: None,
         })
@@ -94,15 +128,15 @@ impl SamplerCore {
 
     /// Starts sampling on a native thread.
     fn start(&mut self) -> PyResult<()> {
-        let Some(mut session) = self.session.take() else {
+        let Some(mut run) = self.run.take() else {
             return Err(PyRuntimeError::new_err("this sampler has already run"));
         };
         let stop = Arc::clone(&self.stop);
         let thread = std::thread::Builder::new()
             .name("rprofile-sampler".into())
             .spawn(move || {
-                let end = session.run(&stop);
-                (session, end)
+                let end = run.run(&stop);
+                (run, end)
             })
             .map_err(|e| PyRuntimeError::new_err(format!("cannot start the sampler: {e}")))?;
         self.thread = Some(thread);
@@ -121,15 +155,25 @@ impl SamplerCore {
         let Some(thread) = self.thread.take() else {
             return Err(PyRuntimeError::new_err("this sampler is not running"));
         };
-        let (session, end) = py
+        let (run, end) = py
             .detach(|| thread.join())
             .map_err(|_| PyRuntimeError::new_err("the sampler's thread panicked"))?;
-        Ok(SampledProfile {
-            profile: session.into_profile(),
-            end,
+        Ok(match run {
+            Run::One(session) => SampledProfile::of(session.into_profile(), end),
+            Run::Family(family) => py.detach(|| SampledProfile::of_family(*family, end)),
         })
     }
 }
+
+/// `(pid, ppid, argv, end, exit_status, profile)`.
+type ProcessRow = (
+    i32,
+    i32,
+    Vec<String>,
+    String,
+    Option<i32>,
+    Option<SampledProfile>,
+);
 
 /// `(native_id, ident, name, samples, on_cpu, idle, dropped)`.
 type ThreadRow = (u64, u64, Option<String>, u64, u64, u64, u64);
@@ -141,14 +185,72 @@ impl Drop for SamplerCore {
     }
 }
 
-/// What a sampling run collected.
+/// One process of a run over several: its pid, command line, how its sampling ended (or why
+/// it was never read), and its samples (`None`: never read).
+struct Process {
+    pid: i32,
+    ppid: i32,
+    argv: Vec<String>,
+    /// For a process never read, `Failed` with why.
+    end: End,
+    exit_status: Option<i32>,
+    profile: Option<Arc<Profile>>,
+}
+
+/// What a sampling run collected: for several processes, their merge, and each one's own.
 #[pyclass(module = "rprofile._rprofile", frozen)]
 pub struct SampledProfile {
-    profile: Profile,
+    profile: Arc<Profile>,
     end: End,
+    processes: Vec<Process>,
+    /// Processes found beyond the most that are followed, not read.
+    unfollowed: u64,
 }
 
 impl SampledProfile {
+    fn of(profile: Profile, end: End) -> SampledProfile {
+        SampledProfile {
+            profile: Arc::new(profile),
+            end,
+            processes: Vec::new(),
+            unfollowed: 0,
+        }
+    }
+
+    /// The family's merge (each process's threads under its pid), and its processes.
+    fn of_family(family: Family, end: End) -> SampledProfile {
+        let unfollowed = family.unfollowed;
+        let interval = 1.0 / family.options().rate;
+        let mode = family.options().mode;
+        let processes: Vec<Process> = family
+            .into_members()
+            .into_iter()
+            .map(|m: Member| Process {
+                pid: m.pid,
+                ppid: m.ppid,
+                argv: m.argv.clone(),
+                exit_status: m.exit_status,
+                end: match &m.state {
+                    State::Ended(end) => end.clone(),
+                    State::Ignored(why) => End::Failed(why.clone()),
+                    // A run ends each of its processes when it ends.
+                    State::Sampling | State::Waiting { .. } => end.clone(),
+                },
+                profile: m.into_profile().map(Arc::new),
+            })
+            .collect();
+        let parts = processes
+            .iter()
+            .filter_map(|p| Some((p.pid as u32, p.profile.as_deref()?)));
+        let merged = merge::merge(interval, mode, parts);
+        SampledProfile {
+            profile: Arc::new(merged),
+            end,
+            processes,
+            unfollowed,
+        }
+    }
+
     /// The samples (for the HTML report).
     pub(crate) fn profile(&self) -> &Profile {
         &self.profile
@@ -220,10 +322,10 @@ impl SampledProfile {
     /// kept.
     fn within(&self, py: Python<'_>, ident: u64, filename: &str, name: &str) -> SampledProfile {
         let profile = &self.profile;
-        SampledProfile {
-            profile: py.detach(|| within(profile, ident, filename, name)),
-            end: self.end.clone(),
-        }
+        SampledProfile::of(
+            py.detach(|| within(profile, ident, filename, name)),
+            self.end.clone(),
+        )
     }
 
     /// One line: samples taken of asked, threads, dropped and cut stacks, duration.
@@ -282,15 +384,42 @@ impl SampledProfile {
     /// Why the run ended: "stopped", "duration", "exited", or "failed: <error>".
     #[getter]
     fn end(&self) -> String {
-        match &self.end {
-            End::Stopped => "stopped".into(),
-            End::Duration => "duration".into(),
-            End::Exited => "exited".into(),
-            End::Failed(why) => format!("failed: {why}"),
-        }
+        end_name(&self.end)
     }
 
-    /// Pickles as the samples and the end (`samples::pickle`'s payload).
+    /// A run over several processes: `[(pid, ppid, argv, end, exit_status, profile)]` in the
+    /// order found (the root first), where `argv` is its command line as last read, `end`
+    /// says why its sampling ended (as `end`), `exit_status` is its wait status when it was seen exited before it was reaped (else
+    /// None), and `profile` is its own `SampledProfile`; for a process never read, `end` says
+    /// why and `profile` is None. Empty for a run over one process.
+    #[getter]
+    fn processes(&self) -> Vec<ProcessRow> {
+        self.processes
+            .iter()
+            .map(|p| {
+                let profile = p.profile.as_ref().map(|profile| SampledProfile {
+                    profile: Arc::clone(profile),
+                    end: p.end.clone(),
+                    processes: Vec::new(),
+                    unfollowed: 0,
+                });
+                let end = match (&profile, &p.end) {
+                    (None, End::Failed(why)) => why.clone(),
+                    (_, end) => end_name(end),
+                };
+                (p.pid, p.ppid, p.argv.clone(), end, p.exit_status, profile)
+            })
+            .collect()
+    }
+
+    /// Processes found beyond the most a run follows (1024), not read.
+    #[getter]
+    fn unfollowed(&self) -> u64 {
+        self.unfollowed
+    }
+
+    /// Pickles as the samples and the end (`samples::pickle`'s payload); a run over several
+    /// processes as their merge, each thread's pid kept (not `processes`).
     fn __reduce__<'py>(
         slf: &Bound<'py, Self>,
     ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
@@ -321,6 +450,15 @@ impl SampledProfile {
                 }
             },
         };
-        Ok(SampledProfile { profile, end })
+        Ok(SampledProfile::of(profile, end))
+    }
+}
+
+fn end_name(end: &End) -> String {
+    match end {
+        End::Stopped => "stopped".into(),
+        End::Duration => "duration".into(),
+        End::Exited => "exited".into(),
+        End::Failed(why) => format!("failed: {why}"),
     }
 }

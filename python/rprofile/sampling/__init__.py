@@ -7,11 +7,12 @@ Python 3.15's ``python -m profiling.sampling`` has, mapped onto ``python -m rpro
 """
 
 import os
+from typing import NamedTuple, Optional
 
 from rprofile._rprofile import SamplerCore as _SamplerCore
 from rprofile._rprofile import _write_pprof, _write_report
 
-__all__ = ["Sampler"]
+__all__ = ["Sampler", "SampledProcess"]
 
 MODES = ("wall", "cpu", "gil")
 
@@ -27,13 +28,46 @@ class _Loaded:
         pass
 
 
+class SampledProcess(NamedTuple):
+    """One process of a run with ``subprocesses=True``: its ``pid``, parent (``ppid``) and
+    command line (``argv``, as last read: an exec'd program's); ``end``: why its sampling
+    ended (``"exited"``, ``"stopped"``, ``"duration"``, ``"failed: ..."``), or for a process
+    never read, why not (not Python, exited before it could be read, ...); ``exit_status``:
+    its wait status when it was seen exited before its parent reaped it (``os.waitstatus_to_
+    exitcode`` reads it), else None; ``sampler``: a stopped ``Sampler`` holding its samples
+    alone (its outputs as any Sampler's), or None when it was never read."""
+
+    pid: int
+    ppid: int
+    argv: list
+    end: str
+    exit_status: Optional[int]
+    sampler: Optional["Sampler"]
+
+    @property
+    def samples(self):
+        """Stack samples recorded, over its threads (0 when never read)."""
+        if self.sampler is None:
+            return 0
+        return sum(t[3] for t in self.sampler.threads)
+
+    @property
+    def seconds(self):
+        """What its samples stand for: samples x interval."""
+        return self.samples / self.sampler.rate if self.sampler is not None else 0.0
+
+
 class Sampler:
     """Samples the stacks of every thread of a process ``rate`` times a second.
 
     ``mode``: ``"wall"`` counts every thread at every sample, ``"cpu"`` only the threads on a
     CPU at that sample, ``"gil"`` only the thread holding the GIL. ``pid``: the process to
     sample (default: this one). ``duration``: stop by itself after that many seconds.
-    ``all_threads=False``: only the process's main thread. In ``wall`` and ``cpu`` modes each
+    ``all_threads=False``: only the process's main thread. ``subprocesses=True``: also every
+    Python process it starts and those start (multiprocessing workers of any start method,
+    ``subprocess`` running Python, ``os.fork()``), found from outside as they start, each read
+    on the same clock into its own samples: the results are their merge (each thread under its
+    process's pid) and ``processes`` gives each one's. In ``wall`` and ``cpu`` modes each
     sample also reads whether each thread is on a CPU (``/proc``), which tells idle threads
     apart and gives ``print_lines()`` its CPU seconds.
     Use ``start()``/``stop()`` or ``with Sampler() as s: ...``; then ``print_stats()``,
@@ -42,7 +76,8 @@ class Sampler:
     ``dump_pprof``.
     """
 
-    def __init__(self, rate=1000, mode="wall", *, pid=None, duration=None, all_threads=True):
+    def __init__(self, rate=1000, mode="wall", *, pid=None, duration=None, all_threads=True,
+                 subprocesses=False):
         if mode not in MODES:
             raise ValueError("mode must be one of %s, not %r" % (", ".join(MODES), mode))
         self.rate = rate
@@ -50,6 +85,7 @@ class Sampler:
         self.pid = os.getpid() if pid is None else pid
         self.duration = duration
         self.all_threads = all_threads
+        self.subprocesses = subprocesses
         # What the flame graph's title names: the program, or the process.
         self.program = "pid %d" % self.pid
         self._core = None
@@ -61,7 +97,7 @@ class Sampler:
         if self._core is not None:
             raise RuntimeError("this Sampler is already running")
         core = _SamplerCore(self.pid, float(self.rate), self.mode, self.duration,
-                            self.mode != "gil", self.all_threads)
+                            self.mode != "gil", self.all_threads, bool(self.subprocesses))
         core.start()
         self._core = core
         self._profile = None
@@ -110,9 +146,33 @@ class Sampler:
         return Stats(_Loaded(self._samples()))
 
     def print_stats(self, sort=-1):
-        """Prints the stats table as ``cProfile.Profile.print_stats`` does."""
+        """Prints the stats table as ``cProfile.Profile.print_stats`` does; with
+        ``subprocesses=True``, the merge's, then a line per process."""
         print(self.summary())
         self.stats().strip_dirs().sort_stats(sort).print_stats()
+        if self.subprocesses:
+            self.print_processes()
+
+    @property
+    def processes(self):
+        """With ``subprocesses=True``: every process the run found, the sampled one first, in
+        the order found, as ``SampledProcess`` tuples (``[]`` otherwise)."""
+        out = []
+        for pid, ppid, argv, end, exit_status, profile in self._samples().processes:
+            sampler = None
+            if profile is not None:
+                sampler = Sampler(self.rate, self.mode, pid=pid, all_threads=self.all_threads)
+                sampler.program = " ".join(argv[1:]) or "pid %d" % pid
+                sampler._profile = profile
+            out.append(SampledProcess(pid, ppid, list(argv), end, exit_status, sampler))
+        return out
+
+    def print_processes(self, file=None):
+        """Prints a line per process of a ``subprocesses=True`` run: pid, parent, command,
+        samples and the seconds they stand for, and how it ended or why it was never read."""
+        from rprofile import _sampled_processes
+
+        _sampled_processes.print_summary(self.processes, file=file)
 
     def dump_stats(self, file):
         """Writes the stats file (marshal, read by ``pstats.Stats`` and the tools on it)."""

@@ -6,6 +6,8 @@ attach PID               sample a running process
 -i/--interval USEC       microseconds between samples (default 100: 10,000 Hz)
 -d/--duration SECONDS    stop sampling after this long (default 10)
 -a/--all-threads         every thread (default: the main thread only)
+--subprocesses           also every Python process the target starts, each one's output in a
+                         file of its own named with its pid (FILE_PID.EXT, profile.PID.pstats)
 --mode wall|cpu|gil      which threads a sample counts
 --pstats (default) | --collapsed | --flamegraph, with -o/--output FILE
 --sort KEY, -l/--limit N, --no-summary   the printed table
@@ -55,6 +57,9 @@ def _parser():
                          help="sample every thread, not just the main thread")
         sub.add_argument("--mode", choices=["wall", "cpu", "gil"], default="wall",
                          help="wall: every sample; cpu: threads on a CPU; gil: the GIL holder")
+        sub.add_argument("--subprocesses", action="store_true",
+                         help="also profile the Python processes the target starts, each "
+                              "one's output to a file named with its pid")
         formats = sub.add_mutually_exclusive_group()
         for name, what in (("pstats", "a pstats file with -o, else the table (default)"),
                            ("collapsed", "folded stacks for flame graph tools"),
@@ -89,7 +94,8 @@ def main(argv=None):
         outfile = DEFAULT_NAMES[args.format] % (pid if pid is not None else os.getpid())
     options = types.SimpleNamespace(
         rate=1e6 / args.interval, mode=args.mode, duration=args.duration, lines=False,
-        limit=20, all_threads=args.all_threads,
+        limit=20, all_threads=args.all_threads, subprocesses=args.subprocesses,
+        apart=args.subprocesses,
         outfile=outfile if args.format == "pstats" else None,
         collapsed=outfile if args.format == "collapsed" else None,
         flamegraph=outfile if args.format == "flamegraph" else None, speedscope=None,
