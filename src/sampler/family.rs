@@ -26,6 +26,9 @@ use crate::samples::profile::Profile;
 /// long after it started. A scan of every process (no children files) costs more: less often.
 const POLL_EVERY: Duration = Duration::from_millis(5);
 const POLL_EVERY_SCAN: Duration = Duration::from_millis(50);
+/// How often every process's `stat` is read again whether or not a process started: execs,
+/// and exits of processes that are not read.
+const FULL_POLL_EVERY: Duration = Duration::from_millis(50);
 /// How long a new process (or one that exec'd) is tried while its interpreter is not there,
 /// and the longest wait between two tries (each reads its memory map).
 const STARTING: Duration = Duration::from_secs(2);
@@ -200,7 +203,7 @@ impl Family {
         } else {
             POLL_EVERY_SCAN
         };
-        let mut next_poll = Duration::ZERO;
+        let (mut next_poll, mut next_full) = (Duration::ZERO, Duration::ZERO);
         let end = loop {
             let elapsed = clock.elapsed();
             if let Some(end) = asked_to_end(stop, elapsed, self.options.duration) {
@@ -208,8 +211,12 @@ impl Family {
             }
             // Right after the last reads, while the next tick is farthest.
             if elapsed >= next_poll {
-                self.poll(elapsed);
+                let full = elapsed >= next_full;
+                self.poll(elapsed, full);
                 next_poll = elapsed + poll_every;
+                if full {
+                    next_full = elapsed + FULL_POLL_EVERY;
+                }
             }
             if !self.members.iter().any(Member::live) {
                 break End::Exited;
@@ -223,6 +230,9 @@ impl Family {
                 m.weight += passed;
                 let read = session.sample(m.weight);
                 if let Some(end) = outcome(read, &mut m.weight, &mut m.failed) {
+                    if end == End::Exited {
+                        m.exit_status = self.descendants.exit_status(m.pid);
+                    }
                     m.end(end, clock.elapsed());
                 } else if m.failed == 0 {
                     m.examined = false;
@@ -244,9 +254,9 @@ impl Family {
         end
     }
 
-    /// Finds the family's new processes, and what became of the known ones.
-    fn poll(&mut self, now: Duration) {
-        for found in self.descendants.poll() {
+    /// Finds the family's new processes, and (`full`) what became of the known ones.
+    fn poll(&mut self, now: Duration, full: bool) {
+        for found in self.descendants.poll(full) {
             if self.members.len() >= MAX_PROCESSES {
                 self.unfollowed += 1;
                 continue;
