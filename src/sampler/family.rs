@@ -244,8 +244,12 @@ impl Family {
         for m in &mut self.members {
             match m.state {
                 State::Sampling => m.end(end.clone(), now),
+                // Why it was not read so far stays why (a shell that still waits for its child).
                 State::Waiting { ref why, .. } => {
-                    let why = format!("not read before the run ended: {why}");
+                    let why = match why.as_str() {
+                        NOT_YET => "the run ended before it was read".into(),
+                        why => why.to_string(),
+                    };
                     m.give_up(why);
                 }
                 _ => {}
