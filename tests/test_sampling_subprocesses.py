@@ -9,7 +9,7 @@ import glob
 import io
 import json
 import os
-import pstats
+import pickle
 import subprocess
 import sys
 
@@ -157,6 +157,12 @@ def test_the_sampler_in_process_follows_the_children_it_starts():
     s.print_processes(file=printed)
     assert str(child.pid) in printed.getvalue()
     assert s.counts[1] >= child.sampler.counts[1]
+    # Pickled, the merge keeps each thread's process (the list of processes is not kept).
+    back = pickle.loads(pickle.dumps(s))
+    assert back.stats().stats == s.stats().stats
+    table = s._samples().threads_table(200)
+    assert "(pid %d)" % child.pid in table
+    assert back._samples().threads_table(200) == table
 
 
 def test_the_summary_says_how_each_process_ended_or_why_it_was_not_read():
