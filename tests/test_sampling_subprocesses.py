@@ -144,7 +144,7 @@ def test_the_sampler_in_process_follows_the_children_it_starts():
     with Sampler(rate=1000, subprocesses=True) as s:
         subprocess.run([sys.executable, _program("child_burn.py")], check=True,
                        capture_output=True)
-    processes = s.processes
+    processes = s.processes()
     assert processes[0].pid == os.getpid() and processes[0].sampler is not None
     (child,) = [p for p in processes[1:] if p.argv[1:] == [_program("child_burn.py")]]
     assert child.ppid == os.getpid() and child.end == "exited" and child.samples > 0
@@ -186,16 +186,15 @@ def test_the_summary_says_how_each_process_ended_or_why_it_was_not_read():
     assert lines[5].endswith("-  not read: process 13 is not Python")
 
 
-def test_bad_uses_are_one_line_errors(tmp_path):
-    proc = _rprofile("--subprocesses", _program("child_burn.py"), check=False)
-    assert proc.returncode == 2 and "--subprocesses needs --sample" in proc.stderr
+def test_a_folder_that_cannot_be_made_is_a_one_line_error(tmp_path):
     out = tmp_path / "out.prof"
     (tmp_path / "out.prof.processes").write_text("a file")
     proc = _rprofile("--sample", "--subprocesses", "-o", str(out), _program("child_burn.py"),
                      check=False)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().splitlines() == [
-        "rprofile: error: cannot write %s.processes: not a directory" % out]
+        "rprofile: error: cannot write the processes' files in %s.processes: not a directory"
+        % out]
     assert proc.stdout == ""
 
 

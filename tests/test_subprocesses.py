@@ -388,8 +388,6 @@ def test_usage_errors(tmp_path):
     done = run(["-o", tmp_path / "out.prof", PROGRAMS / "forks.py"], tmp_path)
     assert done.returncode == 2
     assert "cannot write the processes' files in" in done.stderr
-    done = run(["--sample", PROGRAMS / "forks.py"], tmp_path)
-    assert done.returncode == 2 and "--subprocesses" in done.stderr
 
 
 # ---------------------------------------------------------------------------------------------

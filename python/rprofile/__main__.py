@@ -65,7 +65,8 @@ def _parser():
                            "multiprocessing, concurrent.futures, os.fork) with the same "
                            "options; print the merged table, then one line per process. With "
                            "-o FILE the merge goes to FILE and each process's stats to "
-                           "FILE.processes/PID-NAME.prof")
+                           "FILE.processes/PID-NAME.prof. With --sample they are sampled, "
+                           "found from outside")
     parser.add_option("--sample", dest="sample", action="store_true", default=False,
                       help="Sample instead of tracing: read the program's stacks from outside "
                            "it, --rate times a second; the program runs with no hook (about "
@@ -80,12 +81,6 @@ def _parser():
                            "or --duration; it keeps running unchanged")
     parser.add_option("--duration", dest="duration", type="float", default=None,
                       metavar="SECONDS", help="With --sample: stop sampling after this long")
-    parser.add_option("--subprocesses", dest="subprocesses", action="store_true",
-                      default=False,
-                      help="With --sample: also sample every Python process the program "
-                           "starts (multiprocessing, subprocess, os.fork), found from outside; "
-                           "the table is their merge, then a line per process; with -o, each "
-                           "one's stats also go to the folder OUTFILE.processes")
     parser.add_option("--lines", dest="lines", action="store_true", default=False,
                       help="With --sample: per thread, the lines that took most samples, with "
                            "wall and CPU seconds")
@@ -149,8 +144,7 @@ def main():
     options, args = parser.parse_args()
     if options.sample or options.pid is not None:
         return _main_sampled(parser, options, args)
-    for name in ("rate", "mode", "duration", "lines", "collapsed", "flamegraph",
-                 "subprocesses"):
+    for name in ("rate", "mode", "duration", "lines", "collapsed", "flamegraph"):
         if getattr(options, name) != parser.defaults[name]:
             parser.error("--%s needs --sample" % name)
     sys.argv[:] = args
@@ -318,8 +312,6 @@ def _main_sampled(parser, options, args):
     from rprofile import _sampled_run
 
     defaults, parser = parser.defaults, _OneLineErrors()
-    if options.subprocesses:
-        parser.error("--subprocesses with --sample is not available yet")
     for name in ("threads", "async_aware", "clock", "timeline", "memory", "rss"):
         if getattr(options, name) != defaults[name]:
             parser.error("--%s traces; it does not go with --sample"
@@ -335,7 +327,7 @@ def _main_sampled(parser, options, args):
             setattr(options, name, os.path.abspath(getattr(options, name)))
             _check_writable(parser, getattr(options, name))
     if options.subprocesses and options.outfile is not None:
-        _sampled_run.check_folder(parser, options.outfile)
+        _processes_folder(parser, options)
     try:
         if options.pid is not None:
             if args:

@@ -78,7 +78,7 @@ def attach(pid, options):
 def report(sampler, options):
     """The outputs asked for; the stats table when no -o. With --subprocesses, the merge of the
     processes and a line per process (or, `options.apart`, each process's own outputs)."""
-    if getattr(options, "apart", False) and sampler.processes:
+    if getattr(options, "apart", False) and sampler.processes():
         return _report_apart(sampler, options)
     html = getattr(options, "html", None)
     pprof = getattr(options, "pprof", None)
@@ -91,7 +91,7 @@ def report(sampler, options):
             write(path)
     # A report file (HTML, pprof) takes the table's place, as -o does.
     report_file = html is not None or pprof is not None
-    processes = sampler.processes
+    processes = sampler.processes()
     if options.outfile is not None or (report_file and not options.lines):
         folder = None
         if options.outfile is not None:
@@ -124,7 +124,7 @@ def _report_apart(sampler, options):
     """Python 3.15's `--subprocesses` (`python -m rprofile.sampling`): the target's outputs as
     without it, and every other process's in files of its own, named with its pid: FILE_PID.EXT
     for an output file, profile.PID.pstats for the printed table."""
-    root, *children = sampler.processes
+    root, *children = sampler.processes()
     if root.sampler is not None:
         report(root.sampler, options)
     for p in children:
@@ -144,13 +144,6 @@ def _report_apart(sampler, options):
 def program_command(module, args):
     """The command that runs the program as `python [-m] ...` would, with this interpreter."""
     return [sys.executable] + (["-m"] if module else []) + list(args)
-
-
-def check_folder(parser, outfile):
-    """Refuses, before the program runs, a per-process folder that could not be made."""
-    folder = _sampled_processes.folder_for(outfile)
-    if os.path.exists(folder) and not os.path.isdir(folder):
-        parser.error("cannot write %s: not a directory" % folder)
 
 
 def check_pid(parser, pid):

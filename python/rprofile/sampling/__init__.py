@@ -67,7 +67,7 @@ class Sampler:
     Python process it starts and those start (multiprocessing workers of any start method,
     ``subprocess`` running Python, ``os.fork()``), found from outside as they start, each read
     on the same clock into its own samples: the results are their merge (each thread under its
-    process's pid) and ``processes`` gives each one's. In ``wall`` and ``cpu`` modes each
+    process's pid) and ``processes()`` gives each one's. In ``wall`` and ``cpu`` modes each
     sample also reads whether each thread is on a CPU (``/proc``), which tells idle threads
     apart and gives ``print_lines()`` its CPU seconds.
     Use ``start()``/``stop()`` or ``with Sampler() as s: ...``; then ``print_stats()``,
@@ -153,10 +153,10 @@ class Sampler:
         if self.subprocesses:
             self.print_processes()
 
-    @property
     def processes(self):
         """With ``subprocesses=True``: every process the run found, the sampled one first, in
-        the order found, as ``SampledProcess`` tuples (``[]`` otherwise)."""
+        the order found, as ``SampledProcess`` tuples (``[]`` otherwise), as
+        ``Profile.processes()`` lists a traced run's."""
         out = []
         for pid, ppid, argv, end, exit_status, profile in self._samples().processes:
             sampler = None
@@ -172,7 +172,7 @@ class Sampler:
         samples and the seconds they stand for, and how it ended or why it was never read."""
         from rprofile import _sampled_processes
 
-        _sampled_processes.print_summary(self.processes, file=file)
+        _sampled_processes.print_summary(self.processes(), file=file)
 
     def dump_stats(self, file):
         """Writes the stats file (marshal, read by ``pstats.Stats`` and the tools on it)."""
