@@ -283,6 +283,10 @@ def burn():
 
 def test_burn():
     burn()
+
+
+def test_short():
+    pass
 """
 
 
@@ -294,7 +298,12 @@ def test_sample_writes_a_sampled_profile_of_a_test_that_burns_cpu(pytester):
     result = pytester.runpytest("--rprofile-sample", "--rprofile-rate=%d" % rate)
     assert result.ret == 0, result.stdout.str()
     files = _stats_files(pytester.path / "prof")
-    assert set(files) == {"test_burning.py__test_burn.prof", "combined.prof"}
+    assert {"test_burning.py__test_burn.prof", "combined.prof"} <= set(files)
+    # A test may end before the sampler's first read: it then has no file (pstats reads no
+    # empty stats file), and the summary counts it.
+    short = "test_burning.py__test_short.prof" in files
+    unsampled = "1 test had no sample (shorter than 1/400 s): no file" in result.outlines
+    assert short != unsampled, (sorted(files), result.outlines)
     stats = pstats.Stats(str(files["test_burning.py__test_burn.prof"])).stats
     # Sampled rows: times are samples times the interval, which a tracer's are not.
     running = {key: (cc, tt) for key, (cc, nc, tt, ct, callers) in stats.items() if cc}
@@ -306,19 +315,6 @@ def test_sample_writes_a_sampled_profile_of_a_test_that_burns_cpu(pytester):
     assert burn and burn[0] > total / 2, (burn, total)
     # The summary reads them as samples.
     result.stdout.fnmatch_lines(["*nsamples  tottime persample cumtime persample*"])
-
-
-def test_a_test_too_short_for_a_sample_gets_no_file_and_is_counted(pytester):
-    if _sampler_unsupported() is not None:
-        pytest.skip(_sampler_unsupported())
-    pytester.makepyfile(test_short="def test_short():\n    pass\n")
-    # At one sample a second, a test of a few milliseconds has none (pstats reads no empty
-    # stats file, so none is written).
-    result = pytester.runpytest("--rprofile-sample", "--rprofile-rate=1")
-    assert result.ret == 0, result.stdout.str()
-    assert _stats_files(pytester.path / "prof") == {}
-    result.stdout.fnmatch_lines(["0 stats files in prof",
-                                 "1 test had no sample (shorter than 1/1 s): no file"])
 
 
 # A profiler of the suite's own, enabled for the whole session.
