@@ -57,9 +57,8 @@ def summary(session, tr):
     tr.write_line(line)
     if session.unsampled:
         unit = "phase" if session.phases == "each" else "test"
-        tr.write_line("%d %s%s had no sample (shorter than 1/%g s): no file"
-                      % (session.unsampled, unit, "" if session.unsampled == 1 else "s",
-                         session.rate))
+        tr.write_line("%d %s%s ended before the sampler's first read: no file"
+                      % (session.unsampled, unit, "" if session.unsampled == 1 else "s"))
     by_problem = {}
     for nodeid, problem in session.problems:
         by_problem.setdefault(problem, {})[nodeid] = None  # each test once, in order
