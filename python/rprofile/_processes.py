@@ -21,7 +21,8 @@ import sys
 import time
 
 __all__ = ["FOLDER_SUFFIX", "folder_for", "prepare_folder", "temporary_folder", "describe",
-           "Process", "register", "collect", "merge", "print_summary", "ProcessInfo"]
+           "Process", "register", "collect", "merge", "print_summary", "print_table",
+           "ProcessInfo"]
 
 FOLDER_SUFFIX = ".processes"
 STATS_SUFFIX = ".prof"
@@ -356,14 +357,7 @@ def print_summary(processes, folder=None, this_pid=None, file=None):
     """The per-process lines under the table: pid, parent, command, calls, seconds (tottime
     summed over its functions), and a note for a process that did not save. `folder` is named
     in the heading when its files are kept; `this_pid`'s line is marked as this process."""
-    file = sys.stdout if file is None else file
-    if not processes:
-        return
-    where = "; each one's stats in %s" % folder if folder is not None else ""
-    print("   Processes (%d%s):" % (len(processes), where), file=file)
-    width = min(COMMAND_MAX, max(len("command"), *(len(p.command) for p in processes)))
-    print("   %8s %8s  %-*s %12s %10s" % ("pid", "parent", width, "command", "calls",
-                                          "seconds"), file=file)
+    rows = []
     for p in processes:
         if p.status == "saved" and p.calls is not None:
             calls, seconds = "%d" % p.calls, "%.3f" % p.seconds
@@ -371,8 +365,25 @@ def print_summary(processes, folder=None, this_pid=None, file=None):
         else:
             calls = seconds = "-"
             note = _STATUS_TEXT.get(p.status, p.status)
-        line = "   %8s %8s  %-*s %12s %10s" % (p.pid, p.ppid if p.ppid is not None else "-",
-                                               width, p.command, calls, seconds)
+        rows.append((p.pid, p.ppid, p.command, calls, seconds, note))
+    print_table(rows, "calls", folder, file)
+
+
+def print_table(rows, counted, folder=None, file=None):
+    """Prints the lines per process that every run over several processes prints (traced or
+    sampled): `rows` of (pid, parent pid or None, command, count, seconds, note), under a
+    heading naming `folder` when its files are kept and the count column called `counted`."""
+    file = sys.stdout if file is None else file
+    if not rows:
+        return
+    where = "; each one's stats in %s" % folder if folder is not None else ""
+    print("   Processes (%d%s):" % (len(rows), where), file=file)
+    width = min(COMMAND_MAX, max(len("command"), *(len(r[2]) for r in rows)))
+    print("   %8s %8s  %-*s %12s %10s" % ("pid", "parent", width, "command", counted,
+                                          "seconds"), file=file)
+    for pid, ppid, command, count, seconds, note in rows:
+        line = "   %8s %8s  %-*s %12s %10s" % (pid, "-" if ppid is None else ppid, width, command,
+                                               count, seconds)
         print((line + "  " + note).rstrip() if note else line, file=file)
     print(file=file)
 

@@ -7,7 +7,6 @@ table, in that module's columns with samples where the tracer counts calls.
 
 import os
 import signal
-import sys
 
 from rprofile import _processes
 
@@ -35,26 +34,16 @@ def print_summary(processes, folder=None, file=None):
     """The lines under the table: per process its pid, parent, command, samples and the
     seconds they stand for, and how it ended when that is worth saying (killed, an exit
     status, reads that failed), or why it was never read."""
-    file = sys.stdout if file is None else file
-    if not processes:
-        return
-    where = "; each one's stats in %s" % folder if folder is not None else ""
-    print("   Processes (%d%s):" % (len(processes), where), file=file)
-    commands = [_command(p) for p in processes]
-    width = min(_processes.COMMAND_MAX, max(len("command"), *(len(c) for c in commands)))
-    print("   %8s %8s  %-*s %12s %10s" % ("pid", "parent", width, "command", "samples",
-                                          "seconds"), file=file)
-    for p, command in zip(processes, commands):
+    rows = []
+    for p in processes:
         if p.sampler is not None:
             samples, seconds = "%d" % p.samples, "%.3f" % p.seconds
             note = _ended(p)
         else:
             samples = seconds = "-"
             note = "not read: %s" % p.end
-        line = "   %8s %8s  %-*s %12s %10s" % (p.pid, p.ppid or "-", width, command, samples,
-                                               seconds)
-        print((line + "  " + note) if note else line, file=file)
-    print(file=file)
+        rows.append((p.pid, p.ppid or None, _command(p), samples, seconds, note))
+    _processes.print_table(rows, "samples", folder, file)
 
 
 def _command(p):
