@@ -9,6 +9,11 @@
 //! publishes come from the target). Every dict the walk passes through must have the type of
 //! `sys.modules` (a dict), which checks the layout. Every count read from the target is
 //! capped. A target that has not imported `threading` has no names: an empty map.
+//!
+//! The target runs on while it is read: a dict that changes under a read (a thread starts or
+//! ends) may have had its table freed and reused, which reads as too few entries or none. Its
+//! version tag, which every change moves, is read before and after, and the dict read again
+//! until the two agree.
 
 use std::collections::HashMap;
 use std::io;
@@ -30,6 +35,8 @@ const MAX_KEYS_HEAD: u64 = 256;
 pub const MAX_NAME: u64 = 1024;
 /// Digits of an ident: a `pthread_t` has 64 bits, three 30-bit digits.
 const MAX_IDENT_DIGITS: u64 = 3;
+/// Reads of one dict that saw it change, after which the names are not read this time.
+const TRIES: u32 = 8;
 
 /// The thread names of the process of `rt`: ident -> name, for every thread in the main
 /// interpreter's `threading._active`. Threads whose name is not a plain `str`, or that ended
@@ -47,16 +54,19 @@ pub fn thread_names(rt: &Runtime) -> Result<HashMap<u64, String>, Error> {
         return Ok(names);
     }
     let dict_type = reader.ptr(modules, reader.o.ob_type)?;
-    let Some(threading) = reader.lookup(&reader.dict_items(modules)?, "threading")? else {
+    let Some(threading) =
+        reader.lookup(&reader.steady_items(modules, "sys.modules")?, "threading")?
+    else {
         return Ok(names);
     };
     let module_dict = reader.module_dict(threading)?;
     reader.check_dict(module_dict, dict_type, "threading.__dict__")?;
-    let Some(active) = reader.lookup(&reader.dict_items(module_dict)?, "_active")? else {
+    let items = reader.steady_items(module_dict, "threading.__dict__")?;
+    let Some(active) = reader.lookup(&items, "_active")? else {
         return Ok(names);
     };
     reader.check_dict(active, dict_type, "threading._active")?;
-    for (key, thread) in reader.dict_items(active)? {
+    for (key, thread) in reader.steady_items(active, "threading._active")? {
         match reader.ident_and_name(key, thread) {
             Ok(Some((ident, name))) => {
                 names.insert(ident, name);
@@ -195,6 +205,24 @@ impl Reader {
             )));
         }
         Ok(self.ptr(module, self.o.md_dict)?)
+    }
+
+    /// `dict_items` of a dict that did not change while it was read (its version tag the same
+    /// before and after), read again while it did; an error when it changed every time.
+    fn steady_items(&self, dict: u64, what: &str) -> Result<Vec<(u64, u64)>, Error> {
+        let Some(tag) = self.o.dict.ma_version_tag else {
+            return self.dict_items(dict);
+        };
+        for _ in 0..TRIES {
+            let before = self.ptr(dict, tag)?;
+            let items = self.dict_items(dict);
+            if self.ptr(dict, tag)? == before {
+                return items;
+            }
+        }
+        Err(Error::Layout(format!(
+            "{what} changed while it was read, {TRIES} times in a row"
+        )))
     }
 
     /// The `(key, value)` pointers of the dict at `dict`, in insertion order.
@@ -473,6 +501,52 @@ mod tests {
             .entries(addr(&k), Some(addr(&values)))
             .ok();
         assert_eq!(items, Some(vec![(10, 21), (12, 22)]));
+    }
+
+    #[test]
+    fn a_dict_that_changes_under_every_read_is_given_up_and_a_steady_one_is_read() {
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        let k = keys_312(0, 1, &[(10, 11)]);
+        // ob_refcnt, ob_type, ma_used, ma_version_tag, ma_keys, ma_values.
+        let dict: [AtomicU64; 6] = [1, 0, 1, 5, addr(&k), 0].map(AtomicU64::new);
+        let at = dict.as_ptr() as u64;
+        let r = reader(NAMES_312);
+        assert_eq!(r.steady_items(at, "d").ok(), Some(vec![(10, 11)]));
+        // Another thread moves the tag all the time, as a target whose threads come and go.
+        let stop = AtomicBool::new(false);
+        let result = std::thread::scope(|s| {
+            s.spawn(|| {
+                while !stop.load(Ordering::Relaxed) {
+                    dict[3].fetch_add(1, Ordering::Relaxed);
+                }
+            });
+            // Until it is seen changing each time (it may lose its core for a while).
+            let mut result = r.steady_items(at, "threading._active");
+            for _ in 0..100_000 {
+                if result.is_err() {
+                    break;
+                }
+                result = r.steady_items(at, "threading._active");
+            }
+            stop.store(true, Ordering::Relaxed);
+            result
+        });
+        match result {
+            Err(Error::Layout(why)) => {
+                assert_eq!(
+                    why,
+                    "threading._active changed while it was read, 8 times in a row"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        // Without a tag (a version that has none) the dict is read once, as it is.
+        let mut untagged = NAMES_312;
+        untagged.dict.ma_version_tag = None;
+        assert_eq!(
+            reader(untagged).steady_items(at, "d").ok(),
+            Some(vec![(10, 11)])
+        );
     }
 
     #[test]

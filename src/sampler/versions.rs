@@ -457,6 +457,9 @@ pub struct DictLayout {
     /// `PyDictObject.ma_keys`, `.ma_values`.
     pub ma_keys: u64,
     pub ma_values: u64,
+    /// `PyDictObject.ma_version_tag`, which every change of the dict moves; `None` where
+    /// a version has no such counter (a dict is then read once, unchecked).
+    pub ma_version_tag: Option<u64>,
     pub size: KeysSize,
     /// `dk_kind` (one byte, 3.11+); `None`: every entry is a general one.
     pub dk_kind: Option<u64>,
@@ -557,6 +560,7 @@ pub struct NamesLayout {
 pub const DICT_312: DictLayout = DictLayout {
     ma_keys: 32,
     ma_values: 40,
+    ma_version_tag: Some(24),
     size: KeysSize::Log2 {
         size: 8,
         index_bytes: 9,
