@@ -206,12 +206,14 @@ def test_the_315_command_line_writes_each_child_to_a_file_named_with_its_pid(tmp
     assert proc.returncode == 3, proc.stderr  # the program's
     root = _samples_by_function(str(out))
     assert "parent_work" in root and "child_work" not in root
-    (child,) = glob.glob(str(tmp_path / "out_*.pstats"))
-    assert "child_work" in _samples_by_function(child)
+    files = glob.glob(str(tmp_path / "out_*.pstats"))
+    assert len(files) == 1, (files, proc.stderr)
+    assert "child_work" in _samples_by_function(files[0])
     # The table printed, the child's stats in profile.PID.pstats beside.
     proc = subprocess.run([sys.executable, "-m", "rprofile.sampling", "run", "--subprocesses",
                            "-i", "1000", _program("run_child.py"), "direct"],
                           capture_output=True, text=True, timeout=120, cwd=str(tmp_path))
     assert "parent_work" in proc.stdout and "child_work" not in proc.stdout
-    (child,) = glob.glob(str(tmp_path / "profile.*.pstats"))
-    assert "child_work" in _samples_by_function(child)
+    files = glob.glob(str(tmp_path / "profile.*.pstats"))
+    assert len(files) == 1, (files, proc.stdout, proc.stderr)
+    assert "child_work" in _samples_by_function(files[0])

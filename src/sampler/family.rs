@@ -387,6 +387,10 @@ impl Family {
                 m.end(End::Exited, now);
                 return;
             }
+            Err(runtime::Error::Io { error, .. }) if starting_io(&error) => {
+                m.state = waiting(since, now + delay, error.to_string());
+                return;
+            }
             Err(e) => {
                 // Not permitted, or its files cannot be read: that does not pass.
                 m.give_up(e.to_string());
@@ -402,6 +406,10 @@ impl Family {
             }
             Err(Error::NotReady(why)) => {
                 m.state = waiting(since, now + delay, why);
+                return;
+            }
+            Err(e) if starting(&e) => {
+                m.state = waiting(since, now + delay, e.to_string());
                 return;
             }
             Err(e) => {
@@ -481,6 +489,22 @@ fn helper_kind(argv: &[String]) -> Option<&'static str> {
     .find_map(|(start, kind)| code.starts_with(start).then_some(kind))
 }
 
+/// An error that an interpreter gives while it starts (or a fork while it execs), and then no
+/// more: pointers it has not set yet lead nowhere (EFAULT, EIO) or to what does not hang
+/// together. Tried again until `STARTING` passed. Not permitted, or a version or layout that
+/// is not read, does not pass.
+fn starting(e: &Error) -> bool {
+    match e {
+        Error::Io(e) => starting_io(e),
+        Error::Layout(_) | Error::NotReady(_) => true,
+        Error::Unsupported(_) => false,
+    }
+}
+
+fn starting_io(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EFAULT | libc::EIO))
+}
+
 fn waiting(since: Duration, next_try: Duration, why: String) -> State {
     State::Waiting {
         since,
@@ -543,6 +567,18 @@ mod tests {
             State::Ignored(why) => assert!(why.contains("not Python"), "{why}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn what_a_starting_interpreter_gives_is_waited_through_and_a_refusal_is_not() {
+        let io = |errno| Error::Io(std::io::Error::from_raw_os_error(errno));
+        // A pointer it has not set yet, or a layout read half made.
+        assert!(starting(&io(libc::EFAULT)) && starting(&io(libc::EIO)));
+        assert!(starting(&Error::Layout("torn".into())));
+        assert!(starting(&crate::sampler::stacks::not_ready(5)));
+        // Not permitted, or a version that is not read: trying again changes nothing.
+        assert!(!starting(&io(libc::EPERM)) && !starting(&io(libc::EACCES)));
+        assert!(!starting(&Error::Unsupported("3.9".into())));
     }
 
     #[test]
