@@ -154,6 +154,10 @@ def test_a_notebook_gets_the_text_and_the_html_report_in_one_display(ip):
     assert "&lt;" not in html and "id=&quot;rprofile-data&quot;" in html
     assert "work" in html and "leaf" in html
     assert "<script" not in html.split('srcdoc="', 1)[0]
+    # Its table opens sorted as the text is: by -s's first key (internal time by default).
+    assert "&quot;sort&quot;:&quot;tottime&quot;" in html
+    _, _, shown = magic(ip, "rprofile", "-s cumulative -s calls work()")
+    assert "&quot;sort&quot;:&quot;cumtime&quot;" in shown[0]["text/html"]
 
 
 def test_D_and_T_write_the_stats_file_and_the_text_as_prun_does(ip, tmp_path):
@@ -310,8 +314,10 @@ def test_rsample_samples_a_function_burning_cpu(ip):
     assert text.startswith("Sampled ")
     assert " nsamples  tottime persample cumtime persample filename:lineno(function)" in text
     assert "sampled call paths" in shown[0]["text/html"]
-    # The returned stats show as a report of samples too.
+    # The returned stats show as a report of samples too, in the order they were sorted in.
     assert "&quot;sampled&quot;:true" in stats._repr_html_()
+    assert "&quot;sort&quot;:&quot;tottime&quot;" in stats._repr_html_()
+    assert "&quot;sort&quot;:&quot;cumtime&quot;" in stats.sort_stats("cumtime")._repr_html_()
 
 
 @needs_sampler
@@ -322,6 +328,7 @@ def test_rsample_options(ip, tmp_path):
     text = shown_text(shown)
     assert "(cpu mode, 500 Hz)" in text
     assert "   Ordered by: cumulative time" in text
+    assert "&quot;sort&quot;:&quot;cumtime&quot;" in shown[0]["text/html"]
     assert "   List reduced from 2 to 1 due to restriction <'burn'>" in text
     # --lines: the hot lines of the statement's thread, burn's loop among them.
     assert re.search(r"^MainThread \(tid \d+\): \d+ samples", text, re.M)

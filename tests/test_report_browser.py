@@ -172,6 +172,30 @@ def test_one_row_per_function_sorted_as_pstats_sorts(browser, work):
     save(page, "table-cprofile-reversed")
 
 
+def sorted_heading(page):
+    return page.eval("document.querySelector('#v-table th.sorted').textContent")
+
+
+def test_the_table_opens_in_the_order_of_the_stats_sort_or_of_dash_s(browser, work):
+    run("-m", "cProfile", "-o", "s.prof", "prog.py", cwd=work)
+    rprofile_stats = __import__("rprofile").Stats
+    for key, heading in (("cumulative", "cumtime"), ("calls", "ncalls"), ("time", "tottime")):
+        rprofile_stats(str(work / "s.prof")).sort_stats(key).to_html(str(work / "s.html"))
+        page = open_report(browser, work / "s.html")
+        assert sorted_heading(page) == heading
+        assert table_names(page) == pstats_order(work / "s.prof", key), key
+    rprofile_stats(str(work / "s.prof")).sort_stats("name", "line").to_html(str(work / "s.html"))
+    assert sorted_heading(open_report(browser, work / "s.html")) == "filename:lineno(function)"
+    # The command line's -s, for the profile it wrote beside; without -s, tottime.
+    run("-m", "rprofile", "-s", "cumulative", "-o", "cli.prof", "--html", "cli.html", "prog.py",
+        cwd=work)
+    page = open_report(browser, work / "cli.html", "table-sorted-by-dash-s")
+    assert sorted_heading(page) == "cumtime"
+    assert table_names(page) == pstats_order(work / "cli.prof", "cumulative")
+    run("-m", "rprofile", "-o", "cli.prof", "--html", "cli.html", "prog.py", cwd=work)
+    assert sorted_heading(open_report(browser, work / "cli.html")) == "tottime"
+
+
 def test_filter_and_strip_dirs(browser, work):
     page = open_report(browser, work / "c.html")
     page.type("#filter", "leaf")

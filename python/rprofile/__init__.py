@@ -213,14 +213,17 @@ class Profile(_Profiler):
             out[func] = MemoryStat(*values)
         return out
 
-    def to_html(self, path, title=None):
+    def to_html(self, path, title=None, *, sort=None):
         """Writes one self-contained HTML report of this profile at `path` (disabling it, as
         ``create_stats`` does): the table, callers and callees, a flame graph (the timeline's
         real call paths with ``timeline=True``, else estimated from the caller graph), the
-        threads with ``threads=True`` and memory with ``memory=True``."""
+        threads with ``threads=True`` and memory with ``memory=True``. `sort`: a pstats sort
+        key (as ``print_stats`` takes) whose column the table opens sorted by; tottime by
+        default."""
         from rprofile._report import write_profile
+        from rprofile.stats import report_sort
 
-        write_profile(self, path, title)
+        write_profile(self, path, title, report_sort(sort))
 
     def dump_pprof(self, path, title=None):
         """Writes this profile (disabling it, as ``create_stats`` does) as a gzipped pprof

@@ -12,6 +12,7 @@ import io
 import os
 import sys
 
+from rprofile._outputs import asked_sort as _asked_sort
 from rprofile._outputs import check_writable as _check_writable
 from rprofile._outputs import print_memory as _print_memory
 from rprofile._outputs import print_thread_summary as _print_thread_summary
@@ -217,7 +218,7 @@ def main():
             if lookup_error is None and os.getpid() == cli_pid:
                 _write_timeline(prof, options)
                 if options.html is not None:
-                    prof.to_html(options.html, title)
+                    prof.to_html(options.html, title, sort=_asked_sort(options))
                 if options.pprof is not None:
                     prof.dump_pprof(options.pprof, title)
     except BrokenPipeError as exc:

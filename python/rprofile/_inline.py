@@ -73,17 +73,18 @@ def stats_html(stats):
     note = ""
     if len(core) > FUNCTIONS:
         core, note = _narrowed(core, "to_html(path)")
-    page = _page(core, title, files)
+    page = _page(core, title, files, sort=stats._report_sort())
     return _frame(page, title, len(core), note)
 
 
-def profile_html(prof, title, thread=None):
+def profile_html(prof, title, thread=None, sort="tottime"):
     """The inline report of an ``rprofile.Profile`` (disabled first), with its threads, its
     memory and its timeline's call paths when it recorded them; `thread`: only that thread's
-    snapshot (``_report.profile_parts``)."""
+    snapshot (``_report.profile_parts``); `sort`: the column its table opens sorted by."""
     from rprofile._report import profile_parts
 
     stats, extras = profile_parts(prof, thread)
+    extras["sort"] = sort
     why = ""
     if len(stats) <= FUNCTIONS:
         page = _page(stats, title, **extras)
@@ -95,17 +96,17 @@ def profile_html(prof, title, thread=None):
     # flame graph per thread) are left to the estimate.
     share = max(100, FUNCTIONS // max(1, len(extras["threads"])))
     threads = [(name, core.top(share)) for name, core in extras["threads"]]
-    page = _page(stats, title, threads=threads, memory=extras["memory"][:FUNCTIONS])
+    page = _page(stats, title, threads=threads, memory=extras["memory"][:FUNCTIONS], sort=sort)
     return _frame(page, title, len(stats), note)
 
 
-def sampler_html(sampler, title):
+def sampler_html(sampler, title, sort="tottime"):
     """The inline report of a stopped ``rprofile.Sampler``: its sampled call paths, threads and
-    lines; a big one as its stats' heaviest functions."""
-    page = _page(None, title, sampled=sampler._samples())
+    lines; a big one as its stats' heaviest functions. `sort`: as ``profile_html``'s."""
+    page = _page(None, title, sampled=sampler._samples(), sort=sort)
     core = sampler.stats()._html_core()
     if len(page) <= PAGE_BYTES:
         return _frame(page, title, len(core))
     why = "Too big to show inline whole: the flame graph is estimated, the lines left out."
     core, note = _narrowed(core, "The Sampler's to_html(path)", why)
-    return _frame(_page(core, title), title, len(core), note)
+    return _frame(_page(core, title, sort=sort), title, len(core), note)

@@ -27,7 +27,7 @@ from IPython.display import display
 from rprofile._inline import profile_html, sampler_html
 from rprofile._outputs import check_writable, print_memory, print_thread_summary, write_timeline
 from rprofile.sampling import MODES, Sampler, _Loaded
-from rprofile.stats import Stats
+from rprofile.stats import Stats, report_sort
 
 # %prun's short options: -D file, -l limit (repeated), -r, -s key (repeated), -T file, -q.
 _SHORT = "D:l:rs:T:q"
@@ -97,6 +97,10 @@ class _Request:
         """A long option's last value, or None."""
         values = self.opts.get(name)
         return values[-1] if values else None
+
+    def column(self):
+        """The column the inline report's table opens sorted by: the first -s key's."""
+        return report_sort(self.sort[0])
 
     def table(self, stats):
         """`stats` stripped, sorted and printed with the limits, as %prun prints them."""
@@ -232,7 +236,7 @@ class RprofileMagics(Magics):
                 with open(path, "wb") as f:
                     f.write(own.marshal())
 
-        _finish(self.shell, request, text, lambda: profile_html(prof, request.title, own),
+        _finish(self.shell, request, text, lambda: profile_html(prof, request.title, own, request.column()),
                 dump, sys_exit)
         if timeline:
             write_timeline(prof, types.SimpleNamespace(timeline=timeline, speedscope=None))
@@ -302,7 +306,7 @@ class RprofileMagics(Magics):
             with contextlib.redirect_stdout(lines):
                 sampler.print_lines()
             text = text.rstrip("\n") + "\n\n" + lines.getvalue()
-        _finish(self.shell, request, text, lambda: sampler_html(sampler, request.title),
+        _finish(self.shell, request, text, lambda: sampler_html(sampler, request.title, request.column()),
                 sampler.dump_stats, sys_exit)
         if "r" in request.opts:
             return stats

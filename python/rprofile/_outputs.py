@@ -22,6 +22,13 @@ def check_writable(parser, path):
     parser.error("cannot write %s: %s" % (path, problem))
 
 
+def asked_sort(options):
+    """The -s key given on the command line, for the HTML report's table; None when -s was
+    not given (its default is an int, -1 or 2, and a key given is a str)."""
+    sort = getattr(options, "sort", None)
+    return sort if isinstance(sort, str) else None
+
+
 def write_timeline(prof, options):
     """Writes the timeline's files that `options` name (``timeline``: Chrome trace,
     ``speedscope``), and says on stderr what a full buffer dropped."""

@@ -23,11 +23,11 @@ def _title(argv):
     return " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(argv)) or "profile"
 
 
-def write_profile(prof, path, title=None):
+def write_profile(prof, path, title=None, sort="tottime"):
     """Writes the report of `prof` (an ``rprofile.Profile``, disabled first as
-    ``create_stats`` does) at `path`."""
+    ``create_stats`` does) at `path`, its table sorted at first by the column `sort`."""
     stats, extras = profile_parts(prof)
-    _write_report(path, stats, title or _title(sys.argv), [], **extras)
+    _write_report(path, stats, title or _title(sys.argv), [], sort=sort, **extras)
 
 
 def profile_parts(prof, thread=None):

@@ -128,6 +128,7 @@ def _write_report(
     threads: list[tuple[str, StatsCore]] = ...,
     memory: list[tuple[str, int, str, int, int, int, int, int]] = ...,
     paths: CallPaths | None = None,
+    sort: str = "tottime",
 ) -> None: ...
 def _write_pprof(
     path: str | bytes | os.PathLike[str] | os.PathLike[bytes],

@@ -8,6 +8,7 @@ import sys
 import time
 
 from rprofile import _sampled_processes
+from rprofile._outputs import asked_sort
 from rprofile.sampling import Sampler
 
 # How long a started program may take to load its interpreter before it is sampled.
@@ -85,7 +86,7 @@ def report(sampler, options):
     for path, write in ((options.collapsed, sampler.write_collapsed),
                         (options.speedscope, sampler.write_speedscope),
                         (options.flamegraph, sampler.write_flamegraph),
-                        (html, sampler.to_html),
+                        (html, lambda p: sampler.to_html(p, sort=asked_sort(options))),
                         (pprof, sampler.dump_pprof)):
         if path is not None:
             write(path)

@@ -44,6 +44,12 @@ _UNSET = object()
 # sort_stats' integer arguments, kept from the old profile module.
 _LEGACY_SORT_KEYS = {-1: "stdname", 0: "calls", 1: "time", 2: "cumulative"}
 
+# The HTML report's table column (src/report) that a sort key, by its description, opens it
+# sorted by; keys of names, files and lines sort the name column.
+_REPORT_COLUMNS = {"call count": "ncalls", "sample count": "ncalls",
+                   "primitive call count": "ncalls", "internal time": "tottime",
+                   "cumulative time": "cumtime"}
+
 # Exception types whose constructor takes one message: re-raised with the file named.
 _RENAMEABLE = (EOFError, ValueError, TypeError, AttributeError, KeyError, IndexError,
                OverflowError)
@@ -95,6 +101,21 @@ def _naming_file(exc, name):
     new = type(exc)("%s (stats file %r)" % (exc, name))
     new.__cause__ = exc.__cause__
     return new
+
+
+def report_sort(key=None, sort_type=None):
+    """The column the HTML report's table opens sorted by: that of the pstats sort `key` (a
+    name, an abbreviation, a ``SortKey``, or -1, 0, 1, 2), or of the first key of `sort_type`
+    (a Stats' descriptions of its sort, joined by ", "); tottime when neither is given."""
+    if key is not None:
+        if isinstance(key, int) and not isinstance(key, str):
+            key = _LEGACY_SORT_KEYS.get(key, key)
+        if isinstance(key, SortKey):
+            key = key.value
+        sort_type = Stats().get_sort_arg_defs()[key][1]
+    if not sort_type:
+        return "tottime"
+    return _REPORT_COLUMNS.get(sort_type.split(", ")[0], "name")
 
 
 class Stats:
@@ -604,8 +625,12 @@ class Stats:
             before, before_title = compare._html_core(), compare._html_title()
         _write_report(path, self._html_core(), title or self._html_title(),
                       [str(f) for f in self.files], before=before,
-                      before_title=before_title or "")
+                      before_title=before_title or "", sort=self._report_sort())
         return self
+
+    def _report_sort(self):
+        """The report's table column of these stats' own sort (``sort_stats``' first key)."""
+        return report_sort(sort_type=self.__dict__.get("sort_type"))
 
     def _repr_html_(self):
         """The HTML report inline in a notebook (IPython's rich display): in a frame of its

@@ -12,7 +12,7 @@ use crate::py::oserror::write_file;
 use crate::py::sampling::SampledProfile;
 use crate::py::stats::StatsCore;
 use crate::report::paths::Paths;
-use crate::report::{compare, write_html, Inputs, MemoryRow, ThreadInput};
+use crate::report::{compare, write_html, Inputs, MemoryRow, SortColumn, ThreadInput};
 use crate::samples::stats as sampled_stats;
 use crate::stats::model::Model;
 
@@ -35,11 +35,12 @@ type MemoryTuple = (String, i64, String, u64, u64, u64, i64, i64);
 
 /// Writes the HTML report of `stats` (a `StatsCore`; or, with `sampled` alone, the samples'
 /// stats) at `path`. `before` is the profile compared with; `threads` each thread's stats;
-/// `memory` rows of `Profile.memory_stats()`; `paths` a timeline's call paths. OSError as
-/// `open()` and `write()` raise it.
+/// `memory` rows of `Profile.memory_stats()`; `paths` a timeline's call paths; `sort` the
+/// column the table opens sorted by. OSError as `open()` and `write()` raise it.
 #[pyfunction]
 #[pyo3(signature = (path, stats=None, title="", files=Vec::new(), *, before=None, before_title="",
-                    sampled=None, threads=Vec::new(), memory=Vec::new(), paths=None))]
+                    sampled=None, threads=Vec::new(), memory=Vec::new(), paths=None,
+                    sort="tottime"))]
 #[allow(clippy::too_many_arguments)]
 pub fn _write_report(
     py: Python<'_>,
@@ -53,7 +54,15 @@ pub fn _write_report(
     threads: Vec<(String, PyRef<'_, StatsCore>)>,
     memory: Vec<MemoryTuple>,
     paths: Option<PyRef<'_, CallPaths>>,
+    sort: &str,
 ) -> PyResult<()> {
+    let sort = SortColumn::parse(sort).ok_or_else(|| {
+        let names: Vec<&str> = SortColumn::ALL.iter().map(|c| c.name()).collect();
+        PyValueError::new_err(format!(
+            "sort must be one of {}, not {sort:?}",
+            names.join(", ")
+        ))
+    })?;
     let profile = sampled.as_ref().map(|s| s.profile());
     let own_model;
     let model: &Model = match (&stats, profile) {
@@ -74,6 +83,7 @@ pub fn _write_report(
     inputs.paths = paths.as_ref().map(|p| &p.paths);
     inputs.before = before.as_ref().map(|b| b.model());
     inputs.before_title = before_title.to_string();
+    inputs.sort = sort;
     inputs.threads = threads
         .iter()
         .map(|(name, core)| ThreadInput {

@@ -203,6 +203,8 @@ pub fn write(j: &mut Json, inputs: &Inputs<'_>, threads: &[ThreadInput<'_>], fun
     j.float(unit);
     j.key("sampled");
     j.bool(m.sampled || inputs.sampled.is_some());
+    j.key("sort");
+    j.str(inputs.sort.name());
     totals(j, m, &q);
     j.key("rows");
     j.open_object();

@@ -56,6 +56,40 @@ pub struct ThreadInput<'a> {
     pub samples: Option<Thread>,
 }
 
+/// The column the page's table opens sorted by: the first sort key of the stats it shows (or
+/// of the command line's `-s`), as pstats' printed table is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SortColumn {
+    Calls,
+    #[default]
+    Tottime,
+    Cumtime,
+    Name,
+}
+
+impl SortColumn {
+    /// By the column's name in the page's data: `ncalls`, `tottime`, `cumtime`, `name`.
+    pub fn parse(name: &str) -> Option<SortColumn> {
+        SortColumn::ALL.into_iter().find(|c| c.name() == name)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SortColumn::Calls => "ncalls",
+            SortColumn::Tottime => "tottime",
+            SortColumn::Cumtime => "cumtime",
+            SortColumn::Name => "name",
+        }
+    }
+
+    pub const ALL: [SortColumn; 4] = [
+        SortColumn::Calls,
+        SortColumn::Tottime,
+        SortColumn::Cumtime,
+        SortColumn::Name,
+    ];
+}
+
 /// Everything a report shows.
 pub struct Inputs<'a> {
     /// The stats (for a sampling run, its model).
@@ -72,6 +106,7 @@ pub struct Inputs<'a> {
     /// The profile to compare with (before), and its name.
     pub before: Option<&'a Model>,
     pub before_title: String,
+    pub sort: SortColumn,
     /// Reads a source file for the line heat (`heat::read_source`).
     pub read_source: &'a (dyn Fn(&str) -> Option<String> + Sync),
 }
@@ -89,6 +124,7 @@ impl<'a> Inputs<'a> {
             memory: Vec::new(),
             before: None,
             before_title: String::new(),
+            sort: SortColumn::default(),
             read_source: &heat::read_source,
         }
     }

@@ -183,7 +183,9 @@
     const s = source(thread());
     if (!mainGrid || gridSource !== s) {
       const host = $("#v-table .scroller");
-      const keep = mainGrid ? [mainGrid.sortCol, mainGrid.up] : [1, false];
+      // At first the column of the stats' own sort (pstats' first key), tottime by default.
+      const first = { ncalls: 0, tottime: 1, cumtime: 4, name: 7 }[D.sort];
+      const keep = mainGrid ? [mainGrid.sortCol, mainGrid.up] : [first === undefined ? 1 : first, false];
       host.innerHTML = "";
       mainGrid = new Grid(host, tableColumns(s), { sort: keep[0] });
       mainGrid.up = keep[1];

@@ -212,11 +212,15 @@ class Sampler:
         """Writes an interactive flame graph (SVG: click to zoom, Ctrl-F to search)."""
         self._samples().write_flamegraph(file, self.program)
 
-    def to_html(self, file):
+    def to_html(self, file, *, sort=None):
         """Writes one self-contained HTML report: the table, callers and callees, the flame
         graph of the sampled call paths, each thread's, and the hottest files' lines with
-        their samples (the sources are read now)."""
-        _write_report(file, None, self.program, [], sampled=self._samples())
+        their samples (the sources are read now). `sort`: a pstats sort key whose column the
+        table opens sorted by; tottime by default."""
+        from rprofile.stats import report_sort
+
+        _write_report(file, None, self.program, [], sampled=self._samples(),
+                      sort=report_sort(sort))
 
     def dump_pprof(self, file):
         """Writes a gzipped pprof profile (for ``go tool pprof``, Pyroscope, Parca): one
