@@ -9,6 +9,7 @@ import pstats
 import re
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 import xml.etree.ElementTree as ET
@@ -356,3 +357,29 @@ def test_a_sampler_dropped_while_running_stops_its_thread():
     while sampler_threads() > before and time.monotonic() < deadline:
         time.sleep(0.02)
     assert sampler_threads() == before
+
+
+def test_a_stop_ends_a_slow_run_at_once_with_a_last_read():
+    # One sample a minute: stop() does not wait for the next tick (the run would outlast the
+    # subprocess' timeout), and reads once as it ends: the program, in stop().
+    code = textwrap.dedent("""\
+        import time
+        from rprofile.sampling import Sampler
+
+        def spin():
+            end = time.perf_counter() + 0.2
+            while time.perf_counter() < end:
+                pass
+
+        s = Sampler(rate=1 / 60).start()
+        spin()
+        s.stop()
+        asked, taken, dropped, truncated = s.counts
+        print(asked, taken, [k[2] for k in s.stats().stats])
+        """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    asked, taken, names = proc.stdout.split(" ", 2)
+    assert (asked, taken) == ("1", "1")
+    assert "<module>" in names and "spin" not in names

@@ -3,9 +3,14 @@
 //!
 //! `clock_nanosleep(TIMER_ABSTIME)` with a 1 ns timer slack; a tick that is already past when a
 //! read ends is skipped, not made up: the next wait says how many ticks went by, and the next
-//! sample stands for them all.
+//! sample stands for them all. A wait longer than `STOP_SLICE` is slept in slices, so that a
+//! stop asked for during a long interval (a low rate) ends it then, not at the next tick.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+/// The longest sleep between two looks at the stop flag.
+const STOP_SLICE: Duration = Duration::from_millis(10);
 
 /// A schedule of ticks from a start.
 pub struct Clock {
@@ -30,15 +35,21 @@ impl Clock {
         self.start.elapsed()
     }
 
-    /// Sleeps until the tick after `elapsed` (a reading of `elapsed()`); returns how many
-    /// ticks that is since the last wait: 1 on time, more when reads (or a wait for a CPU)
-    /// took longer than an interval.
-    pub fn wait(&mut self, elapsed: Duration) -> u64 {
+    /// Sleeps until the tick after `elapsed` (a reading of `elapsed()`), or until `stop` is
+    /// set; returns how many ticks that is since the last wait: 1 on time, more when reads (or
+    /// a wait for a CPU) took longer than an interval.
+    pub fn wait(&mut self, elapsed: Duration, stop: &AtomicBool) -> u64 {
         let tick = interval_ticks(elapsed, self.interval) + 1;
         let passed = tick - self.due;
         self.due = tick;
-        sleep_until(self.start + self.interval.mul_f64(tick as f64));
-        passed
+        let due = self.start + self.interval.mul_f64(tick as f64);
+        loop {
+            let now = Instant::now();
+            if now >= due || stop.load(Ordering::Relaxed) {
+                return passed;
+            }
+            sleep_until(due.min(now + STOP_SLICE));
+        }
     }
 }
 
@@ -132,9 +143,27 @@ mod tests {
     #[test]
     fn a_late_wait_counts_the_ticks_it_missed() {
         let mut clock = Clock::start(1000.0);
-        assert_eq!(clock.wait(Duration::ZERO), 1);
+        let go_on = AtomicBool::new(false);
+        assert_eq!(clock.wait(Duration::ZERO, &go_on), 1);
         // 3.5 intervals in: ticks 2 and 3 went by unsampled, the wait is for tick 4.
-        assert_eq!(clock.wait(Duration::from_micros(3500)), 3);
+        assert_eq!(clock.wait(Duration::from_micros(3500), &go_on), 3);
         assert!(clock.elapsed() >= Duration::from_millis(4));
+    }
+
+    #[test]
+    fn a_stop_ends_a_wait_before_its_tick() {
+        // An interval of an hour: the wait returns once the stop is seen, not at the tick.
+        let mut clock = Clock::start(1.0 / 3600.0);
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(Duration::from_millis(30));
+                stop.store(true, Ordering::Relaxed);
+            });
+            assert_eq!(clock.wait(Duration::ZERO, &stop), 1);
+        });
+        assert!(clock.elapsed() >= Duration::from_millis(30));
+        // Set before: no sleep at all; the ticks still count as waited.
+        assert_eq!(clock.wait(clock.elapsed(), &stop), 0);
     }
 }

@@ -221,7 +221,7 @@ impl Family {
             if !self.members.iter().any(Member::live) {
                 break End::Exited;
             }
-            let passed = clock.wait(elapsed);
+            let passed = clock.wait(elapsed, stop);
             for m in &mut self.members {
                 let Some(session) = m.session.as_mut() else {
                     continue;

@@ -138,7 +138,7 @@ impl Session {
             }
             // Ticks missed while reading (or while this thread waited for a CPU) are not made
             // up; the next sample stands for them.
-            let passed = clock.wait(elapsed);
+            let passed = clock.wait(elapsed, stop);
             self.profile.asked += passed;
             weight += passed;
             let read = self.sample(weight);

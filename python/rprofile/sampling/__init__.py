@@ -110,7 +110,8 @@ class Sampler:
         return self._core is not None and self._core.running
 
     def stop(self):
-        """Stops sampling; the samples are kept for the outputs."""
+        """Stops sampling, with one last read (not waiting for the next tick); the samples
+        are kept for the outputs."""
         if self._core is None:
             raise RuntimeError("this Sampler is not running")
         core, self._core = self._core, None
