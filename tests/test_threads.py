@@ -641,3 +641,36 @@ def test_a_thread_hooked_before_its_first_frame_keeps_its_hook():
         assert seen == {"hooked_thread_work": (1, 1), "rec": (1, 3)}
     else:
         assert seen == {}
+
+
+def test_enable_and_disable_record_none_of_the_profilers_own_calls():
+    # threads=True hooks the threads threading starts; its own calls to do so (and the import
+    # of threading, when the program had not imported it) are not the program's.
+    code = textwrap.dedent("""\
+        import sys
+        import rprofile
+
+        assert "threading" not in sys.modules
+        prof = rprofile.Profile(threads=True)
+        prof.enable()
+        sum(range(10))
+        prof.disable()
+        prof.create_stats()
+        print(sorted("%s:%s" % (k[0].rsplit("/", 1)[-1], k[2]) for k in prof.stats))
+        """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == ("['~:<built-in method builtins.sum>', "
+                                   "\"~:<method 'disable' of '_lsprof.Profiler' objects>\"]")
+    # With threading imported and a thread started: threading's code, nothing of ours.
+    prof = rprofile.Profile(threads=True)
+    prof.enable()
+    t = threading.Thread(target=sum, args=([1, 2],))
+    t.start()
+    t.join()
+    prof.disable()
+    prof.create_stats()
+    names = {k[2] for k in prof.stats if k[0].endswith("threading.py")}
+    assert "start" in names and "join" in names
+    assert not names & {"setprofile", "getprofile", "setprofile_all_threads"}

@@ -461,22 +461,30 @@ fn set_all_threads(func: Option<ffi::Py_tracefunc>, arg: *mut ffi::PyObject) -> 
 /// the flag on every event.
 pub fn fast_mode_changed(_st: &mut crate::profiler::state::State) {}
 
+/// The global of `threading` that `threading.setprofile` sets and `getprofile` reads (3.10,
+/// 3.11), set and read here directly: a call of those Python functions would be recorded as
+/// the program's.
+const THREADING_PROFILE_HOOK: &str = "_profile_hook";
+
 pub fn install(slf: &Bound<'_, Profiler>) -> PyResult<()> {
     // SAFETY: short read of a flag.
     if unsafe { (*slf.get().state_ptr()).threads } {
-        // Every running thread, and (through `threading.setprofile`) every thread `threading`
-        // starts later: its first event installs this hook on it.
+        // Every thread `threading` starts from now on (its first event installs this hook on
+        // it), then every running thread. In this order the import of `threading` is done
+        // before any hook sees it, and a thread starting in between is hooked either way.
+        let threading = slf.py().import("threading")?;
+        let starter = ThreadStarter {
+            profiler: slf.clone().unbind(),
+        };
+        threading.setattr(THREADING_PROFILE_HOOK, starter)?;
         // SAFETY: a live profiler, GIL held.
         let hook = unsafe { hook_of(slf.as_ptr()) };
         // The threads hooked below: no Python runs before set_all_threads lists them.
         let hooked_up_to = newest_thread_id();
-        set_all_threads(Some(hook), slf.as_ptr())?;
-        let starter = ThreadStarter {
-            profiler: slf.clone().unbind(),
-        };
-        slf.py()
-            .import("threading")?
-            .call_method1("setprofile", (starter,))?;
+        if let Err(e) = set_all_threads(Some(hook), slf.as_ptr()) {
+            let _ = threading.setattr(THREADING_PROFILE_HOOK, slf.py().None());
+            return Err(e);
+        }
         watch::start(slf, hooked_up_to);
         return Ok(());
     }
@@ -492,10 +500,10 @@ pub fn uninstall(slf: &Bound<'_, Profiler>) -> PyResult<()> {
         watch::stop(slf);
         let threading = slf.py().import("threading")?;
         if threading
-            .call_method0("getprofile")?
+            .getattr(THREADING_PROFILE_HOOK)?
             .is_instance_of::<ThreadStarter>()
         {
-            threading.call_method1("setprofile", (slf.py().None(),))?;
+            threading.setattr(THREADING_PROFILE_HOOK, slf.py().None())?;
         }
         return set_all_threads(None, std::ptr::null_mut());
     }
