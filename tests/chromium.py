@@ -64,12 +64,17 @@ class Browser:
         self._from_browser, from_browser_w = os.pipe()
 
         def child_fds():
-            # Moved above 4 first, so that neither end lands on the other's place.
+            # Moved above 4 first, so that neither end lands on the other's place. dup2 makes
+            # 3 and 4 inheritable; every other descriptor of ours is not (PEP 446), so no
+            # close_fds is needed: pass_fds would check 3 and 4 before they exist here, which
+            # fails (EBADF) wherever they are not open already, as outside pytest.
             import fcntl
 
             high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (to_browser_r, from_browser_w)]
             os.dup2(high[0], 3)
             os.dup2(high[1], 4)
+            for fd in high:
+                os.close(fd)
 
         args = [self.path, "--headless", "--no-sandbox", "--disable-gpu",
                 "--disable-dev-shm-usage", "--no-first-run", "--no-default-browser-check",
@@ -77,7 +82,7 @@ class Browser:
                 "--remote-debugging-pipe", "--user-data-dir=" + self._profile, "about:blank"]
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, preexec_fn=child_fds,
-                                     pass_fds=(3, 4))
+                                     close_fds=False)
         os.close(to_browser_r)
         os.close(from_browser_w)
         self.call("Target.setDiscoverTargets", discover=True)
