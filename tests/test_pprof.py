@@ -420,3 +420,38 @@ def test_go_tool_pprof_reads_them(prog):
     busiest = max(stats.stats, key=lambda k: stats.stats[k][2])
     assert busiest == ("~", 0, "<built-in method builtins.sum>")
     assert first == "{built-in method builtins.sum}", out
+
+
+def test_a_threads_profile_labels_each_threads_edges(pb, tmp_path):
+    import threading
+
+    prof = rprofile.Profile(threads=True)
+    with prof:
+        workers = [threading.Thread(target=_work, name="worker-%d" % i) for i in range(2)]
+        for t in workers:
+            t.start()
+        for t in workers:
+            t.join()
+        _work()
+    prof.dump_pprof(tmp_path / "p.pb.gz")
+    d = Decoded(pb, tmp_path / "p.pb.gz")
+    label = {}
+    for s in d.p.sample:
+        assert [d.s(lab.key) for lab in s.label] == ["thread"]
+        label.setdefault(d.s(s.label[0].str), []).append(s)
+    snapshots = {name: snap for _, name, snap in prof._thread_snapshots()}
+    assert set(label) == set(snapshots) == {"MainThread", "worker-0", "worker-1"}
+    # Each thread's samples are its own stats' edges, as a profile of that thread alone.
+    for name, samples in label.items():
+        one = type(d.p)()
+        one.CopyFrom(d.p)
+        del one.sample[:]
+        one.sample.extend(samples)
+        (tmp_path / "one.pb.gz").write_bytes(gzip.compress(one.SerializeToString()))
+        (tmp_path / "one.prof").write_bytes(snapshots[name].marshal())
+        _check_against_stats(Decoded(pb, tmp_path / "one.pb.gz"),
+                             Stats(str(tmp_path / "one.prof")))
+        leaf = [s for s in samples if d.frames(s)[0][0] == "leaf"]
+        assert sum(s.value[0] for s in leaf) == 200, name
+    # The threads add up to the profile.
+    assert d.totals()[0] == Stats(prof).total_calls

@@ -2,12 +2,13 @@
 
 ``write_profile(prof, path)`` is ``Profile.dump_pprof`` and ``python -m rprofile --pprof``:
 a timeline that kept every event gives the real call paths; otherwise the stats' caller
-edges are written, whose totals are complete. ``Stats.dump_pprof`` and ``Sampler.dump_pprof``
+edges are written, whose totals are complete, per thread (labelled) with ``threads=True``. ``Stats.dump_pprof`` and ``Sampler.dump_pprof``
 call the native writer themselves.
 """
 
 from rprofile._rprofile import StatsCore as _StatsCore
 from rprofile._rprofile import _write_pprof
+from rprofile._report import thread_cores
 
 
 def write_profile(prof, path, title=None):
@@ -31,4 +32,9 @@ def write_profile(prof, path, title=None):
         stats = _StatsCore.from_bytes(prof._take_snapshot().marshal())
     if stats is None:
         raise TypeError("this profile holds data of a shape pprof cannot show")
+    # threads=True: each thread's edges under its name (the label `thread`).
+    threads = {} if merged else thread_cores(prof)
+    if len(threads) > 1:
+        _write_pprof(path, stats, threads=list(threads.items()), comments=comments)
+        return
     _write_pprof(path, stats, comments=comments)

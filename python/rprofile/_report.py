@@ -30,14 +30,33 @@ def write_profile(prof, path, title=None, sort="tottime"):
     _write_report(path, stats, title or _title(sys.argv), [], sort=sort, **extras)
 
 
+def thread_cores(prof):
+    """``{name: StatsCore}`` of each thread of `prof` (``threads=True``; disabled and its
+    stats created), by ``threading``'s names; the threads that shared a name added up."""
+    import threading
+
+    threads = {}
+    for ident, name, snapshot in prof._thread_snapshots():
+        if name is None:
+            # A program that never imported threading still has its main thread.
+            main = ident == threading.main_thread().ident
+            name = "MainThread" if main else "Thread-%d" % ident
+        core = _StatsCore.from_bytes(snapshot.marshal())
+        if core is None:
+            continue
+        if name in threads:
+            threads[name].add(core)  # a finished thread's name reused: added up
+        else:
+            threads[name] = core
+    return threads
+
+
 def profile_parts(prof, thread=None):
     """`(stats, extras)` of a report of `prof` (disabled first): its ``StatsCore``, and the
     keyword arguments of ``_write_report`` for its timeline's call paths, its threads (when
     more than one) and its memory rows, largest net first. `thread`: one thread's snapshot
     (of a ``threads=True`` profile), whose calls alone are shown, with the memory rows of the
     functions it called."""
-    import threading
-
     prof.create_stats()
     paths = prof._timeline_paths() if prof._timeline_info() is not None else None
     threads = {}
@@ -48,18 +67,7 @@ def profile_parts(prof, thread=None):
             stats, paths = _StatsCore.from_dict(prof.stats), None
         else:
             stats = _StatsCore.from_bytes(prof._take_snapshot().marshal())
-        for ident, name, snapshot in prof._thread_snapshots():
-            if name is None:
-                # A program that never imported threading still has its main thread.
-                main = ident == threading.main_thread().ident
-                name = "MainThread" if main else "Thread-%d" % ident
-            core = _StatsCore.from_bytes(snapshot.marshal())
-            if core is None:
-                continue
-            if name in threads:
-                threads[name].add(core)  # a finished thread's name reused: added up
-            else:
-                threads[name] = core
+        threads = thread_cores(prof)
     else:
         stats = _StatsCore.from_bytes(thread.marshal())
     memory = []

@@ -136,6 +136,7 @@ def _write_pprof(
     *,
     sampled: Any = None,
     paths: CallPaths | None = None,
+    threads: list[tuple[str, StatsCore]] = ...,
     comments: list[str] = ...,
 ) -> None: ...
 def _compare_table(before: StatsCore, after: StatsCore, limit: int = 30, width: int = 100) -> str: ...

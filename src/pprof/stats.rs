@@ -8,7 +8,7 @@
 
 use std::io::{self, Write};
 
-use super::writer::{Header, Nanos, Writer};
+use super::writer::{Header, Label, Nanos, Writer};
 use crate::stats::model::{CallValue, Model};
 
 fn text(b: &[u8]) -> std::borrow::Cow<'_, str> {
@@ -17,19 +17,27 @@ fn text(b: &[u8]) -> std::borrow::Cow<'_, str> {
 
 /// Writes `model` as a gzipped pprof profile to `out`, `comments` first among its comments.
 pub fn write<W: Write>(out: W, model: &Model, comments: &[String]) -> io::Result<W> {
+    write_threads(out, &[(None, model)], comments)
+}
+
+/// As `write`, for a profile's threads each with its own stats (`threads=True`): each thread's
+/// samples carry its name as the label `thread` (none for a `None` name). The values add up
+/// to the threads' totals.
+pub fn write_threads<W: Write>(
+    out: W,
+    threads: &[(Option<&str>, &Model)],
+    comments: &[String],
+) -> io::Result<W> {
     // A sampled model counts samples: cc is a row's samples with the function running (its
     // own samples), and an edge's cc the same under that caller.
-    let count = if model.sampled { "samples" } else { "calls" };
+    let sampled = threads.iter().any(|(_, m)| m.sampled);
+    let count = if sampled { "samples" } else { "calls" };
     let mut notes = comments.to_vec();
     notes.push(format!(
         "rprofile: {} stats as caller edges: a sample [callee, caller] per edge, [function] \
          for calls with no caller; cpu is the profile's time (its timer's, wall by default); \
          cum is one call level deep",
-        if model.sampled {
-            "sampled"
-        } else {
-            "deterministic"
-        }
+        if sampled { "sampled" } else { "deterministic" }
     ));
     let header = Header {
         sample_types: &[(count, "count"), ("cpu", "nanoseconds")],
@@ -39,6 +47,27 @@ pub fn write<W: Write>(out: W, model: &Model, comments: &[String]) -> io::Result
         comments: &notes,
     };
     let mut w = Writer::new(out, &header);
+    // Interned only when used: a profile without threads is written as before.
+    let mut thread_key = None;
+    let mut nanos = Nanos::default();
+    for &(name, model) in threads {
+        let label = name.map(|name| Label {
+            key: *thread_key.get_or_insert_with(|| w.string("thread")),
+            str: w.string(name),
+            num: 0,
+        });
+        edges(&mut w, model, label.as_slice(), &mut nanos)?;
+    }
+    w.finish()
+}
+
+/// The samples of one model's rows and caller edges, each with `labels`.
+fn edges<W: Write>(
+    w: &mut Writer<W>,
+    model: &Model,
+    labels: &[Label],
+    nanos: &mut Nanos,
+) -> io::Result<()> {
     let mut locations = vec![0u64; model.funcs.len()];
     let mut location = |w: &mut Writer<W>, id: u32| -> u64 {
         let slot = &mut locations[id as usize];
@@ -50,9 +79,8 @@ pub fn write<W: Write>(out: W, model: &Model, comments: &[String]) -> io::Result
         }
         *slot
     };
-    let mut nanos = Nanos::default();
     for (&func, r) in &model.stats {
-        let callee = location(&mut w, func);
+        let callee = location(w, func);
         let mut calls_left = if model.sampled { r.cc } else { r.nc };
         let mut time_left = r.tt;
         for e in &r.callers {
@@ -64,12 +92,12 @@ pub fn write<W: Write>(out: W, model: &Model, comments: &[String]) -> io::Result
             };
             calls_left = calls_left.saturating_sub(calls);
             time_left -= time;
-            let caller = location(&mut w, e.func);
-            w.sample(&[callee, caller], &[calls, nanos.of(time)], &[])?;
+            let caller = location(w, e.func);
+            w.sample(&[callee, caller], &[calls, nanos.of(time)], labels)?;
         }
-        w.sample(&[callee], &[calls_left, nanos.of(time_left)], &[])?;
+        w.sample(&[callee], &[calls_left, nanos.of(time_left)], labels)?;
     }
-    w.finish()
+    Ok(())
 }
 
 #[cfg(test)]
@@ -161,6 +189,33 @@ mod tests {
                 "<built-in method builtins.len>"
             ]
         );
+    }
+
+    #[test]
+    fn each_threads_samples_carry_its_name() {
+        let (main, worker) = (model(), model());
+        let threads = [(Some("MainThread"), &main), (Some("worker-1"), &worker)];
+        let p = decode(&write_threads(Vec::new(), &threads, &[]).unwrap());
+        let single = decode(&write(Vec::new(), &main, &[]).unwrap());
+        assert_eq!(p.sample.len(), 2 * single.sample.len());
+        let named = |name: &str| -> Vec<(Vec<String>, Vec<i64>)> {
+            let mut one = p.clone();
+            one.sample.retain(|x| {
+                x.label.len() == 1
+                    && s(&p, x.label[0].key) == "thread"
+                    && s(&p, x.label[0].str) == name
+            });
+            stacks(&one)
+        };
+        // Each thread's samples are its stats' (the same here), under its own label.
+        assert_eq!(named("MainThread"), stacks(&single));
+        assert_eq!(named("worker-1"), stacks(&single));
+        let total: i64 = p.sample.iter().map(|x| x.value[1]).sum();
+        assert_eq!(total, 8_000_000_000);
+        // Functions are shared by the threads, not written twice.
+        assert_eq!(p.function.len(), single.function.len());
+        assert!(single.sample.iter().all(|x| x.label.is_empty()));
+        assert!(!single.string_table.iter().any(|t| t == "thread"));
     }
 
     #[test]
