@@ -36,6 +36,10 @@ fn _rprofile(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Registered so that pickle finds it by name (a snapshot unpickles through its class).
     m.add_class::<profiler::snapshot::Snapshot>()?;
     m.add_function(wrap_pyfunction!(py::marshal::_marshal_loads, m)?)?;
+    m.add(
+        "_CodeObjectData",
+        m.py().get_type::<py::marshal::CodeObjectData>(),
+    )?;
     m.add_class::<py::stats::StatsCore>()?;
     m.add_class::<py::stats::FuncList>()?;
     m.add_function(wrap_pyfunction!(py::stats::_f8, m)?)?;

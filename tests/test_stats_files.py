@@ -200,3 +200,17 @@ def test_profile_command_line_files_with_a_code_object_key_read_as_pstats(tmp_pa
     assert _masked(mine.getvalue()) == _masked(theirs.getvalue())
     assert set(stats.stats) == set(pstats.Stats(str(out)).stats)
     assert codes == [k for k in stats.stats if not isinstance(k[2], str)]
+
+
+def test_a_code_object_is_refused_by_an_error_type_of_its_own():
+    # What rprofile.Stats turns to marshal.loads on (above); a ValueError with marshal's wording.
+    from rprofile._rprofile import _CodeObjectData, _marshal_loads
+
+    data = marshal.dumps({("f.py", 1, "f"): compile("x = 1", "f.py", "exec")})
+    with pytest.raises(_CodeObjectData) as caught:
+        _marshal_loads(data)
+    assert isinstance(caught.value, ValueError)
+    assert str(caught.value) == "bad marshal data (a code object is not stats data)"
+    with pytest.raises(ValueError) as other:
+        _marshal_loads(b"\xff")
+    assert type(other.value) is ValueError

@@ -4,6 +4,10 @@ import os
 from types import CodeType
 from typing import Any, Callable, Final, Literal
 
+class _CodeObjectData(ValueError): ...
+
+def _marshal_loads(data: bytes) -> Any: ...
+
 class profiler_entry(tuple[Any, ...]):
     code: Final[CodeType | str]
     callcount: Final[int]

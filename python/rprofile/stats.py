@@ -35,7 +35,7 @@ from pstats import func_get_function_name, func_std_string, func_strip_path, f8 
 
 from rprofile._rprofile import FuncList as _FuncList
 from rprofile._rprofile import StatsCore as _StatsCore
-from rprofile._rprofile import _marshal_loads, _write_pprof, _write_report
+from rprofile._rprofile import _CodeObjectData, _marshal_loads, _write_pprof, _write_report
 
 __all__ = ["Stats", "SortKey", "FunctionProfile", "StatsProfile"]
 
@@ -62,9 +62,6 @@ _SAMPLED_KEY = ("__sampled__",)
 # 3.15's pstats.SampledStats, on an interpreter that has it.
 _PSTATS_SAMPLED = getattr(_pstats, "SampledStats", ())
 
-# What the safe reader says of a code object, which only marshal.load reads (see load_stats).
-_CODE_OBJECT = "bad marshal data (a code object is not stats data)"
-
 # Files above this size are probed before being read whole.
 _PROBE_SIZE = 1 << 20
 
@@ -82,11 +79,10 @@ def _read_stats_bytes(f):
     head = f.read(_PROBE_SIZE)
     try:
         _marshal_loads(head)
-    except EOFError:
-        pass  # valid so far: the object goes on past the first megabyte
-    except Exception as e:
-        if str(e) != _CODE_OBJECT:
-            return head  # bad data already: the whole file fails the same way
+    except (EOFError, _CodeObjectData):
+        pass  # valid so far (a code object: marshal.loads reads the whole file, load_stats)
+    except Exception:
+        return head  # bad data already: the whole file fails the same way
     else:
         return head  # the whole object is in the first megabyte
     del head
@@ -272,9 +268,7 @@ class Stats:
             else:
                 try:
                     loaded = _marshal_loads(data)
-                except ValueError as e:
-                    if str(e) != _CODE_OBJECT:
-                        raise _naming_file(e, name) from None
+                except _CodeObjectData:
                     # `python -m profile` (3.12) keys its top level by a code object; pstats
                     # reads such a file with marshal.load, and so does this.
                     try:

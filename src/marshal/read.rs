@@ -53,6 +53,9 @@ pub enum Error {
     Unicode(Vec<u8>),
     /// TypeError "unhashable type: '<name>'", for a dict key or set item.
     Unhashable(&'static str),
+    /// A code object (`CODE_OBJECT`): a ValueError of its own type, on which a reader of stats
+    /// files turns to marshal.loads (`python -m profile` files hold one).
+    CodeObject,
 }
 
 /// Tuples checked for hashability, by address, with the tuple kept alive and the answer.
@@ -506,7 +509,7 @@ impl<'a> Reader<'a> {
                 }
                 Value::Dict(pairs)
             }
-            b'c' => return Err(Error::Value(CODE_OBJECT)),
+            b'c' => return Err(Error::CodeObject),
             _ => return Err(Error::Value("bad marshal data (unknown type code)")),
         };
         let value = Rc::new(value);

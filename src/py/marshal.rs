@@ -11,12 +11,21 @@ use pyo3::types::{PyBytes, PyDict, PyFrozenSet, PyList, PySet, PyTuple};
 
 use crate::marshal::read::{self, Error, Value};
 
+pyo3::create_exception!(
+    _rprofile,
+    CodeObjectData,
+    PyValueError,
+    "Marshal data holding a code object, which the stats reader does not build (marshal.loads \
+     does): a ValueError with marshal's wording."
+);
+
 fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
     match e {
         Error::Eof(m) => PyEOFError::new_err(m),
         Error::Value(m) => PyValueError::new_err(m),
         Error::Type(m) => PyTypeError::new_err(m),
         Error::Unhashable(name) => PyTypeError::new_err(format!("unhashable type: '{name}'")),
+        Error::CodeObject => CodeObjectData::new_err(read::CODE_OBJECT),
         Error::Unicode(bytes) => {
             match PyBytes::new(py, &bytes).call_method1("decode", ("utf-8", "surrogatepass")) {
                 Err(e) => e,
