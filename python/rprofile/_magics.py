@@ -236,7 +236,8 @@ class RprofileMagics(Magics):
                 with open(path, "wb") as f:
                     f.write(own.marshal())
 
-        _finish(self.shell, request, text, lambda: profile_html(prof, request.title, own, request.column()),
+        _finish(self.shell, request, text,
+                lambda: profile_html(prof, request.title, own, request.column()),
                 dump, sys_exit)
         if timeline:
             write_timeline(prof, types.SimpleNamespace(timeline=timeline, speedscope=None))
@@ -306,7 +307,8 @@ class RprofileMagics(Magics):
             with contextlib.redirect_stdout(lines):
                 sampler.print_lines()
             text = text.rstrip("\n") + "\n\n" + lines.getvalue()
-        _finish(self.shell, request, text, lambda: sampler_html(sampler, request.title, request.column()),
+        _finish(self.shell, request, text,
+                lambda: sampler_html(sampler, request.title, request.column()),
                 sampler.dump_stats, sys_exit)
         if "r" in request.opts:
             return stats

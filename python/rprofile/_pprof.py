@@ -2,8 +2,8 @@
 
 ``write_profile(prof, path)`` is ``Profile.dump_pprof`` and ``python -m rprofile --pprof``:
 a timeline that kept every event gives the real call paths; otherwise the stats' caller
-edges are written, whose totals are complete, per thread (labelled) with ``threads=True``. ``Stats.dump_pprof`` and ``Sampler.dump_pprof``
-call the native writer themselves.
+edges are written, whose totals are complete, per thread (labelled) with ``threads=True``.
+``Stats.dump_pprof`` and ``Sampler.dump_pprof`` call the native writer themselves.
 """
 
 from rprofile._rprofile import StatsCore as _StatsCore
