@@ -241,6 +241,7 @@ impl Family {
             }
         };
         let now = clock.elapsed();
+        self.end_the_exited(now);
         for m in &mut self.members {
             match m.state {
                 State::Sampling => m.end(end.clone(), now),
@@ -256,6 +257,23 @@ impl Family {
             }
         }
         end
+    }
+
+    /// At the run's end, the processes that exited since the last look end as exited, not by
+    /// the run's end: a dying process's reads fail, and one looked at again then is no longer
+    /// Python (it would be listed as not Python).
+    fn end_the_exited(&mut self, now: Duration) {
+        // Every followed process's `stat` read again (what is found new now is not followed).
+        let _ = self.descendants.poll(true);
+        for m in &mut self.members {
+            let stat = self.descendants.stat(m.pid);
+            if m.live() && stat.is_none_or(|s| s.state == b'Z') {
+                if let Some(code) = stat.and_then(|s| s.exit_code) {
+                    m.exit_status = Some(code);
+                }
+                m.end(End::Exited, now);
+            }
+        }
     }
 
     /// Finds the family's new processes, and (`full`) what became of the known ones.
@@ -579,6 +597,43 @@ mod tests {
         // Not permitted, or a version that is not read: trying again changes nothing.
         assert!(!starting(&io(libc::EPERM)) && !starting(&io(libc::EACCES)));
         assert!(!starting(&Error::Unsupported("3.9".into())));
+    }
+
+    #[test]
+    fn a_process_that_exited_since_the_last_look_ends_as_exited_with_what_it_had() {
+        // Two children of this process, found by a poll; one had been read, its reads failed as
+        // it died, and it was waited for again (no longer Python) when the run ended.
+        let mut fake = Fake310::new();
+        let rt = Fake310::rt(fake.runtime([7, 8], 8));
+        let root = Session::new(&rt, options(1.0)).expect("session");
+        let spawn = || {
+            std::process::Command::new("sleep")
+                .arg("5")
+                .spawn()
+                .expect("sleep")
+        };
+        let (mut dying, mut living) = (spawn(), spawn());
+        let mut family = Family::new(root, &rt, options(1.0), Symbols::default());
+        family.poll(Duration::ZERO, true);
+        let at = |f: &Family, pid: u32| {
+            f.members
+                .iter()
+                .position(|m| m.pid == pid as i32)
+                .expect("found")
+        };
+        let (d, l) = (at(&family, dying.id()), at(&family, living.id()));
+        family.members[d].profile = Some(Profile::new(0.001, Mode::Wall));
+        family.members[d].state = waiting(Duration::ZERO, Duration::from_secs(60), "x".into());
+        let _ = dying.kill();
+        let _ = dying.wait();
+        family.end_the_exited(Duration::from_millis(30));
+        let _ = living.kill();
+        let _ = living.wait();
+        assert_eq!(family.members[d].state, State::Ended(End::Exited));
+        assert!(family.members[d].profile().is_some());
+        // The one still running is left as it was, for the run's end to say why.
+        assert!(matches!(family.members[l].state, State::Waiting { .. }));
+        assert!(family.members[0].live());
     }
 
     #[test]
