@@ -154,6 +154,21 @@ impl Member {
         };
     }
 
+    /// Whether it exited, by its `stat` now (`None`: it is gone; `Z`: it waits to be reaped);
+    /// if so it keeps its wait status and, when still read or waited for, ends as exited.
+    fn end_if_exited(&mut self, stat: Option<Stat>, now: Duration) -> bool {
+        let exited = stat.is_none_or(|s| s.state == b'Z');
+        if exited {
+            if let Some(code) = stat.and_then(|s| s.exit_code) {
+                self.exit_status = Some(code);
+            }
+            if self.live() {
+                self.end(End::Exited, now);
+            }
+        }
+        exited
+    }
+
     /// Stops waiting for it: it is not read (or, read before, not read again).
     fn give_up(&mut self, why: String) {
         self.state = match self.profile {
@@ -266,13 +281,7 @@ impl Family {
         // Every followed process's `stat` read again (what is found new now is not followed).
         let _ = self.descendants.poll(true);
         for m in &mut self.members {
-            let stat = self.descendants.stat(m.pid);
-            if m.live() && stat.is_none_or(|s| s.state == b'Z') {
-                if let Some(code) = stat.and_then(|s| s.exit_code) {
-                    m.exit_status = Some(code);
-                }
-                m.end(End::Exited, now);
-            }
+            m.end_if_exited(self.descendants.stat(m.pid).copied(), now);
         }
     }
 
@@ -297,14 +306,7 @@ impl Family {
     /// What member `i` does next, from its `stat` now (`None`: it is gone).
     fn follow(&mut self, i: usize, stat: Option<Stat>, now: Duration) {
         let m = &mut self.members[i];
-        let exited = stat.is_none_or(|s| s.state == b'Z');
-        if let Some(code) = stat.and_then(|s| s.exit_code).filter(|_| exited) {
-            m.exit_status = Some(code);
-        }
-        if exited {
-            if m.live() {
-                m.end(End::Exited, now);
-            }
+        if m.end_if_exited(stat, now) {
             return;
         }
         let image = stat.map(|s| s.image);
@@ -421,10 +423,6 @@ impl Family {
                     session.resume(profile);
                 }
                 session
-            }
-            Err(Error::NotReady(why)) => {
-                m.state = waiting(since, now + delay, why);
-                return;
             }
             Err(e) if starting(&e) => {
                 m.state = waiting(since, now + delay, e.to_string());

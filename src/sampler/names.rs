@@ -535,7 +535,7 @@ mod tests {
             Err(Error::Layout(why)) => {
                 assert_eq!(
                     why,
-                    "threading._active changed while it was read, 8 times in a row"
+                    format!("threading._active changed while it was read, {TRIES} times in a row")
                 )
             }
             other => panic!("{other:?}"),
