@@ -327,11 +327,13 @@ mod tests {
 
     #[test]
     fn the_sampler_reads_this_process() {
-        let block = vec![1u8; 8 << 20];
+        // Kept (black_box) until the samples are taken: a release build would drop it unread.
+        let block = std::hint::black_box(vec![1u8; 8 << 20]);
         let mut s = Sampler::new(Duration::from_millis(1), 0, 1000, WhenFull::KeepNewest);
         s.start().expect("this machine has /proc");
         std::thread::sleep(Duration::from_millis(30));
         s.stop();
+        std::hint::black_box(&block);
         let (kept, _) = s.samples();
         assert!(kept.len() >= 3, "{kept:?}");
         assert!(kept.iter().all(|&(_, b)| b >= block.len() as u64));
