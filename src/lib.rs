@@ -49,6 +49,7 @@ fn _rprofile(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py::sampler::_thread_names, m)?)?;
     m.add_class::<py::sampling::SamplerCore>()?;
     m.add_class::<py::sampling::SampledProfile>()?;
+    m.add("MAX_SAMPLING_RATE", sampler::session::MAX_RATE)?;
     m.add_function(wrap_pyfunction!(py::sampler::_gil_holder, m)?)?;
     m.add_function(wrap_pyfunction!(py::sampler::_running_threads, m)?)?;
     m.add_function(wrap_pyfunction!(py::report::_write_report, m)?)?;

@@ -13,6 +13,7 @@ import os
 import sys
 
 from rprofile._outputs import asked_sort as _asked_sort
+from rprofile._rprofile import MAX_SAMPLING_RATE
 from rprofile._outputs import check_writable as _check_writable
 from rprofile._outputs import print_memory as _print_memory
 from rprofile._outputs import print_thread_summary as _print_thread_summary
@@ -319,6 +320,9 @@ def _main_sampled(parser, options, args):
                          % name.replace("_aware", ""))
     if not options.rate > 0:
         parser.error("--rate must be a number of samples a second > 0, not %g" % options.rate)
+    if options.rate > MAX_SAMPLING_RATE:
+        parser.error("--rate must be at most %g samples a second (a read takes tens of "
+                     "microseconds), not %g" % (MAX_SAMPLING_RATE, options.rate))
     if options.duration is not None and not options.duration > 0:
         parser.error("--duration must be a number of seconds > 0, not %g" % options.duration)
     if options.limit <= 0:

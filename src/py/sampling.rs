@@ -18,7 +18,7 @@ use crate::py::pickling::{reduce, unpickling_error};
 use crate::py::sampler::runtime_with;
 use crate::sampler::family::{Family, Member, State};
 use crate::sampler::runtime::Symbols;
-use crate::sampler::session::{End, Options, Session};
+use crate::sampler::session::{End, Options, Session, MAX_RATE};
 use crate::sampler::stacks;
 use crate::samples::profile::{Mode, Profile};
 use crate::samples::within::within;
@@ -80,9 +80,9 @@ impl SamplerCore {
         all_threads: bool,
         subprocesses: bool,
     ) -> PyResult<SamplerCore> {
-        if !(rate.is_finite() && rate > 0.0 && rate <= 1_000_000.0) {
+        if !(rate.is_finite() && rate > 0.0 && rate <= MAX_RATE) {
             return Err(PyValueError::new_err(format!(
-                "rate must be a number of samples a second in (0, 1000000], not {rate}"
+                "rate must be a number of samples a second in (0, {MAX_RATE}], not {rate}"
             )));
         }
         let mode = Mode::parse(mode).ok_or_else(|| {

@@ -153,6 +153,8 @@ impl Span {
 pub struct Spans {
     pub thread: Span,
     pub frame: Span,
+    /// A frame's `previous` and code object: what links it into a stack.
+    pub link: Span,
     pub code: Span,
 }
 
@@ -177,6 +179,7 @@ impl Spans {
                 o.frame_state
                     .map_or(word(o.frame_previous), |state| (state, 1)),
             ]),
+            link: Span::of(&[word(o.frame_previous), word(o.frame_executable)]),
             code: Span::of(&[
                 word(o.code_filename),
                 word(o.code_name),

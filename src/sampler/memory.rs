@@ -38,30 +38,48 @@ pub fn read(pid: i32, addr: u64, buf: &mut [u8]) -> io::Result<()> {
 /// system call (at most `IOV_MAX` ranges a call). Returns how many leading ranges were read
 /// whole: the kernel stops at the first range it cannot read.
 pub fn read_many(pid: i32, addrs: &[u64], len: usize, buf: &mut Vec<u8>) -> io::Result<usize> {
-    const IOV_MAX: usize = 1024;
     let addrs = &addrs[..addrs.len().min(IOV_MAX)];
-    buf.clear();
-    buf.resize(addrs.len() * len, 0);
-    if addrs.is_empty() || len == 0 {
+    if len == 0 {
+        buf.clear();
         return Ok(addrs.len());
     }
-    let mut local = Vec::with_capacity(addrs.len());
-    let mut remote = Vec::with_capacity(addrs.len());
-    for (i, &addr) in addrs.iter().enumerate() {
+    let ranges: Vec<(u64, usize)> = addrs.iter().map(|&a| (a, len)).collect();
+    Ok(read_ranges(pid, &ranges, buf)? / len)
+}
+
+/// Ranges one call reads at most.
+const IOV_MAX: usize = 1024;
+
+/// Reads the ranges `(address, length)` one after the other into `buf` (resized to their total
+/// length) with one system call, so that they are read as close to one instant as the kernel
+/// allows. Returns how many bytes were read: the kernel stops at the first range it cannot
+/// read. At most `IOV_MAX` ranges.
+pub fn read_ranges(pid: i32, ranges: &[(u64, usize)], buf: &mut Vec<u8>) -> io::Result<usize> {
+    let ranges = &ranges[..ranges.len().min(IOV_MAX)];
+    buf.clear();
+    buf.resize(ranges.iter().map(|r| r.1).sum(), 0);
+    if buf.is_empty() {
+        return Ok(0);
+    }
+    let mut local = Vec::with_capacity(ranges.len());
+    let mut remote = Vec::with_capacity(ranges.len());
+    let mut offset = 0usize;
+    for &(addr, len) in ranges {
         let Ok(addr) = usize::try_from(addr) else {
             break;
         };
         local.push(libc::iovec {
-            // SAFETY: slot i of `buf` is `len` bytes inside its `addrs.len() * len` bytes.
-            iov_base: unsafe { buf.as_mut_ptr().add(i * len) }.cast(),
+            // SAFETY: `offset + len` is at most the sum of the lengths, `buf.len()`.
+            iov_base: unsafe { buf.as_mut_ptr().add(offset) }.cast(),
             iov_len: len,
         });
         remote.push(libc::iovec {
             iov_base: addr as *mut libc::c_void,
             iov_len: len,
         });
+        offset += len;
     }
-    // SAFETY: each local iovec describes a distinct `len`-byte slot of `buf`, which is borrowed
+    // SAFETY: the local iovecs describe distinct consecutive slots of `buf`, which is borrowed
     // mutably for the call and not resized during it; the kernel checks the remote ranges
     // against the target's mappings. Both counts are at most IOV_MAX and equal.
     let n = unsafe {
@@ -77,7 +95,7 @@ pub fn read_many(pid: i32, addrs: &[u64], len: usize, buf: &mut Vec<u8>) -> io::
     if n < 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(usize::try_from(n).unwrap_or(0) / len)
+    Ok(usize::try_from(n).unwrap_or(0))
 }
 
 /// Reads a native-endian `u64` at `addr`.

@@ -18,6 +18,11 @@ use crate::samples::profile::{Frame, Function, Mode, Profile};
 /// The reading thread's priority: below the target's, which goes first on a busy machine.
 const NICE: i32 = 10;
 
+/// The highest rate a run takes: a read of a 20-frame stack costs tens of microseconds of the
+/// sampler's CPU, so beyond this most ticks would go unread and late reads would stand in for
+/// them; a rate the reads cannot keep up with is refused, not pretended.
+pub const MAX_RATE: f64 = 20_000.0;
+
 /// Whole reads that fail in a row before the run ends: the target is gone or is no longer
 /// the program it was.
 pub const MAX_FAILED_READS: u32 = 200;

@@ -89,6 +89,13 @@ struct Code {
     lines: HashMap<u64, i32>,
 }
 
+/// One frame of a walked chain, as read.
+struct Link {
+    frame: u64,
+    previous: u64,
+    code: u64,
+}
+
 /// What one frame of a chain is.
 enum Seen {
     /// 3.10: it has returned or raised; its `f_back` is stale or links the frame free list.
@@ -114,6 +121,11 @@ pub struct StackReader {
     starts: Vec<u64>,
     /// The frames of the thread being read: code object, code unit (`None`: not started).
     pending: Vec<(u64, Option<u64>)>,
+    /// The chain the walk of a thread followed, from its first running frame: each frame's
+    /// address, `previous` and code object, which `check_chain` reads again.
+    chain: Vec<Link>,
+    /// Bytes of `check_chain`'s read.
+    check: Vec<u8>,
     /// Pages read in this walk of a thread's frames (they share a few).
     pages: Pages,
     /// 3.10: where threads' OS ids are read (`None`: nowhere here, they are 0), and the main
@@ -184,6 +196,8 @@ impl StackReader {
             addrs: Vec::new(),
             starts: Vec::new(),
             pending: Vec::new(),
+            chain: Vec::new(),
+            check: Vec::new(),
             pages: Pages::default(),
             tids: None,
             main_ident: 0,
@@ -269,17 +283,14 @@ impl StackReader {
                 None => i32::try_from(sample.native_thread_id) == Ok(self.pid),
             };
             let mut frames = std::mem::take(&mut sample.frames);
-            let mut walked = self
-                .current_frame(&head)
-                .and_then(|f| self.frames(f, &mut frames));
+            let mut walked = self.walk(tstate, &head, &mut frames);
             for _ in 0..REREADS {
                 if walked.is_ok() {
                     break;
                 }
                 walked = memory::read(self.pid, at(tstate, span.lo)?, &mut head)
                     .map_err(Error::Io)
-                    .and_then(|()| self.current_frame(&head))
-                    .and_then(|f| self.frames(f, &mut frames));
+                    .and_then(|()| self.walk(tstate, &head, &mut frames));
             }
             let sample = &mut out[used - 1];
             sample.frames = frames;
@@ -301,6 +312,102 @@ impl StackReader {
         )))
     }
 
+    /// The frames of thread state `tstate`, whose span is `head`, into `frames`, checked to be
+    /// a stack the thread had: whether it was cut at `MAX_FRAMES`.
+    fn walk(&mut self, tstate: u64, head: &[u8], frames: &mut Vec<Frame>) -> Result<bool, Error> {
+        let truncated = self.frames(self.current_frame(head)?, frames)?;
+        self.check_chain(tstate, head)?;
+        Ok(truncated)
+    }
+
+    /// Reads again, in one system call, where the thread's innermost frame is, each walked
+    /// frame's `previous` and code object, and where the innermost frame is once more; fails
+    /// unless all are as the walk read them. The walk read frame after frame while the thread
+    /// ran: a frame may have returned and its memory been taken by another call (`mid_a` read
+    /// under a stale `leaf_b`), or a generator may have yielded and unlinked its `previous` (a
+    /// stack cut at the generator). Frames that lie close together (3.11+'s data stack) are
+    /// read as one range, so that they are copied at nearly one instant, and the innermost
+    /// frame's place is read before and after them: a chain found unchanged between two reads
+    /// of where it starts is the thread's stack at that moment.
+    fn check_chain(&mut self, tstate: u64, head: &[u8]) -> Result<(), Error> {
+        let Some(first) = self.chain.first().map(|l| l.frame) else {
+            return Ok(());
+        };
+        let o = self.off;
+        let link = self.spans.link;
+        // Where the innermost frame is: the thread state's own field, or (3.11-3.12) its
+        // `cframe` pointer and that cframe's field.
+        let cframe = o
+            .thread_cframe
+            .map(|c| (c, self.spans.thread.u64_at(head, c)));
+        let mut current = Vec::with_capacity(2);
+        match cframe {
+            Some((field, cframe)) => {
+                current.push((at(tstate, field)?, 8));
+                current.push((at(cframe, o.current_frame)?, 8));
+            }
+            None => current.push((at(tstate, o.current_frame)?, 8)),
+        }
+        // The frames' link fields as few ranges: frames in address order, merged while the
+        // gap to the next is under `NEAR`.
+        const NEAR: u64 = 512;
+        let mut order: Vec<usize> = (0..self.chain.len()).collect();
+        order.sort_unstable_by_key(|&i| self.chain[i].frame);
+        let mut ranges = current.clone();
+        // Per frame of the chain: where its link bytes start in the read.
+        let mut place = vec![0usize; self.chain.len()];
+        let mut offset = current.len() * 8;
+        let mut open: Option<(u64, u64)> = None;
+        for &i in &order {
+            let lo = at(self.chain[i].frame, link.lo)?;
+            let hi = lo + link.bytes() as u64;
+            open = match open {
+                Some((start, end)) if lo <= end + NEAR => Some((start, end.max(hi))),
+                Some((start, end)) => {
+                    ranges.push((start, (end - start) as usize));
+                    offset += (end - start) as usize;
+                    Some((lo, hi))
+                }
+                None => Some((lo, hi)),
+            };
+            if let Some((start, _)) = open {
+                place[i] = offset + (lo - start) as usize;
+            }
+        }
+        if let Some((start, end)) = open {
+            ranges.push((start, (end - start) as usize));
+        }
+        ranges.extend_from_slice(&current);
+        let mut bytes = std::mem::take(&mut self.check);
+        let read = memory::read_ranges(self.pid, &ranges, &mut bytes);
+        let word = |b: &[u8], i: usize| {
+            let w = b.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok());
+            w.map_or(0, u64::from_ne_bytes)
+        };
+        // Where the innermost frame was, read at byte `i` of the read.
+        let innermost = |b: &[u8], i: usize| match cframe {
+            Some((_, was)) if word(b, i) == was => word(b, i + 8),
+            Some(_) => 0,
+            None => word(b, i),
+        };
+        let after = bytes.len().saturating_sub(current.len() * 8);
+        let same = read.is_ok_and(|n| n == bytes.len())
+            && innermost(&bytes, 0) == first
+            && innermost(&bytes, after) == first
+            && self.chain.iter().zip(&place).all(|(l, &at)| {
+                bytes.get(at..at + link.bytes()).is_some_and(|raw| {
+                    link.u64_at(raw, o.frame_previous) == l.previous
+                        && link.u64_at(raw, o.frame_executable) == l.code
+                })
+            });
+        self.check = bytes;
+        if same {
+            Ok(())
+        } else {
+            Err(Error::Layout("the stack changed while it was read".into()))
+        }
+    }
+
     /// The innermost frame of the thread state whose span is `head`.
     fn current_frame(&self, head: &[u8]) -> Result<u64, Error> {
         let (o, span) = (&self.off, self.spans.thread);
@@ -320,6 +427,7 @@ impl StackReader {
         let span = self.spans.frame;
         frames.clear();
         self.pending.clear();
+        self.chain.clear();
         // Pages last one walk: a page kept from another thread's walk may predate this thread's
         // newest frames (3.10's frame objects of all threads share heap pages), and a read again
         // must see the target anew.
@@ -338,7 +446,15 @@ impl StackReader {
                 break;
             }
             self.pages.read(self.pid, at(frame, span.lo)?, raw)?;
-            match self.seen(raw)? {
+            let seen = self.seen(raw)?;
+            if running || !matches!(seen, Seen::Finished) {
+                self.chain.push(Link {
+                    frame,
+                    previous: span.u64_at(raw, o.frame_previous),
+                    code: span.u64_at(raw, o.frame_executable),
+                });
+            }
+            match seen {
                 Seen::Finished if running => {
                     return Err(Error::Layout(format!(
                         "frame {frame:#x} finished while read"
@@ -637,6 +753,42 @@ mod tests {
             frames.iter().map(|f| f.line).collect::<Vec<_>>(),
             [11, 12, 10]
         );
+    }
+
+    #[test]
+    fn a_chain_that_moved_after_its_walk_is_not_taken() {
+        let mut fake = Fake310::new();
+        let runtime = fake.runtime([7, 8], 8);
+        // The first of the runtime's two thread states, in frame 0.
+        let tstate = fake.objects[fake.objects.len() - 2].as_ptr() as u64;
+        let mut reader = reader_310();
+        reader.runtime = runtime;
+        let span = reader.spans.thread;
+        let mut head = vec![0u8; span.bytes()];
+        assert!(memory::read(reader.pid, tstate + span.lo, &mut head).is_ok());
+        let mut frames = Vec::new();
+        assert_eq!(reader.walk(tstate, &head, &mut frames).ok(), Some(false));
+        assert_eq!(frames.len(), 3);
+        let o = versions::LAYOUT_310;
+        let frame1_at = fake.frame(1);
+        let first = fake.objects.len() - 2;
+        let mut change = |i: usize, offset: u64, value: u64| {
+            let was = fake.objects[i][offset as usize..offset as usize + 8].to_vec();
+            put(&mut fake.objects[i], offset, &value.to_ne_bytes());
+            let check = reader.check_chain(tstate, &head).is_ok();
+            put(&mut fake.objects[i], offset, &was);
+            check
+        };
+        let frame1 = Fake310::FRAMES[1];
+        // A generator that yielded: its `previous` unlinked (the stack would end there).
+        assert!(!change(frame1, o.frame_previous, 0));
+        // A frame returned and its memory taken by a call of another function.
+        assert!(!change(frame1, o.frame_executable, 0x1000));
+        // The thread returned from its innermost frame.
+        assert!(!change(first, o.current_frame, frame1_at));
+        // What changes nothing that links the stack (a frame's line) keeps it.
+        assert!(change(frame1, o.frame_instr_ptr, 0));
+        assert!(reader.check_chain(tstate, &head).is_ok());
     }
 
     fn seen(out: &[ThreadSample]) -> Vec<(u64, u64, usize, bool, bool)> {

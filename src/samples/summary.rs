@@ -39,9 +39,20 @@ pub fn summary(p: &Profile) -> String {
         0 => String::new(),
         n => format!("{}, ", plural(n, "process", "processes")),
     };
+    // Ticks no read was taken at count in the stack samples through the late read after them:
+    // say so, so that a weight is not taken for samples read.
+    let missed = p.asked.saturating_sub(p.taken);
+    let missed = if missed > 0 {
+        format!(
+            " ({} unread, each counted in the late read after it)",
+            plural(missed, "tick", "ticks")
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "Sampled {} of {} ticks ({} mode{rate}) over {:.3} s: {processes}{}{silent}, {}; {} \
-         (torn reads), {}.",
+        "Sampled {} of {} ticks ({} mode{rate}) over {:.3} s: {processes}{}{silent}, {}{missed}; \
+         {} (torn reads), {}.",
         p.taken,
         p.asked,
         p.mode.name(),
@@ -103,7 +114,8 @@ mod tests {
         assert_eq!(
             summary(&p),
             "Sampled 4 of 5 ticks (wall mode, 1000 Hz) over 0.004 s: 3 threads (1 never \
-             counted), 6 stack samples; 2 dropped (torn reads), 1 truncated stack."
+             counted), 6 stack samples (1 tick unread, each counted in the late read after \
+             it); 2 dropped (torn reads), 1 truncated stack."
         );
         let merged = crate::samples::merge::merge(0.001, Mode::Wall, [(7, &p), (9, &small())]);
         assert!(

@@ -9,6 +9,7 @@ Python 3.15's ``python -m profiling.sampling`` has, mapped onto ``python -m rpro
 import os
 from typing import NamedTuple, Optional
 
+from rprofile._rprofile import MAX_SAMPLING_RATE
 from rprofile._rprofile import SamplerCore as _SamplerCore
 from rprofile._rprofile import _write_pprof, _write_report
 
@@ -80,6 +81,9 @@ class Sampler:
                  subprocesses=False):
         if mode not in MODES:
             raise ValueError("mode must be one of %s, not %r" % (", ".join(MODES), mode))
+        if not 0 < rate <= MAX_SAMPLING_RATE:
+            raise ValueError("rate must be a number of samples a second in (0, %g], not %r"
+                             % (MAX_SAMPLING_RATE, rate))
         self.rate = rate
         self.mode = mode
         self.pid = os.getpid() if pid is None else pid

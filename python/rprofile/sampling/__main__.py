@@ -19,6 +19,7 @@ import sys
 import types
 
 from rprofile import _sampled_run
+from rprofile._rprofile import MAX_SAMPLING_RATE
 
 # 3.15's sort choices as pstats sort keys over rprofile's sampled stats (ncalls = cumulative
 # samples, primitive calls = direct samples, times = samples x interval).
@@ -84,6 +85,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.interval <= 0:
         parser.error("--interval must be > 0 microseconds")
+    if 1e6 / args.interval > MAX_SAMPLING_RATE:
+        parser.error("--interval must be at least %g microseconds (a read takes tens of "
+                     "microseconds)" % (1e6 / MAX_SAMPLING_RATE))
     if args.duration <= 0:
         parser.error("--duration must be > 0 seconds")
     if args.format != "pstats" and (args.sort or args.limit or args.no_summary):

@@ -1,0 +1,161 @@
+"""The sampler tells the truth about the stacks it reads: every stack it reports is one the
+program had. Oracles: programs whose call chains never cross (a stack that crosses them never
+happened), generators (a stack through a generator keeps its callers), and the tracer on the
+same real programs (Jinja2, docutils): every caller -> callee pair the sampler reports is one
+the tracer recorded, built-ins allowed in between (they are no frames to a sampler)."""
+
+import collections
+import os
+import pstats
+import subprocess
+import sys
+
+import pytest
+
+from rprofile.sampling import Sampler
+
+PROGRAMS = os.path.join(os.path.dirname(__file__), "sampled_programs")
+
+
+def _program(name):
+    return os.path.join(PROGRAMS, name)
+
+
+def _run(*args):
+    proc = subprocess.run([sys.executable, "-m", "rprofile", *args], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def _collapsed(path):
+    """[(function names outermost first, count)] of a folded-stacks file (thread dropped)."""
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            stack, _, count = line.rstrip("\n").rpartition(" ")
+            frames = stack.split(";")[1:]
+            rows.append(([fr.split(" (")[0] for fr in frames], int(count)))
+    return rows
+
+
+def _sample_to_collapsed(tmp_path, program, seconds, rate):
+    out = tmp_path / "stacks.txt"
+    proc = _run("--sample", "--rate", str(rate), "--collapsed", str(out), program, str(seconds))
+    return _collapsed(out), proc.stderr
+
+
+def test_no_sampled_stack_crosses_two_chains_that_never_cross(tmp_path):
+    rows, err = _sample_to_collapsed(tmp_path, _program("pairs.py"), 4, 4000)
+    leaves = collections.Counter()
+    for frames, count in rows:
+        for caller, callee in zip(frames, frames[1:]):
+            if callee in ("leaf_a", "leaf_b"):
+                leaves[(caller, callee)] += count
+    crossed = leaves[("mid_a", "leaf_b")] + leaves[("mid_b", "leaf_a")]
+    seen = leaves[("mid_a", "leaf_a")] + leaves[("mid_b", "leaf_b")]
+    assert seen > 2000, (leaves, err)
+    assert crossed * 10000 <= seen, (leaves, err)
+
+
+GENERATORS = {"numbers", "squares", "delegate", "<genexpr>"}
+
+
+def test_generator_stacks_keep_their_callers(tmp_path):
+    rows, err = _sample_to_collapsed(tmp_path, _program("generators.py"), 2, 2000)
+    whole = cut = 0
+    bad = collections.Counter()
+    for frames, count in rows:
+        if not GENERATORS & set(frames):
+            continue
+        if frames[:2] == ["<module>", "main"]:
+            whole += count
+        else:
+            cut += count
+            bad[";".join(frames)] += count
+    assert whole > 500, (whole, cut, err)
+    assert cut <= 0.005 * (whole + cut), (cut, whole, bad.most_common(5), err)
+
+
+def _edges(path):
+    """{(caller, callee): count} of a stats file, functions as (file, first line, name)."""
+    return {(caller, callee): value if isinstance(value, int) else value[0]
+            for callee, (_, _, _, _, callers) in pstats.Stats(str(path)).stats.items()
+            for caller, value in callers.items()}
+
+
+IMPORT_SYSTEM = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
+
+
+def _builtin(func):
+    return func[0] == "~"
+
+
+def _reachable_through_builtins(traced):
+    """{caller: callees reached directly or through built-ins only}."""
+    callees = collections.defaultdict(set)
+    for caller, callee in traced:
+        callees[caller].add(callee)
+    reach = {}
+    for start in callees:
+        seen, todo, out = set(), list(callees[start]), set()
+        while todo:
+            f = todo.pop()
+            if f in seen:
+                continue
+            seen.add(f)
+            out.add(f)
+            if _builtin(f):
+                todo.extend(callees.get(f, ()))
+        reach[start] = out
+    return reach
+
+
+@pytest.mark.parametrize("program", ["jinja_render.py", "docutils_html.py"])
+def test_every_sampled_pair_is_one_the_tracer_recorded(tmp_path, program):
+    traced_file, sampled_file = tmp_path / "traced.prof", tmp_path / "sampled.prof"
+    _run("-o", str(traced_file), _program(program), "0.3")
+    proc = _run("--sample", "--rate", "4000", "-o", str(sampled_file), _program(program), "2.5")
+    traced = _edges(traced_file)
+    functions = {f for edge in traced for f in edge}
+    reach = _reachable_through_builtins(traced)
+    judged = wrong = 0
+    strays = collections.Counter()
+    for (caller, callee), count in _edges(sampled_file).items():
+        # Frames the tracer never saw (the interpreter's start and end) cannot be judged.
+        if caller not in functions or callee not in functions:
+            continue
+        # Nor can these: the import system's calls depend on what the runner imported first
+        # (the tracer's run imports rprofile's modules before the program), and Jinja's
+        # compiled templates share one file name, so different templates' functions share a
+        # key, and their generators' callers are what cProfile's stack had (a generator
+        # resumed inside `str.join` is charged to whatever it left there).
+        if callee[0] in IMPORT_SYSTEM or callee[0] == "<template>":
+            continue
+        judged += count
+        if callee not in reach.get(caller, ()):
+            wrong += count
+            strays[(caller[2], callee[2])] += count
+    assert judged > 5000, (judged, proc.stderr)
+    assert wrong * 10000 <= judged, (wrong, judged, strays.most_common(10), proc.stderr)
+
+
+@pytest.mark.parametrize("rate", ["1e9", "1000000", "20001"])
+def test_a_rate_the_sampler_cannot_keep_up_with_is_refused_at_the_start(tmp_path, rate):
+    marker = tmp_path / "ran"
+    program = tmp_path / "p.py"
+    program.write_text("open(%r, 'w').close()\n" % str(marker))
+    proc = subprocess.run([sys.executable, "-m", "rprofile", "--sample", "--rate", rate,
+                           str(program)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc
+    assert "--rate must be at most 20000" in proc.stderr, proc.stderr
+    assert not marker.exists()
+    with pytest.raises(ValueError, match="rate"):
+        Sampler(rate=float(rate))
+
+
+def test_the_315_command_line_refuses_an_interval_too_short_to_keep():
+    proc = subprocess.run([sys.executable, "-m", "rprofile.sampling", "run", "-i", "10",
+                           "-m", "this"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc
+    assert "--interval must be at least 50 microseconds" in proc.stderr, proc.stderr
