@@ -312,7 +312,7 @@ def test_rsample_samples_a_function_burning_cpu(ip):
     assert not [k for k in stats.stats if "IPython" in k[0] or "interactiveshell" in k[0]]
     text = shown_text(shown)
     assert text.startswith("Sampled ")
-    assert " nsamples  tottime persample cumtime persample filename:lineno(function)" in text
+    assert " nsamples  sample%  tottime   cumul%  cumtime filename:lineno(function)" in text
     assert "sampled call paths" in shown[0]["text/html"]
     # The returned stats show as a report of samples too, in the order they were sorted in.
     assert "&quot;sampled&quot;:true" in stats._repr_html_()
@@ -340,6 +340,33 @@ def test_rsample_options(ip, tmp_path):
     # The stats file, for pstats.
     st = pstats.Stats(str(dump))
     assert burn_samples(st)[0] > 0
+
+
+SPREAD = """\
+import time
+def spread(seconds):
+    end = time.perf_counter() + seconds
+    a = b = c = d = e = 0
+    while time.perf_counter() < end:
+        a += 1
+        b += 2
+        c += 3
+        d += 4
+        e += 5
+spread(0.4)
+"""
+
+
+@needs_sampler
+def test_rsample_lines_honour_the_limit(ip):
+    _, _, shown = magic(ip, "rsample", "--rate 2000 --lines -l 3", SPREAD)
+    text = shown_text(shown)
+    heading = re.search(r"^MainThread \(tid \d+\): \d+ samples.*times in seconds$", text, re.M)
+    assert heading, text
+    after = text[heading.end():].split("\n\n")[0]
+    rows = [line for line in after.splitlines() if re.search(r":\d+\(\S+\)$", line)]
+    assert len(rows) == 3, after
+    assert re.search(r"^\(\d+ more lines?\)$", after, re.M), after
 
 
 @needs_sampler

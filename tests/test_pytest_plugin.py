@@ -314,7 +314,7 @@ def test_sample_writes_a_sampled_profile_of_a_test_that_burns_cpu(pytester):
     burn = [nc for (file, _, name), (cc, nc, *_r) in stats.items() if name == "burn"]
     assert burn and burn[0] > total / 2, (burn, total)
     # The summary reads them as samples.
-    result.stdout.fnmatch_lines(["*nsamples  tottime persample cumtime persample*"])
+    result.stdout.fnmatch_lines(["*nsamples  sample%  tottime   cumul%  cumtime*"])
 
 
 # A profiler of the suite's own, enabled for the whole session.

@@ -35,9 +35,9 @@ def data_of(path):
     return html, json.loads(m.group(1))
 
 
-def cli(*args, cwd):
+def cli(*args, cwd, env=None):
     return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, env=dict(os.environ, **(env or {})))
 
 
 @pytest.fixture
@@ -96,7 +96,9 @@ def test_a_comparison_in_the_data_and_in_the_terminal(tmp_path):
     _, data = data_of(tmp_path / "r.html")
     assert data["before"]["title"] == "before.prof"
     assert data["flame"]["compare"] is True
-    proc = cli("-m", "rprofile.stats", "--compare", "before.prof", "after.prof", cwd=tmp_path)
+    # A terminal wide enough for before and after side by side.
+    proc = cli("-m", "rprofile.stats", "--compare", "before.prof", "after.prof", cwd=tmp_path,
+               env={"COLUMNS": "300"})
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert "calls before" in lines[1]

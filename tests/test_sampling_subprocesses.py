@@ -186,15 +186,17 @@ def test_the_summary_says_how_each_process_ended_or_why_it_was_not_read():
     assert lines[5].endswith("-  not read: process 13 is not Python")
 
 
-def test_a_folder_that_cannot_be_made_is_a_one_line_error(tmp_path):
+def test_a_folder_that_cannot_be_made_is_a_usage_error(tmp_path):
     out = tmp_path / "out.prof"
     (tmp_path / "out.prof.processes").write_text("a file")
     proc = _rprofile("--sample", "--subprocesses", "-o", str(out), _program("child_burn.py"),
                      check=False)
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.strip().splitlines() == [
+    lines = proc.stderr.strip().splitlines()
+    assert lines[0].startswith("Usage: rprofile ")
+    assert lines[-1] == (
         "rprofile: error: cannot write the processes' files in %s.processes: not a directory"
-        % out]
+        % out)
     assert proc.stdout == ""
 
 

@@ -17,6 +17,7 @@ from rprofile._rprofile import MAX_SAMPLING_RATE
 from rprofile._outputs import check_writable as _check_writable
 from rprofile._outputs import print_memory as _print_memory
 from rprofile._outputs import print_thread_summary as _print_thread_summary
+from rprofile._outputs import write_outputs as _write_outputs
 from rprofile._outputs import write_timeline as _write_timeline
 
 USAGE = "rprofile [-o output_file_path] [-s sort] [-m module | scriptfile] [arg] ..."
@@ -185,6 +186,7 @@ def main():
         run = _own_main(prof, options.module, args, code, globs)
     exit_request = lookup_error = None
     cli_pid = os.getpid()
+    written = True  # every output file written (else one was saved elsewhere: exit status 1)
     try:
         try:
             run(code, globs, None)
@@ -205,7 +207,7 @@ def main():
 
                     _traced_children.save_own(prof)
                 if options.outfile is not None:
-                    prof.dump_stats(options.outfile)
+                    written = _write_outputs([("outfile", options.outfile, prof.dump_stats)])
                 elif options.html is None and options.pprof is None:
                     prof.print_stats(options.sort)
                 if folder is not None and (options.outfile is not None or options.html
@@ -217,11 +219,11 @@ def main():
                 if options.memory:
                     _print_memory(prof.memory_stats() or {})
             if lookup_error is None and os.getpid() == cli_pid:
-                _write_timeline(prof, options)
-                if options.html is not None:
-                    prof.to_html(options.html, title, sort=_asked_sort(options))
-                if options.pprof is not None:
-                    prof.dump_pprof(options.pprof, title)
+                written &= _write_timeline(prof, options)
+                written &= _write_outputs([
+                    ("html", options.html,
+                     lambda path: prof.to_html(path, title, sort=_asked_sort(options))),
+                    ("pprof", options.pprof, lambda path: prof.dump_pprof(path, title))])
     except BrokenPipeError as exc:
         # Nothing more can be written; avoid "Exception ignored" at shutdown.
         sys.stdout = None
@@ -233,6 +235,8 @@ def main():
             shutil.rmtree(folder, ignore_errors=True)
     if lookup_error is not None:
         parser.error(str(lookup_error))
+    if not written:
+        sys.exit(1)
     if exit_request is not None:
         raise exit_request
     return parser
@@ -300,20 +304,19 @@ def _print_processes(prof, options, folder):
 SAMPLED_OUTPUTS = ("outfile", "speedscope", "collapsed", "flamegraph", "html", "pprof")
 
 
-class _OneLineErrors:
-    """What `--sample` reports bad input with: one line, exit status 2."""
-
-    @staticmethod
-    def error(message):
-        print("rprofile: error: %s" % message, file=sys.stderr)
-        sys.exit(2)
+def _cannot_sample(message):
+    """A process that cannot be sampled (it does not exist, is not Python, may not be read):
+    one line, exit status 2; not a usage error, so no usage line."""
+    print("rprofile: error: %s" % message, file=sys.stderr)
+    sys.exit(2)
 
 
 def _main_sampled(parser, options, args):
-    """`--sample`: run the program (or attach to --pid) and sample it from outside."""
+    """`--sample`: run the program (or attach to --pid) and sample it from outside. Bad
+    options are usage errors, as the tracer's are (the usage line, the error, exit status 2)."""
     from rprofile import _sampled_run
 
-    defaults, parser = parser.defaults, _OneLineErrors()
+    defaults = parser.defaults
     for name in ("threads", "async_aware", "clock", "timeline", "memory", "rss"):
         if getattr(options, name) != defaults[name]:
             parser.error("--%s traces; it does not go with --sample"
@@ -349,11 +352,11 @@ def _main_sampled(parser, options, args):
                 parser.error("can't open file %r: No such file or directory" % args[0])
             status = _sampled_run.run_program(
                 _sampled_run.program_command(options.module, args), options)
-    except (ValueError, OSError) as exc:
-        parser.error(_sampled_run.explain(exc, options.pid))
     except BrokenPipeError as exc:
         sys.stdout = None
         sys.exit(exc.errno)
+    except (ValueError, OSError) as exc:
+        _cannot_sample(_sampled_run.explain(exc, options.pid))
     sys.exit(status)
 
 

@@ -25,7 +25,8 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_exp
 from IPython.display import display
 
 from rprofile._inline import profile_html, sampler_html
-from rprofile._outputs import check_writable, print_memory, print_thread_summary, write_timeline
+from rprofile._outputs import (check_writable, print_memory, print_samples, print_thread_summary,
+                               write_timeline)
 from rprofile.sampling import MODES, Sampler, _Loaded
 from rprofile.stats import Stats, report_sort
 
@@ -102,16 +103,22 @@ class _Request:
         """The column the inline report's table opens sorted by: the first -s key's."""
         return report_sort(self.sort[0])
 
-    def table(self, stats):
-        """`stats` stripped, sorted and printed with the limits, as %prun prints them."""
+    def table(self, stats, print_table=None):
+        """`stats` stripped, sorted and printed with the limits, as %prun prints them (by
+        ``print_table(stats, *limits)``, their ``print_stats`` by default)."""
         stats = stats.strip_dirs().sort_stats(*self.sort)
         out = io.StringIO()
         stream, stats.stream = stats.stream, out
         try:
-            stats.print_stats(*self.limits)
+            (print_table or type(stats).print_stats)(stats, *self.limits)
         finally:
             stats.stream = stream
         return stats, out.getvalue()
+
+    def line_limit(self):
+        """The lines --lines shows per thread: the first -l that is a number of lines, else
+        20 (a fraction or a pattern restricts the table alone)."""
+        return next((n for n in self.limits if isinstance(n, int)), 20)
 
 
 def _own_stack(prof):
@@ -260,8 +267,9 @@ class RprofileMagics(Magics):
           %%rsample [options] [statement]
           code...
 
-        The table counts samples, as Python 3.15's sampling profiler prints it: a function's
-        nsamples are the samples with it on the stack / running; times are samples x interval.
+        The table counts samples, as Python 3.15's sampling profiler prints its own: a
+        function's nsamples are the samples with it on the stack / running, sample% and cumul%
+        their shares of all samples; times are samples x interval.
         Only the statement's own frames are kept (not IPython's above it).
 
         Options, as ``%prun``'s: -s <key>, -l <limit>, -r (return the ``SampledStats``), -q,
@@ -272,7 +280,8 @@ class RprofileMagics(Magics):
         --rate <hz>: samples a second (default 1000).
         --mode <wall|cpu|gil>: wall counts every sampled thread at every sample (default), cpu
           only threads on a CPU, gil only the thread holding the GIL.
-        --lines: the lines that took most samples follow the table.
+        --lines: the lines that took most samples follow the table (per thread, as many as
+          the first -l that is a number of lines, else 20).
         --all-threads: sample every thread of the process, not only the one running the
           statement (in a notebook the kernel's own threads are among them).
 
@@ -300,12 +309,12 @@ class RprofileMagics(Magics):
         finally:
             sampler.stop()
         sampler._keep_within(threading.get_ident(), _run_statement.__code__)
-        stats, table = request.table(sampler.stats())
+        stats, table = request.table(sampler.stats(), print_samples)
         text = sampler.summary() + "\n" + table
         if "lines" in request.opts:
             lines = io.StringIO()
             with contextlib.redirect_stdout(lines):
-                sampler.print_lines()
+                sampler.print_lines(request.line_limit())
             text = text.rstrip("\n") + "\n\n" + lines.getvalue()
         _finish(self.shell, request, text,
                 lambda: sampler_html(sampler, request.title, request.column()),

@@ -1,6 +1,8 @@
 """What a profiled run writes beside its stats table, for the command line (``python -m
 rprofile``) and the IPython magics (``%rprofile``) alike: output paths checked before the
-program runs, the timeline's files, the per-thread summary and the memory table."""
+program runs, the files written after it (said on stderr; one that cannot be written is saved in
+the temporary directory instead), the timeline's files, the per-thread summary, the memory
+table and the table of a sampled profile."""
 
 import os
 import sys
@@ -22,6 +24,76 @@ def check_writable(parser, path):
     parser.error("cannot write %s: %s" % (path, problem))
 
 
+# What an output is saved as in the temporary directory when its path has no extension.
+SUFFIXES = {"outfile": ".prof", "timeline": ".json", "speedscope": ".json", "html": ".html",
+            "pprof": ".pb.gz", "collapsed": ".txt", "flamegraph": ".svg"}
+
+
+def write_outputs(outputs):
+    """Writes, after the run, each output of `outputs`: ``(name, path, write)`` with `name` a
+    key of SUFFIXES, `path` None when not asked for, ``write(path)`` writing it. Each file
+    written is said on stderr (``rprofile: wrote PATH``) but -o's, which cProfile writes
+    silently. A write that fails (a full disk, a device that refuses) is one line naming the
+    error and the file in the temporary directory the output was written to instead, so the
+    run is not lost. Returns False when one failed (the command line then exits with status
+    1)."""
+    written = True
+    for name, path, write in outputs:
+        if path is None:
+            continue
+        try:
+            write(path)
+        except OSError as exc:
+            written = False
+            print("rprofile: cannot write %s: %s; %s"
+                  % (path, exc.strerror or exc, _save_elsewhere(name, path, write)),
+                  file=sys.stderr, flush=True)
+            continue
+        if name != "outfile":
+            print("rprofile: wrote %s" % path, file=sys.stderr, flush=True)
+    return written
+
+
+def _save_elsewhere(name, path, write):
+    """Writes the output that could not go to `path` to a new file in the temporary
+    directory, and says where (or why it could not be written there either)."""
+    import tempfile
+
+    stem, ext = os.path.splitext(os.path.basename(path))
+    if path.endswith(".pb.gz"):
+        stem, ext = stem[:-3], ".pb.gz"
+    try:
+        fd, saved = tempfile.mkstemp(prefix="rprofile-%s-" % (stem or name),
+                                     suffix=ext or SUFFIXES[name])
+        os.close(fd)
+        write(saved)
+    except OSError as exc:
+        return "it could not be saved in %s either: %s" % (tempfile.gettempdir(),
+                                                          exc.strerror or exc)
+    return "saved in %s instead" % saved
+
+
+def print_samples(stats, *amount):
+    """Prints a sampled profile's table (`stats`: an rprofile ``SampledStats``, sorted) with
+    its figures worded as samples, as Python 3.15's ``profiling.sampling`` prints its own: the
+    samples taken and the seconds they stand for, then per function its samples on the stack /
+    running and their shares of all samples. (``SampledStats.print_stats`` prints what 3.15's
+    pstats prints, "function calls" and per-call columns included: pstats' report with
+    sampled column titles.) `amount`: print_stats' restrictions."""
+    if stats._engine() is None:
+        return stats.print_stats(*amount)
+    out = stats._out()
+    samples = stats.prim_calls
+    out.write("%s %d sample%s in %.3f seconds\n\n"
+              % (" " * 8, samples, "" if samples == 1 else "s", stats.total_tt))
+    _, listing = stats.get_print_list(amount)
+    if listing:
+        out.write(stats._core.sample_title())
+        stats._check(stats._core.write_sample_lines(out, listing, samples))
+        out.write("\n\n")
+    return stats
+
+
 def asked_sort(options):
     """The -s key given on the command line, for the HTML report's table; None when -s was
     not given (its default is an int, -1 or 2, and a key given is a str)."""
@@ -31,14 +103,13 @@ def asked_sort(options):
 
 def write_timeline(prof, options):
     """Writes the timeline's files that `options` name (``timeline``: Chrome trace,
-    ``speedscope``), and says on stderr what a full buffer dropped."""
+    ``speedscope``) as `write_outputs` does, and says on stderr what a full buffer dropped.
+    Returns False when one could not be written."""
     timeline = prof.timeline
     if timeline is None:
-        return
-    if options.timeline is not None:
-        timeline.to_chrome_trace(options.timeline)
-    if options.speedscope is not None:
-        timeline.to_speedscope(options.speedscope)
+        return True
+    written = write_outputs([("timeline", options.timeline, timeline.to_chrome_trace),
+                             ("speedscope", options.speedscope, timeline.to_speedscope)])
     kept, dropped, rss_kept, rss_dropped = timeline._counts()
     if dropped:
         print("rprofile: the timeline kept the last %d events; %d earlier ones were dropped "
@@ -46,6 +117,7 @@ def write_timeline(prof, options):
     if rss_dropped:
         print("rprofile: the timeline kept the last %d RSS samples; %d earlier ones were "
               "dropped (--buffer-size)" % (rss_kept, rss_dropped), file=sys.stderr)
+    return written
 
 
 def print_memory(memory, limit=30):

@@ -1,10 +1,12 @@
 """What ``pytest --rprofile`` gives at the end of a run: the merge of the tests' stats files
 (``combined.prof``, as pytest-profiling names it), its HTML report (``--rprofile-html``), and
 the terminal summary: where the files are, then the hottest functions (by own time) of the
-slowest tests, as pstats prints them."""
+slowest tests, as pstats prints them (sampled: worded as samples)."""
 
 import io
 import os
+
+from rprofile._outputs import print_samples
 
 COMBINED = "combined.prof"
 HTML = "combined.html"
@@ -85,7 +87,11 @@ def summary(session, tr):
             continue
         if opt.rprofile_strip_dirs:
             stats.strip_dirs()
-        stats.sort_stats("tottime").print_stats(opt.rprofile_element_number)
+        stats.sort_stats("tottime")
+        if session.sampled:
+            print_samples(stats, opt.rprofile_element_number)
+        else:
+            stats.print_stats(opt.rprofile_element_number)
         tr.write(out.getvalue())
 
 

@@ -8,7 +8,7 @@ import sys
 import time
 
 from rprofile import _sampled_processes
-from rprofile._outputs import asked_sort
+from rprofile._outputs import asked_sort, print_samples, write_outputs
 from rprofile.sampling import Sampler
 
 # How long a started program may take to load its interpreter before it is sampled.
@@ -55,70 +55,94 @@ def run_program(command, options):
               file=sys.stderr)
     else:
         sampler.stop()
-        report(sampler, options)
+        if not report(sampler, options):
+            return 1
     return 128 - status if status < 0 else status
 
 
 def attach(pid, options):
     """Samples process `pid` until Ctrl-C, `--duration`, or its exit (with --subprocesses,
-    until it and every process it started exited); it keeps running unchanged. Returns 0."""
+    until it and every process it started exited); it keeps running unchanged. Returns 0, or 1
+    when an output could not be written."""
     sampler = _sampler(options, pid).start()
     until = "for %g s" % options.duration if options.duration else "until it exits or Ctrl-C"
     print("rprofile: sampling process %d at %g Hz (%s mode) %s" % (pid, options.rate,
           options.mode, until), file=sys.stderr, flush=True)
+    _wait(sampler, options)
+    sampler.stop()
+    return 0 if report(sampler, options) else 1
+
+
+def _wait(sampler, options):
+    """Waits for the run's end (Ctrl-C, --duration, the target's exit). On a terminal, a line
+    on stderr rewritten in place says how long it has sampled, so that a long attach is seen
+    to be alive; never in a file or a pipe."""
+    tty = sys.stderr.isatty()
+    start = last = time.monotonic()
+    shown = ""
     try:
         while sampler.running:
             time.sleep(0.05)
+            now = time.monotonic()
+            if tty and now - last >= 0.25:
+                last = now
+                shown = "rprofile: sampled %.1f s at %g Hz (%s mode)%s" % (
+                    now - start, options.rate, options.mode,
+                    "" if options.duration else ", Ctrl-C to stop")
+                sys.stderr.write("\r" + shown)
+                sys.stderr.flush()
     except KeyboardInterrupt:
         pass
-    sampler.stop()
-    report(sampler, options)
-    return 0
+    if shown:
+        sys.stderr.write("\n")
+        sys.stderr.flush()
 
 
 def report(sampler, options):
-    """The outputs asked for; the stats table when no -o. With --subprocesses, the merge of the
-    processes and a line per process (or, `options.apart`, each process's own outputs)."""
+    """The outputs asked for (a table, beside the files, unless -o or a report file takes its
+    place; --lines under it); the stats table when no -o. With --subprocesses, the merge of the
+    processes and a line per process (or, `options.apart`, each process's own outputs).
+    Returns False when a file could not be written (it was saved in the temporary directory)."""
     if getattr(options, "apart", False) and sampler.processes():
         return _report_apart(sampler, options)
     html = getattr(options, "html", None)
     pprof = getattr(options, "pprof", None)
-    for path, write in ((options.collapsed, sampler.write_collapsed),
-                        (options.speedscope, sampler.write_speedscope),
-                        (options.flamegraph, sampler.write_flamegraph),
-                        (html, lambda p: sampler.to_html(p, sort=asked_sort(options))),
-                        (pprof, sampler.dump_pprof)):
-        if path is not None:
-            write(path)
-    # A report file (HTML, pprof) takes the table's place, as -o does.
-    report_file = html is not None or pprof is not None
     processes = sampler.processes()
-    if options.outfile is not None or (report_file and not options.lines):
+    written = write_outputs([
+        ("collapsed", options.collapsed, sampler.write_collapsed),
+        ("speedscope", options.speedscope, sampler.write_speedscope),
+        ("flamegraph", options.flamegraph, sampler.write_flamegraph),
+        ("html", html, lambda p: sampler.to_html(p, sort=asked_sort(options))),
+        ("pprof", pprof, sampler.dump_pprof),
+        ("outfile", options.outfile, sampler.dump_stats)])
+    # A report file (HTML, pprof) takes the table's place, as -o does.
+    to_file = options.outfile is not None or html is not None or pprof is not None
+    printed = not to_file and getattr(options, "table", True)
+    if to_file:
         folder = None
-        if options.outfile is not None:
-            sampler.dump_stats(options.outfile)
-            if processes:
-                folder = _sampled_processes.folder_for(options.outfile)
-                _sampled_processes.save(processes, folder)
+        if options.outfile is not None and processes:
+            folder = _sampled_processes.folder_for(options.outfile)
+            _sampled_processes.save(processes, folder)
         print(sampler.summary(), file=sys.stderr)
         _sampled_processes.print_summary(processes, folder, file=sys.stderr)
-    elif not options.lines and getattr(options, "table", True) and not report_file:
+    elif printed:
         if getattr(options, "summary", True):
             print(sampler.summary())
         stats = sampler.stats().strip_dirs().sort_stats(options.sort)
-        stats.print_stats(*([options.rows] if getattr(options, "rows", None) else []))
+        print_samples(stats, *([options.rows] if getattr(options, "rows", None) else []))
         # Several processes' main threads alone are told apart by the lines per process.
         read = sum(p.sampler is not None for p in processes)
         if len(sampler.threads) > max(1, read):
             sampler.print_threads()
         _sampled_processes.print_summary(processes)
     if options.lines:
-        if options.outfile is None:
-            print(sampler.summary())
+        if printed:
+            print()
         sampler.print_lines(options.limit)
     end = sampler._samples().end
     if end.startswith("failed"):
         print("rprofile: sampling ended early: %s" % end[len("failed: "):], file=sys.stderr)
+    return written
 
 
 def _report_apart(sampler, options):
@@ -126,20 +150,29 @@ def _report_apart(sampler, options):
     without it, and every other process's in files of its own, named with its pid: FILE_PID.EXT
     for an output file, profile.PID.pstats for the printed table."""
     root, *children = sampler.processes()
+    written = True
     if root.sampler is not None:
-        report(root.sampler, options)
+        written = report(root.sampler, options)
     for p in children:
         if p.sampler is None or not p.samples:
             continue
-        outputs = [(options.outfile, p.sampler.dump_stats),
-                   (options.collapsed, p.sampler.write_collapsed),
-                   (options.flamegraph, p.sampler.write_flamegraph)]
-        for path, write in outputs:
-            if path is not None:
-                stem, ext = os.path.splitext(path)
-                write("%s_%d%s" % (stem, p.pid, ext))
+        outputs = [("outfile", options.outfile, p.sampler.dump_stats),
+                   ("collapsed", options.collapsed, p.sampler.write_collapsed),
+                   ("flamegraph", options.flamegraph, p.sampler.write_flamegraph)]
+        outputs = [(name, _with_pid(path, p.pid), write) for name, path, write in outputs]
         if getattr(options, "table", False) and options.outfile is None:
-            p.sampler.dump_stats(os.path.abspath("profile.%d.pstats" % p.pid))
+            outputs.append(("outfile", os.path.abspath("profile.%d.pstats" % p.pid),
+                            p.sampler.dump_stats))
+        written &= write_outputs(outputs)
+    return written
+
+
+def _with_pid(path, pid):
+    """FILE_PID.EXT for FILE.EXT (None for None)."""
+    if path is None:
+        return None
+    stem, ext = os.path.splitext(path)
+    return "%s_%d%s" % (stem, pid, ext)
 
 
 def program_command(module, args):

@@ -528,6 +528,25 @@ impl StatsCore {
         self.write_report(stream, |sink| report::lines(&self.model, list.ids(), sink))
     }
 
+    /// The rows of rprofile's own table of a sampled profile (`report::SAMPLE_TITLE`), each
+    /// function's samples as shares of `total`, written to `stream`.
+    fn write_sample_lines<'py>(
+        &self,
+        stream: &Bound<'py, PyAny>,
+        list: &FuncList,
+        total: i64,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        self.write_report(stream, |sink| {
+            report::sample_lines(&self.model, list.ids(), total, sink)
+        })
+    }
+
+    /// `report::SAMPLE_TITLE`.
+    #[staticmethod]
+    fn sample_title() -> &'static str {
+        report::SAMPLE_TITLE
+    }
+
     /// `print_call_heading`'s text; `columns` is the sub-header (3.15's `SampledStats` has its
     /// own).
     #[pyo3(signature = (width, title, columns=report::CALL_COLUMNS))]

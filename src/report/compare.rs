@@ -133,6 +133,33 @@ pub fn table(changes: &[Change], limit: usize, width: u16) -> String {
             c.name.clone(),
         ]
     });
+    let full = figures_table(&header, rows, header.len() - 1, width);
+    if full
+        .lines()
+        .all(|l| l.chars().count() <= usize::from(width))
+    {
+        return full;
+    }
+    // Too narrow for before and after side by side (issue 34: 231 columns in an 80-column
+    // terminal): the figures after, and their changes.
+    let header = [
+        "calls",
+        "tottime",
+        "tottime change",
+        "cumtime",
+        "cumtime change",
+        "filename:lineno(function)",
+    ];
+    let rows = changes.iter().take(limit).map(|c| {
+        [
+            calls(c.after),
+            secs(c.after, |f| f.tt),
+            delta(c.d_tt(), c.before.map(|f| f.tt)),
+            secs(c.after, |f| f.ct),
+            delta(c.d_ct(), c.before.map(|f| f.ct)),
+            c.name.clone(),
+        ]
+    });
     figures_table(&header, rows, header.len() - 1, width)
 }
 

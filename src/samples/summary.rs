@@ -132,15 +132,24 @@ mod tests {
     }
 
     #[test]
-    fn the_threads_table_keeps_names_whole() {
+    fn the_threads_table_keeps_names_whole_where_they_fit_and_fits_the_width() {
         let mut p = small();
         p.threads[1].name = Some("a worker with a very long name; \u{3bb}".into());
         p.threads[1].idle = 7;
-        let mut out = Vec::new();
-        write_summary(&mut out, &p, 70).unwrap();
-        let out = String::from_utf8(out).unwrap();
+        let text = |width| {
+            let mut out = Vec::new();
+            write_summary(&mut out, &p, width).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let wide = text(200);
         assert!(
-            out.contains("a worker with a very long name; \u{3bb}"),
+            wide.contains("a worker with a very long name; \u{3bb}"),
+            "{wide}"
+        );
+        let out = text(70);
+        // The table's lines (the summary sentence above it is a sentence).
+        assert!(
+            out.lines().skip(1).all(|l| l.chars().count() <= 70),
             "{out}"
         );
         assert!(out.contains("MainThread "), "{out}");

@@ -1,7 +1,7 @@
 //! The text of pstats' reports: `print_line`, `print_call_heading` and `print_call_line`, byte
 //! for byte. The caller of these functions writes the text to the stream.
 
-use super::model::{char_len, CallValue, Edge, Model};
+use super::model::{char_len, CallValue, Edge, Model, Record};
 use crate::core::format::{decimal, put_digits, PAIRS};
 
 /// Right-aligned text built from its last character to its first, then appended padded to a
@@ -182,8 +182,14 @@ fn time_and_per_call(out: &mut Vec<u8>, time: f64, calls: i64) {
     out.push(b' ');
 }
 
-/// `print_line(func)` for each function of `list`.
-pub fn lines<S: Sink>(model: &Model, list: &[u32], sink: &mut S) -> Result<(), Stop<S::Error>> {
+/// A line for each function of `list`: its ncalls column, the columns `figures` writes after
+/// it (each followed by a space), its name.
+fn rows<S: Sink>(
+    model: &Model,
+    list: &[u32],
+    sink: &mut S,
+    figures: impl Fn(&mut Vec<u8>, &Record),
+) -> Result<(), Stop<S::Error>> {
     for (i, &func) in list.iter().enumerate() {
         if i % ROWS_AHEAD == 0 {
             model.prefetch_rows(&list[i..list.len().min(i + ROWS_AHEAD)]);
@@ -192,13 +198,57 @@ pub fn lines<S: Sink>(model: &Model, list: &[u32], sink: &mut S) -> Result<(), S
         let out = sink.text();
         calls_column::<9>(out, r.nc, r.cc);
         out.push(b' ');
-        time_and_per_call(out, r.tt, r.nc);
-        time_and_per_call(out, r.ct, r.cc);
+        figures(out, r);
         model.std_name(func, out);
         out.push(b'\n');
         sink.line_done().map_err(Stop::Sink)?;
     }
     Ok(())
+}
+
+/// `print_line(func)` for each function of `list`.
+pub fn lines<S: Sink>(model: &Model, list: &[u32], sink: &mut S) -> Result<(), Stop<S::Error>> {
+    rows(model, list, sink, |out, r| {
+        time_and_per_call(out, r.tt, r.nc);
+        time_and_per_call(out, r.ct, r.cc);
+    })
+}
+
+/// The column titles of `sample_lines`: as Python 3.15's `profiling.sampling` prints its own
+/// table, each function's samples running and on the stack as shares of all samples, beside the
+/// seconds they stand for (no per-call quotient: a sample is no call).
+pub const SAMPLE_TITLE: &str =
+    " nsamples  sample%  tottime   cumul%  cumtime filename:lineno(function)\n";
+
+/// A share of `total`, in percent, as `"%8.1f"` formats it (blank when there is no total),
+/// followed by a space.
+fn share(out: &mut Vec<u8>, part: i64, total: i64) {
+    if total <= 0 {
+        out.extend_from_slice(b"        ");
+    } else {
+        let pct = 100.0 * part as f64 / total as f64;
+        out.extend_from_slice(format!("{pct:8.1}").as_bytes());
+    }
+    out.push(b' ');
+}
+
+/// The rows of a sampled profile's table (`SAMPLE_TITLE`) for each function of `list`: nc/cc
+/// as pstats prints ncalls (samples on the stack / running), each one's share of `total` (the
+/// samples taken), tottime and cumtime.
+pub fn sample_lines<S: Sink>(
+    model: &Model,
+    list: &[u32],
+    total: i64,
+    sink: &mut S,
+) -> Result<(), Stop<S::Error>> {
+    rows(model, list, sink, |out, r| {
+        share(out, r.cc, total);
+        f8(out, r.tt);
+        out.push(b' ');
+        share(out, r.nc, total);
+        f8(out, r.ct);
+        out.push(b' ');
+    })
 }
 
 /// pstats' sub-header over callers' figures in cProfile's tuple form.

@@ -151,10 +151,14 @@ class Sampler:
         return Stats(_Loaded(self._samples()))
 
     def print_stats(self, sort=-1):
-        """Prints the stats table as ``cProfile.Profile.print_stats`` does; with
-        ``subprocesses=True``, the merge's, then a line per process."""
+        """Prints the stats table as ``cProfile.Profile.print_stats`` lays it out, its figures
+        worded as samples (samples on the stack / running, their shares of all samples, the
+        seconds they stand for); with ``subprocesses=True``, the merge's, then a line per
+        process."""
+        from rprofile._outputs import print_samples
+
         print(self.summary())
-        self.stats().strip_dirs().sort_stats(sort).print_stats()
+        print_samples(self.stats().strip_dirs().sort_stats(sort))
         if self.subprocesses:
             self.print_processes()
 
@@ -203,7 +207,7 @@ class Sampler:
             import shutil
 
             width = shutil.get_terminal_size((100, 24)).columns
-        print(self._samples().threads_table(width), end="")
+        print(self._samples().threads_table(width).rstrip("\n"))
 
     def write_collapsed(self, file):
         """Writes flamegraph.pl's folded stacks, one line per distinct stack, thread first."""
