@@ -480,6 +480,18 @@
   $("#heat-file").addEventListener("change", () => drawLines());
   $("#flame-search").addEventListener("input", () => searchFlame());
   window.addEventListener("hashchange", route);
+  // The page's own links ("#flame", "#f/12") route here. In a notebook the page is an iframe's
+  // srcdoc, whose relative links resolve against the notebook's URL: followed, they would load
+  // the notebook into the frame. Setting the fragment is a same-page step in both (and in the
+  // browser's history, so back works).
+  document.addEventListener("click", (e) => {
+    const a = e.target.closest ? e.target.closest('a[href^="#"]') : null;
+    const modified = e.ctrlKey || e.metaKey || e.shiftKey || e.altKey;
+    if (!a || e.button !== 0 || (modified && location.protocol !== "about:")) return;
+    e.preventDefault();
+    const hash = a.getAttribute("href");
+    if (location.hash === hash) route(); else location.hash = hash;
+  });
   window.addEventListener("resize", () => { for (const g of [mainGrid, memGrid, cmpGrid, heatGrid]) if (g) g.draw(); });
   route();
   window.rprofileReady = performance.now();

@@ -1,0 +1,88 @@
+"""The HTML report on real programs, in headless Chromium (issue 34): its tabs and links work
+when the report is a notebook's inline frame, a timeline that dropped events says so, the
+table's columns fit their values, and a comparison pairs the functions of two checkouts and
+built-ins named by an address. Screenshots go to .build/report-screenshots/.
+"""
+
+import json
+import textwrap
+
+
+import rprofile
+from test_report_browser import PROGRAM, browser, open_report, run, save  # noqa: F401 (a fixture)
+
+# -- tabs and links inside a notebook's frame ---------------------------------------------------
+
+def frame_click(page, selector, frame=0):
+    """A real mouse click at the middle of `selector` in the `frame`-th report frame of the
+    page (the element's place in the frame plus the frame's place in the page)."""
+    box = page.eval("""(() => {
+        const f = document.querySelectorAll('iframe.rprofile-report')[%d];
+        const e = f.contentDocument.querySelector(%s);
+        if (!e) return null;
+        e.scrollIntoView({block: 'center'});
+        const o = f.getBoundingClientRect(), r = e.getBoundingClientRect();
+        return [o.x + f.clientLeft + r.x + r.width / 2, o.y + f.clientTop + r.y + r.height / 2];
+    })()""" % (frame, json.dumps(selector)))
+    assert box is not None, selector
+    x, y = box
+    for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+        page.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+
+
+def in_frame(expression, frame=0):
+    """`expression` with `d` the document of the `frame`-th report frame (null when the frame
+    no longer shows a report)."""
+    return ("(() => { const f = document.querySelectorAll('iframe.rprofile-report')[%d]; "
+            "const d = f && f.contentDocument; if (!d || !d.getElementById('rprofile-data')) "
+            "return null; return %s; })()" % (frame, expression))
+
+
+def shown_view(page):
+    return page.eval(in_frame("[...d.querySelectorAll('main > section')].filter(s => "
+                              "!s.hidden).map(s => s.id).join()"))
+
+
+def test_tabs_and_links_route_inside_a_notebooks_frame(browser, tmp_path):
+    (tmp_path / "prog.py").write_text(PROGRAM)
+    run("-m", "cProfile", "-o", "p.prof", "prog.py", cwd=tmp_path)
+    output = rprofile.Stats(str(tmp_path / "p.prof"))._repr_html_()
+    # As Jupyter shows an output: the text/html inside the notebook's own page.
+    (tmp_path / "notebook.html").write_text(
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>notebook</title></head><body>"
+        "<h1>notebook</h1><div class='output_html'>%s</div></body></html>" % output)
+    page = browser.open((tmp_path / "notebook.html").as_uri(), width=1100, height=900)
+    page.wait_for(in_frame("d.body.dataset.ready === '1'"))
+    assert shown_view(page) == "v-table"
+    frame_click(page, "nav a[data-view=flame]")
+    page.wait_for(in_frame("!d.querySelector('#v-flame').hidden && "
+                           "[...d.querySelectorAll('#v-flame iframe')].some(f => !f.hidden && "
+                           "f.contentWindow.searchbtn)"), timeout=5)
+    assert shown_view(page) == "v-flame"
+    save(page, "notebook-tab-flame")
+    frame_click(page, "nav a[data-view=table]")
+    page.wait_for(in_frame("!d.querySelector('#v-table').hidden"), timeout=5)
+    # A function's link: its page, then its caller's through the caller's link.
+    frame_click(page, "#v-table a.fn[title$='(leaf)']")
+    page.wait_for(in_frame("!d.querySelector('#v-func').hidden"), timeout=5)
+    assert page.eval(in_frame("d.querySelector('#v-func h2').textContent")).endswith("(leaf)")
+    caller = page.eval(in_frame("d.querySelector('#callers + table a.fn').title"))
+    frame_click(page, "#callers + table a.fn")
+    page.wait_for(in_frame("d.querySelector('#v-func h2').textContent === %s" % json.dumps(caller)),
+                  timeout=5)
+    save(page, "notebook-function-page")
+    # The notebook's page itself never moved.
+    assert page.eval("[location.pathname.endsWith('notebook.html'), location.hash]") == [True, ""]
+    assert page.console_errors() == []
+
+
+def test_tabs_still_route_by_the_url_in_a_file(browser, tmp_path):
+    (tmp_path / "prog.py").write_text(PROGRAM)
+    run("-m", "rprofile", "--html", "r.html", "prog.py", cwd=tmp_path)
+    page = open_report(browser, tmp_path / "r.html")
+    page.click("nav a[data-view=flame]")
+    page.wait_for("location.hash === '#flame' && !document.querySelector('#v-flame').hidden")
+    page.click("nav a[data-view=table]")
+    page.wait_for("location.hash === '#table' && !document.querySelector('#v-table').hidden")
+    page.eval("history.back()")
+    page.wait_for("location.hash === '#flame' && !document.querySelector('#v-flame').hidden")
