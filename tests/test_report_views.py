@@ -5,8 +5,10 @@ built-ins named by an address. Screenshots go to .build/report-screenshots/.
 """
 
 import json
+import re
 import textwrap
 
+import pytest
 
 import rprofile
 from test_report_browser import PROGRAM, browser, open_report, run, save  # noqa: F401 (a fixture)
@@ -86,3 +88,56 @@ def test_tabs_still_route_by_the_url_in_a_file(browser, tmp_path):
     page.wait_for("location.hash === '#table' && !document.querySelector('#v-table').hidden")
     page.eval("history.back()")
     page.wait_for("location.hash === '#flame' && !document.querySelector('#v-flame').hidden")
+
+
+# -- a timeline that dropped events says so --------------------------------------------------------
+
+# Many calls: a few thousand events.
+CALLS = textwrap.dedent("""\
+    def one(i):
+        return i
+
+    def main():
+        return sum(one(i) for i in range(2000))
+
+    main()
+    """)
+
+
+def banner(page):
+    """The text of the page's warning, when shown in its header."""
+    return page.eval("(() => { const w = document.querySelector('header .warning'); return w "
+                     "&& !w.hidden && w.getBoundingClientRect().height > 0 ? w.textContent "
+                     ": null; })()")
+
+
+@pytest.mark.parametrize("when_full", ["keep_newest", "keep_oldest"])
+def test_a_timeline_that_dropped_events_says_how_many_and_which(browser, tmp_path, when_full):
+    namespace = {}
+    exec(compile(CALLS.rsplit("main()", 1)[0], "prog.py", "exec"), namespace)
+    prof = rprofile.Profile(timeline=True, buffer_size=50, when_full=when_full)
+    prof.enable()
+    namespace["main"]()
+    prof.disable()
+    dropped = prof.timeline.dropped
+    assert dropped > 0
+    prof.to_html(str(tmp_path / "r.html"))
+    page = open_report(browser, tmp_path / "r.html", "timeline-dropped-" + when_full)
+    text = banner(page)
+    assert text is not None
+    assert format(dropped, ",") in text
+    assert ("oldest" if when_full == "keep_newest" else "newest") in text
+    assert "buffer_size=" in text and "--buffer-size" in text
+
+
+def test_the_command_lines_timeline_report_says_what_it_dropped(browser, tmp_path):
+    (tmp_path / "prog.py").write_text(CALLS)
+    proc = run("-m", "rprofile", "--timeline", "t.json", "--buffer-size", "100", "--html",
+               "r.html", "prog.py", cwd=tmp_path)
+    dropped = int(re.search(r"(\d+) earlier ones were dropped", proc.stderr).group(1))
+    page = open_report(browser, tmp_path / "r.html")
+    text = banner(page)
+    assert text is not None and format(dropped, ",") in text and "oldest" in text
+    # A buffer that held everything: nothing to say.
+    run("-m", "rprofile", "--timeline", "t.json", "--html", "r.html", "prog.py", cwd=tmp_path)
+    assert banner(open_report(browser, tmp_path / "r.html")) is None

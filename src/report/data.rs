@@ -10,7 +10,7 @@ use crate::stats::sort::{self, Field};
 
 use super::funcs::Funcs;
 use super::json::Json;
-use super::{Inputs, MemoryRow, ThreadInput};
+use super::{Dropped, Inputs, MemoryRow, ThreadInput};
 
 /// Seconds per time unit for times up to `max`: a power of ten giving the largest nine digits.
 pub fn unit_for(max: f64) -> f64 {
@@ -250,6 +250,25 @@ pub fn write(j: &mut Json, inputs: &Inputs<'_>, threads: &[ThreadInput<'_>], fun
             j.str(&inputs.before_title);
             totals(j, b, &q);
             row_columns(j, b, &bids, &q, false);
+            j.close_object();
+        }
+    }
+}
+
+/// `"dropped": {"kept", "dropped", "keepNewest"}` of a timeline whose buffer was full, or null.
+pub fn write_dropped(j: &mut Json, dropped: Option<Dropped>) {
+    j.key("dropped");
+    match dropped.filter(|d| d.dropped > 0) {
+        None => j.null(),
+        Some(d) => {
+            let n = |x: u64| i64::try_from(x).unwrap_or(i64::MAX);
+            j.open_object();
+            j.key("kept");
+            j.int(n(d.kept));
+            j.key("dropped");
+            j.int(n(d.dropped));
+            j.key("keepNewest");
+            j.bool(d.keep_newest);
             j.close_object();
         }
     }

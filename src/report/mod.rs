@@ -47,6 +47,16 @@ pub struct MemoryRow {
     pub peak: i64,
 }
 
+/// What a full timeline buffer left out of the recorded call paths.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Dropped {
+    /// Events kept and dropped (calls, returns, memory events).
+    pub kept: u64,
+    pub dropped: u64,
+    /// `when_full="keep_newest"` (the oldest were overwritten) or `"keep_oldest"`.
+    pub keep_newest: bool,
+}
+
 /// One thread's stats (and, sampled, its counts).
 pub struct ThreadInput<'a> {
     pub name: String,
@@ -101,6 +111,8 @@ pub struct Inputs<'a> {
     pub sampled: Option<&'a Profile>,
     /// Real call paths (a timeline's).
     pub paths: Option<&'a Paths>,
+    /// The events of the timeline of `paths` that a full buffer dropped, when it did.
+    pub dropped: Option<Dropped>,
     pub threads: Vec<ThreadInput<'a>>,
     pub memory: Vec<MemoryRow>,
     /// The profile to compare with (before), and its name.
@@ -120,6 +132,7 @@ impl<'a> Inputs<'a> {
             files: Vec::new(),
             sampled: None,
             paths: None,
+            dropped: None,
             threads: Vec::new(),
             memory: Vec::new(),
             before: None,
@@ -174,6 +187,7 @@ pub fn data(inputs: &Inputs<'_>) -> Vec<u8> {
         None => j.null(),
     }
     data::write(&mut j, inputs, threads, &mut funcs);
+    data::write_dropped(&mut j, inputs.dropped.filter(|_| inputs.paths.is_some()));
     graphs::write(&mut j, inputs, paths, threads);
     let heat = inputs
         .sampled

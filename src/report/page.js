@@ -440,6 +440,18 @@
           (D.flame.cut ? " Light paths are left inside their callers." : "")
         : D.sampled ? "Call paths as sampled." : "Call paths as recorded on the timeline.";
   }
+  if (D.dropped) {
+    // A full timeline buffer: the recorded call paths (the flame graph) miss a part of the run.
+    const d = D.dropped, all = d.kept + d.dropped, n = (x) => x.toLocaleString("en-US");
+    const step = 10 ** Math.max(0, String(all).length - 2), size = Math.ceil(all / step) * step;
+    $("#warning").innerHTML = "<b>&#9888; The timeline's buffer was full: " + n(d.dropped) + " of " + n(all) +
+      " events were dropped, the " + (d.keepNewest ? "oldest" : "newest") + "</b> (<code>when_full=\"" +
+      (d.keepNewest ? "keep_newest" : "keep_oldest") + "\"</code>): the flame graph shows only the call paths of the " +
+      (d.keepNewest ? "last " : "first ") + n(d.kept) + " events. The table's figures are complete. " +
+      "To keep every event, record with a bigger buffer (24 bytes an event): <code>Profile(timeline=True, buffer_size=" +
+      size + ")</code> or <code>python -m rprofile --timeline FILE --buffer-size " + size + "</code>.";
+    $("#warning").hidden = false;
+  }
   if (D.heat.length) {
     $("#heat-file").innerHTML = D.heat.map((h, i) => '<option value="' + i + '">' + esc(h.file) + "</option>").join("");
   }
