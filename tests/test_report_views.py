@@ -5,6 +5,8 @@ built-ins named by an address. Screenshots go to .build/report-screenshots/.
 """
 
 import json
+import marshal
+import pstats
 import re
 import textwrap
 
@@ -141,3 +143,81 @@ def test_the_command_lines_timeline_report_says_what_it_dropped(browser, tmp_pat
     # A buffer that held everything: nothing to say.
     run("-m", "rprofile", "--timeline", "t.json", "--html", "r.html", "prog.py", cwd=tmp_path)
     assert banner(open_report(browser, tmp_path / "r.html")) is None
+
+
+# -- the table's columns fit their values --------------------------------------------------------
+
+# Many recursive calls (ncalls "200000/100000") in a file deep in directories.
+RECURSIVE = textwrap.dedent("""\
+    def down(n):
+        return down(n - 1) if n else 0
+
+    def main():
+        for _ in range(100000):
+            down(1)
+
+    main()
+    """)
+
+
+def test_the_tables_columns_fit_their_values_in_a_900_pixel_window(browser, tmp_path):
+    deep = tmp_path.joinpath(*["a_rather_long_directory_name_%d" % i for i in range(6)])
+    deep.mkdir(parents=True)
+    (deep / "recursive_prog.py").write_text(RECURSIVE)
+    run("-m", "rprofile", "-o", str(tmp_path / "r.prof"), "--html", str(tmp_path / "r.html"),
+        str(deep / "recursive_prog.py"), cwd=deep)
+    st = pstats.Stats(str(tmp_path / "r.prof"))
+    (func, (cc, nc, *_)), = [(f, v) for f, v in st.stats.items() if f[2] == "down"]
+    assert nc != cc
+    page = browser.open((tmp_path / "r.html").as_uri(), width=900, height=700)
+    page.wait_for("document.body.dataset.ready === '1'")
+    save(page, "table-900px")
+    cells = page.eval("""(() => {
+        const a = document.querySelector("#v-table a.fn[title$='(down)']");
+        const tr = a.closest('tr'), calls = tr.cells[0], td = a.closest('td');
+        const text = a.firstChild, range = document.createRange();
+        const box = (i, j) => { range.setStart(text, i); range.setEnd(text, j);
+                                return range.getBoundingClientRect(); };
+        const cell = td.getBoundingClientRect(), n = text.length;
+        const name = text.data.lastIndexOf('/') + 1;
+        return {calls: [calls.textContent, calls.scrollWidth, calls.clientWidth],
+                title: a.title, text: text.data, cell: [cell.left, cell.right],
+                first: box(0, 1).left, name: box(name, name + 1).left, last: box(n - 1, n).right};
+    })()""")
+    shown, scroll, client = cells["calls"]
+    assert shown == "%d/%d" % (nc, cc)
+    assert scroll <= client, cells
+    # The file's name and the function are in view; the directories are cut from the left.
+    assert cells["text"].endswith("recursive_prog.py:1(down)")
+    assert cells["title"] == pstats.func_std_string(func)
+    left, right = cells["cell"]
+    assert left <= cells["name"] and cells["last"] <= right, cells
+    assert cells["first"] < left, cells
+
+
+def test_cumulative_times_above_the_total_are_explained(browser, tmp_path):
+    # As a 3.12 profile of two threads on one stack has them (cProfile's too): calls closed out
+    # of order, a time counted in two outermost calls, so cumtime exceeds the sum of tottimes.
+    outer, inner = ("w.py", 1, "outer"), ("w.py", 5, "inner")
+    stats = {outer: (1, 1, 0.1, 0.5, {}), inner: (2, 2, 0.1, 0.4, {outer: (2, 2, 0.1, 0.4)})}
+    (tmp_path / "w.prof").write_bytes(marshal.dumps(stats))
+    run("-m", "rprofile.stats", "--html", "w.html", "w.prof", cwd=tmp_path)
+    page = open_report(browser, tmp_path / "w.html", "table-above-100")
+    st = pstats.Stats(str(tmp_path / "w.prof"))
+    most = "%.2f%%" % (100 * max(v[3] for v in st.stats.values()) / st.total_tt)
+    note = page.eval("(() => { const n = document.querySelector('#table-note'); return n && "
+                     "!n.hidden && n.getBoundingClientRect().height > 0 ? n.textContent : null; "
+                     "})()")
+    assert note is not None and ("up to %s" % most) in note and "threads=True" in note
+    # The cell says it too, on hover.
+    cell = page.eval("[...document.querySelectorAll('#v-table tbody tr:not(.spacer)')].find(tr => "
+                     "tr.cells[5].textContent === %s).cells[5].querySelector('[title]').title"
+                     % json.dumps(most))
+    assert "More than the total" in cell
+    # Within the total: no note.
+    del stats[inner]
+    stats[outer] = (1, 1, 0.5, 0.5, {})
+    (tmp_path / "w.prof").write_bytes(marshal.dumps(stats))
+    run("-m", "rprofile.stats", "--html", "w.html", "w.prof", cwd=tmp_path)
+    assert open_report(browser, tmp_path / "w.html").eval(
+        "document.querySelector('#table-note').hidden")
