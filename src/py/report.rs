@@ -12,7 +12,9 @@ use crate::py::oserror::write_file;
 use crate::py::sampling::SampledProfile;
 use crate::py::stats::StatsCore;
 use crate::report::paths::Paths;
-use crate::report::{compare, write_html, Dropped, Inputs, MemoryRow, SortColumn, ThreadInput};
+use crate::report::{
+    compare, pairs, write_html, Dropped, Inputs, MemoryRow, SortColumn, ThreadInput,
+};
 use crate::samples::stats as sampled_stats;
 use crate::stats::model::Model;
 
@@ -120,7 +122,7 @@ pub fn _write_report(
 }
 
 /// The terminal table of the `limit` largest changes from `before` to `after`, fitted to
-/// `width` columns.
+/// `width` columns, and a line saying how the functions were paired.
 #[pyfunction]
 #[pyo3(signature = (before, after, limit=30, width=100))]
 pub fn _compare_table(
@@ -129,6 +131,11 @@ pub fn _compare_table(
     limit: usize,
     width: u16,
 ) -> String {
-    let changes = compare::changes(before.model(), after.model());
-    compare::table(&changes, limit, width)
+    let pairing = pairs::pair(before.model(), after.model());
+    let changes = compare::changes(before.model(), after.model(), &pairing);
+    format!(
+        "{}\n{}",
+        compare::table(&changes, limit, width),
+        pairing.describe()
+    )
 }

@@ -8,7 +8,7 @@
 //! - `tree`, `estimate`, `paths`: call paths as trees (estimated, sampled, from a timeline);
 //!   `graphs` chooses the flame graphs and `flame` draws them (inferno);
 //! - `heat`: a sampling run's line heat, with the sources; `compare`: two profiles side by side
-//!   (also as a terminal table);
+//!   (also as a terminal table), their functions paired by `pairs`;
 //! - `page`: the HTML around the data (`page.html`, `page.css`, `page.js`).
 
 pub mod compare;
@@ -20,6 +20,7 @@ pub mod graphs;
 pub mod heat;
 mod json;
 mod page;
+pub mod pairs;
 pub mod paths;
 mod tree;
 
@@ -186,9 +187,11 @@ pub fn data(inputs: &Inputs<'_>) -> Vec<u8> {
         Some(p) => j.str(&summary::summary(p)),
         None => j.null(),
     }
-    data::write(&mut j, inputs, threads, &mut funcs);
+    // A comparison's pairs of functions, for its table and its graph.
+    let pairing = inputs.before.map(|b| pairs::pair(b, inputs.model));
+    data::write(&mut j, inputs, threads, &mut funcs, pairing.as_ref());
     data::write_dropped(&mut j, inputs.dropped.filter(|_| inputs.paths.is_some()));
-    graphs::write(&mut j, inputs, paths, threads);
+    graphs::write(&mut j, inputs, paths, threads, pairing.as_ref());
     let heat = inputs
         .sampled
         .map(|p| heat::heat(p, inputs.read_source))

@@ -427,9 +427,9 @@
   let cmp = null, cmpGrid = null;
   function comparison() {
     if (cmp) return cmp;
-    const B = D.before, at = new Map(), list = [];
-    ROWS.f.forEach((f, i) => { at.set(f, list.length); list.push({ f, a: i, b: -1 }); });
-    B.f.forEach((f, i) => { if (at.has(f)) list[at.get(f)].b = i; else list.push({ f, a: -1, b: i }); });
+    // The rows after, then the rows before that are paired with none (B.pair: see pairs.rs).
+    const B = D.before, list = ROWS.f.map((f, i) => ({ f, a: i, b: -1 }));
+    B.f.forEach((f, i) => { const a = B.pair[i]; if (a >= 0) list[a].b = i; else list.push({ f, a: -1, b: i }); });
     const g = (arr, i) => (i < 0 ? 0 : arr[i]);
     for (const c of list) {
       c.dtt = g(ROWS.tt, c.a) - g(B.tt, c.b); c.dct = g(ROWS.ct, c.a) - g(B.ct, c.b); c.dnc = g(ROWS.nc, c.a) - g(B.nc, c.b);
@@ -506,6 +506,12 @@
     $("#compare-note").innerHTML = "<b>" + esc(D.title) + "</b> (" + A.calls + " calls, " + (A.tt * U).toFixed(3) + " s) compared with <b>" +
       esc(D.before.title) + "</b> (" + B.calls + " calls, " + (B.tt * U).toFixed(3) + " s): &Delta; is after &minus; before, " +
       "<span class=\"num-bad\">slower</span> or <span class=\"num-good\">faster</span>; the largest change of tottime first.";
+    // How the functions were paired: the same key, the same path once the leading directories
+    // that differ are replaced (two checkouts), the same name once addresses are masked.
+    const P = D.before.paired, lead = P.prefixes.slice(0, 3).map(([a, b]) => "<code>" + esc(a || ".") + "</code> &rarr; <code>" + esc(b || ".") + "</code>");
+    $("#compare-note").innerHTML += '<br><span id="paired"><b>Functions paired</b>: ' + P.key + " by key (file, line, name), " + P.path +
+      " by path" + (lead.length ? " with " + lead.join(", ") : "") + ", " + P.address + " by name with addresses masked (<code>0x...</code>); <b>" +
+      P.before + "</b> only before (gone), <b>" + P.after + "</b> only after (new).</span>";
   }
   let current = null, currentArg;
   function route() {
