@@ -53,12 +53,16 @@ def thread_cores(prof):
 
 def profile_parts(prof, thread=None):
     """`(stats, extras)` of a report of `prof` (disabled first): its ``StatsCore``, and the
-    keyword arguments of ``_write_report`` for its timeline's call paths, its threads (when
+    keyword arguments of ``_write_report`` for its timeline's call paths (and the events its
+    full buffer dropped), its threads (when
     more than one) and its memory rows, largest net first. `thread`: one thread's snapshot
     (of a ``threads=True`` profile), whose calls alone are shown, with the memory rows of the
     functions it called."""
     prof.create_stats()
-    paths = prof._timeline_paths() if prof._timeline_info() is not None else None
+    info = prof._timeline_info()
+    paths = prof._timeline_paths() if info is not None else None
+    # (kept, capacity, dropped, when_full, rss kept, rss dropped): RSS samples are no calls.
+    dropped = (info[0] - info[4], info[2] - info[5], info[3]) if info is not None else None
     threads = {}
     if thread is None:
         if prof.__dict__.get("_snapshot") is None:
@@ -77,7 +81,8 @@ def profile_parts(prof, thread=None):
         rows = {func: m for func, m in rows.items() if func in called}
     for (file, line, name), m in sorted(rows.items(), key=lambda kv: -kv[1].net):
         memory.append((file, line, name, m.allocations, m.allocated, m.freed, m.net, m.peak))
-    return stats, {"paths": paths, "threads": list(threads.items()) if len(threads) > 1 else [],
+    return stats, {"paths": paths, "dropped": dropped if paths is not None else None,
+                   "threads": list(threads.items()) if len(threads) > 1 else [],
                    "memory": memory}
 
 

@@ -132,6 +132,7 @@ def _write_report(
     threads: list[tuple[str, StatsCore]] = ...,
     memory: list[tuple[str, int, str, int, int, int, int, int]] = ...,
     paths: CallPaths | None = None,
+    dropped: tuple[int, int, str] | None = None,
     sort: str = "tottime",
 ) -> None: ...
 def _write_pprof(

@@ -12,7 +12,9 @@ use crate::py::oserror::write_file;
 use crate::py::sampling::SampledProfile;
 use crate::py::stats::StatsCore;
 use crate::report::paths::Paths;
-use crate::report::{compare, write_html, Inputs, MemoryRow, SortColumn, ThreadInput};
+use crate::report::{
+    compare, pairs, write_html, Dropped, Inputs, MemoryRow, SortColumn, ThreadInput,
+};
 use crate::samples::stats as sampled_stats;
 use crate::stats::model::Model;
 
@@ -36,11 +38,12 @@ type MemoryTuple = (String, i64, String, u64, u64, u64, i64, i64);
 /// Writes the HTML report of `stats` (a `StatsCore`; or, with `sampled` alone, the samples'
 /// stats) at `path`. `before` is the profile compared with; `threads` each thread's stats;
 /// `memory` rows of `Profile.memory_stats()`; `paths` a timeline's call paths; `sort` the
-/// column the table opens sorted by. OSError as `open()` and `write()` raise it.
+/// column the table opens sorted by; `dropped` `(kept, dropped, when_full)`: the events of the
+/// timeline of `paths` that a full buffer dropped. OSError as `open()` and `write()` raise it.
 #[pyfunction]
 #[pyo3(signature = (path, stats=None, title="", files=Vec::new(), *, before=None, before_title="",
                     sampled=None, threads=Vec::new(), memory=Vec::new(), paths=None,
-                    sort="tottime"))]
+                    dropped=None, sort="tottime"))]
 #[allow(clippy::too_many_arguments)]
 pub fn _write_report(
     py: Python<'_>,
@@ -54,6 +57,7 @@ pub fn _write_report(
     threads: Vec<(String, PyRef<'_, StatsCore>)>,
     memory: Vec<MemoryTuple>,
     paths: Option<PyRef<'_, CallPaths>>,
+    dropped: Option<(u64, u64, String)>,
     sort: &str,
 ) -> PyResult<()> {
     let sort = SortColumn::parse(sort).ok_or_else(|| {
@@ -81,6 +85,11 @@ pub fn _write_report(
     inputs.files = files;
     inputs.sampled = profile;
     inputs.paths = paths.as_ref().map(|p| &p.paths);
+    inputs.dropped = dropped.map(|(kept, dropped, when_full)| Dropped {
+        kept,
+        dropped,
+        keep_newest: when_full != "keep_oldest",
+    });
     inputs.before = before.as_ref().map(|b| b.model());
     inputs.before_title = before_title.to_string();
     inputs.sort = sort;
@@ -113,7 +122,7 @@ pub fn _write_report(
 }
 
 /// The terminal table of the `limit` largest changes from `before` to `after`, fitted to
-/// `width` columns.
+/// `width` columns, and a line saying how the functions were paired.
 #[pyfunction]
 #[pyo3(signature = (before, after, limit=30, width=100))]
 pub fn _compare_table(
@@ -122,6 +131,11 @@ pub fn _compare_table(
     limit: usize,
     width: u16,
 ) -> String {
-    let changes = compare::changes(before.model(), after.model());
-    compare::table(&changes, limit, width)
+    let pairing = pairs::pair(before.model(), after.model());
+    let changes = compare::changes(before.model(), after.model(), &pairing);
+    format!(
+        "{}\n{}",
+        compare::table(&changes, limit, width),
+        pairing.describe()
+    )
 }

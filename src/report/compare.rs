@@ -1,11 +1,12 @@
-//! Two profiles compared, function by function (by key): calls and times before and after,
-//! ranked by how much the function's own time changed (then its cumulative time); and that
-//! ranking as a terminal table (`python -m rprofile.stats --compare` without `--html`).
-
-use std::collections::HashMap;
+//! Two profiles compared, function by function (paired by `pairs`): calls and times before
+//! and after, ranked by how much the function's own time changed (then its cumulative time);
+//! and that ranking as a terminal table (`python -m rprofile.stats --compare` without
+//! `--html`).
 
 use crate::samples::table::figures_table;
 use crate::stats::model::Model;
+
+use super::pairs::Pairing;
 
 /// A function's figures in one profile: ncalls, primitive calls, tottime, cumtime.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -55,23 +56,22 @@ fn figures(m: &Model) -> Vec<(String, Figures)> {
         .collect()
 }
 
-/// Every function of either profile, by the size of its tottime change, then of its cumtime
-/// change, then as `after` lists them, then the functions gone.
-pub fn changes(before: &Model, after: &Model) -> Vec<Change> {
-    let mut out: Vec<Change> = Vec::new();
-    let mut at: HashMap<String, usize> = HashMap::new();
-    for (name, fig) in figures(after) {
-        at.insert(name.clone(), out.len());
-        out.push(Change {
+/// Every function of either profile (a pair of `pairing` is one, named as after), by the size
+/// of its tottime change, then of its cumtime change, then as `after` lists them, then the
+/// functions gone.
+pub fn changes(before: &Model, after: &Model, pairing: &Pairing) -> Vec<Change> {
+    let mut out: Vec<Change> = figures(after)
+        .into_iter()
+        .map(|(name, fig)| Change {
             name,
             before: None,
             after: Some(fig),
-        });
-    }
-    for (name, fig) in figures(before) {
-        match at.get(&name) {
-            Some(&i) => out[i].before = Some(fig),
-            None => out.push(Change {
+        })
+        .collect();
+    for (b, (name, fig)) in figures(before).into_iter().enumerate() {
+        match pairing.after_of.get(b).copied().flatten() {
+            Some((a, _)) if a < out.len() => out[a].before = Some(fig),
+            _ => out.push(Change {
                 name,
                 before: Some(fig),
                 after: None,
@@ -191,7 +191,7 @@ mod tests {
     fn the_changed_function_comes_first_and_new_and_gone_ones_are_kept() {
         let before = model(&[("same", 1, 1.0), ("slow", 10, 1.0), ("gone", 1, 0.1)]);
         let after = model(&[("same", 1, 1.0), ("slow", 1000, 5.0), ("new", 2, 0.2)]);
-        let c = changes(&before, &after);
+        let c = changes(&before, &after, &super::super::pairs::pair(&before, &after));
         let names: Vec<&str> = c.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(
             names,

@@ -10,7 +10,8 @@ use crate::stats::sort::{self, Field};
 
 use super::funcs::Funcs;
 use super::json::Json;
-use super::{Inputs, MemoryRow, ThreadInput};
+use super::pairs::Pairing;
+use super::{Dropped, Inputs, MemoryRow, ThreadInput};
 
 /// Seconds per time unit for times up to `max`: a power of ten giving the largest nine digits.
 pub fn unit_for(max: f64) -> f64 {
@@ -177,7 +178,14 @@ fn memory(j: &mut Json, rows: &[MemoryRow], funcs: &mut Funcs) {
 
 /// Writes the data members (not the enclosing braces) of the report of `inputs` into `j`,
 /// except the function table, which is written last by `write_funcs` (every part adds to it).
-pub fn write(j: &mut Json, inputs: &Inputs<'_>, threads: &[ThreadInput<'_>], funcs: &mut Funcs) {
+/// `pairing`: the comparison's pairs (of `inputs.before`'s rows with the model's).
+pub fn write(
+    j: &mut Json,
+    inputs: &Inputs<'_>,
+    threads: &[ThreadInput<'_>],
+    funcs: &mut Funcs,
+    pairing: Option<&Pairing>,
+) {
     let m = inputs.model;
     let ids = funcs.map_model(m, m.stats.keys().copied());
     let mut max = max_time(m);
@@ -250,6 +258,59 @@ pub fn write(j: &mut Json, inputs: &Inputs<'_>, threads: &[ThreadInput<'_>], fun
             j.str(&inputs.before_title);
             totals(j, b, &q);
             row_columns(j, b, &bids, &q, false);
+            if let Some(p) = pairing {
+                pairs(j, p);
+            }
+            j.close_object();
+        }
+    }
+}
+
+/// `"pair"` (each row before: the row after it is paired with, or -1) and `"paired"`: how many
+/// were paired each way, how many were left alone, the leading directories replaced.
+fn pairs(j: &mut Json, p: &Pairing) {
+    j.ints(
+        "pair",
+        p.after_of.iter().map(|x| x.map_or(-1, |(a, _)| a as i64)),
+    );
+    j.key("paired");
+    j.open_object();
+    for (k, n) in [
+        ("key", p.by_key),
+        ("path", p.by_path),
+        ("address", p.by_address),
+        ("before", p.before_alone),
+        ("after", p.after_alone),
+    ] {
+        j.key(k);
+        j.int(n as i64);
+    }
+    j.key("prefixes");
+    j.open_array();
+    for (from, to) in &p.prefixes {
+        j.open_array();
+        j.str(from);
+        j.str(to);
+        j.close_array();
+    }
+    j.close_array();
+    j.close_object();
+}
+
+/// `"dropped": {"kept", "dropped", "keepNewest"}` of a timeline whose buffer was full, or null.
+pub fn write_dropped(j: &mut Json, dropped: Option<Dropped>) {
+    j.key("dropped");
+    match dropped.filter(|d| d.dropped > 0) {
+        None => j.null(),
+        Some(d) => {
+            let n = |x: u64| i64::try_from(x).unwrap_or(i64::MAX);
+            j.open_object();
+            j.key("kept");
+            j.int(n(d.kept));
+            j.key("dropped");
+            j.int(n(d.dropped));
+            j.key("keepNewest");
+            j.bool(d.keep_newest);
             j.close_object();
         }
     }

@@ -10,6 +10,7 @@ use crate::stats::model::Model;
 use super::estimate::{estimate, Limits};
 use super::flame::{lines, svg, Scale};
 use super::json::Json;
+use super::pairs::Pairing;
 use super::paths::{frame_label, Paths, Weight};
 use super::{Inputs, ThreadInput};
 
@@ -87,18 +88,25 @@ fn from_paths(p: &Paths, title: &str, under: u32) -> Option<String> {
     }
 }
 
-/// The comparison's graph: both profiles' estimated paths, widths after, colours by change.
-fn compared(before: &Model, after: &Model, title: &str) -> Option<String> {
-    let fold = |m: &Model, unit: Option<f64>| {
+/// The comparison's graph: both profiles' estimated paths, widths after, colours by change; a
+/// function before is labelled as the one after it is paired with.
+fn compared(before: &Model, after: &Model, title: &str, pairing: &Pairing) -> Option<String> {
+    let fold = |m: &Model, unit: Option<f64>, label: &dyn Fn(u32) -> String| {
         let (tree, _) = estimate(m, &m.callees(), Limits::default());
         let total = tree.total(0);
         let (u, scale) = seconds_scale(total);
         let unit = unit.unwrap_or(u);
-        let label = |f: u32| model_label(m, f);
         (tree.folded(0, unit, &label), unit, scale)
     };
-    let (after_stacks, unit, scale) = fold(after, None);
-    let (before_stacks, _, _) = fold(before, Some(unit));
+    let (after_stacks, unit, scale) = fold(after, None, &|f| model_label(after, f));
+    let paired: HashMap<u32, u32> = (before.stats.keys().zip(&pairing.after_of))
+        .filter_map(|(&b, x)| Some((b, *after.stats.get_index(x.as_ref()?.0)?.0)))
+        .collect();
+    let before_label = |f: u32| match paired.get(&f) {
+        Some(&a) => model_label(after, a),
+        None => model_label(before, f),
+    };
+    let (before_stacks, _, _) = fold(before, Some(unit), &before_label);
     let mut at: HashMap<String, usize> = HashMap::new();
     let mut both: Vec<(String, u64, u64)> = Vec::new();
     for (s, n) in after_stacks {
@@ -126,6 +134,7 @@ pub fn write(
     inputs: &Inputs<'_>,
     paths: Option<&Paths>,
     threads: &[ThreadInput<'_>],
+    pairing: Option<&Pairing>,
 ) {
     let m = inputs.model;
     let title = &inputs.title;
@@ -133,8 +142,8 @@ pub fn write(
     let mut estimate_used = false;
     let mut cut = false;
     let all = "All threads".to_string();
-    if let Some(before) = inputs.before {
-        if let Some(s) = compared(before, m, title) {
+    if let (Some(before), Some(pairing)) = (inputs.before, pairing) {
+        if let Some(s) = compared(before, m, title, pairing) {
             graphs.push(Graph { name: all, svg: s });
         }
         estimate_used = true;

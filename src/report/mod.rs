@@ -8,7 +8,7 @@
 //! - `tree`, `estimate`, `paths`: call paths as trees (estimated, sampled, from a timeline);
 //!   `graphs` chooses the flame graphs and `flame` draws them (inferno);
 //! - `heat`: a sampling run's line heat, with the sources; `compare`: two profiles side by side
-//!   (also as a terminal table);
+//!   (also as a terminal table), their functions paired by `pairs`;
 //! - `page`: the HTML around the data (`page.html`, `page.css`, `page.js`).
 
 pub mod compare;
@@ -20,6 +20,7 @@ pub mod graphs;
 pub mod heat;
 mod json;
 mod page;
+pub mod pairs;
 pub mod paths;
 mod tree;
 
@@ -45,6 +46,16 @@ pub struct MemoryRow {
     pub freed: u64,
     pub net: i64,
     pub peak: i64,
+}
+
+/// What a full timeline buffer left out of the recorded call paths.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Dropped {
+    /// Events kept and dropped (calls, returns, memory events).
+    pub kept: u64,
+    pub dropped: u64,
+    /// `when_full="keep_newest"` (the oldest were overwritten) or `"keep_oldest"`.
+    pub keep_newest: bool,
 }
 
 /// One thread's stats (and, sampled, its counts).
@@ -101,6 +112,8 @@ pub struct Inputs<'a> {
     pub sampled: Option<&'a Profile>,
     /// Real call paths (a timeline's).
     pub paths: Option<&'a Paths>,
+    /// The events of the timeline of `paths` that a full buffer dropped, when it did.
+    pub dropped: Option<Dropped>,
     pub threads: Vec<ThreadInput<'a>>,
     pub memory: Vec<MemoryRow>,
     /// The profile to compare with (before), and its name.
@@ -120,6 +133,7 @@ impl<'a> Inputs<'a> {
             files: Vec::new(),
             sampled: None,
             paths: None,
+            dropped: None,
             threads: Vec::new(),
             memory: Vec::new(),
             before: None,
@@ -173,8 +187,11 @@ pub fn data(inputs: &Inputs<'_>) -> Vec<u8> {
         Some(p) => j.str(&summary::summary(p)),
         None => j.null(),
     }
-    data::write(&mut j, inputs, threads, &mut funcs);
-    graphs::write(&mut j, inputs, paths, threads);
+    // A comparison's pairs of functions, for its table and its graph.
+    let pairing = inputs.before.map(|b| pairs::pair(b, inputs.model));
+    data::write(&mut j, inputs, threads, &mut funcs, pairing.as_ref());
+    data::write_dropped(&mut j, inputs.dropped.filter(|_| inputs.paths.is_some()));
+    graphs::write(&mut j, inputs, paths, threads, pairing.as_ref());
     let heat = inputs
         .sampled
         .map(|p| heat::heat(p, inputs.read_source))

@@ -26,7 +26,9 @@
     return (short ? base(file) : file) + ":" + line + "(" + name + ")";
   }
   const label = (f) => stdName(f, strip.checked);
-  const link = (f) => '<a class="fn" href="#f/' + f + '" title="' + esc(stdName(f)) + '">' + esc(label(f)) + "</a>";
+  // Left to right inside cells that cut a long path from the left (class "path"), so that
+  // the file's name and the function stay in view; the full name is the title.
+  const link = (f) => '<a class="fn" dir="ltr" href="#f/' + f + '" title="' + esc(stdName(f)) + '">' + esc(label(f)) + "</a>";
   // Python compares strings by code point; JavaScript by UTF-16 unit: this orders as Python.
   function pyCompare(a, b) {
     const n = Math.min(a.length, b.length);
@@ -46,6 +48,27 @@
   const calls = (nc, cc) => (nc === cc ? String(nc) : nc + "/" + cc);
   const totalTt = D.total.tt;
   const pct = (units) => (totalTt ? (100 * units / totalTt).toFixed(2) + "%" : "&ndash;");
+  // A cumtime above the total: said why where it shows (the note above the table says more).
+  const OVER = "More than the total: the total is the sum of every function's own time; this " +
+    "function's outermost calls took longer (see the note above the table)";
+  const pctCum = (units) => (totalTt && units > totalTt ? '<span class="over" title="' + OVER + '">' + pct(units) + "</span>" : pct(units));
+  // A column's CSS width for values of up to `chars` characters (and its heading).
+  const fit = (chars, heading) => "calc(" + Math.max(chars, heading.length + 2) + "ch + 18px)";
+  // The length of the widest of `n` values formatted by `fmt`: that of the largest or smallest.
+  function widest(n, value, fmt) {
+    let hi = 0, lo = 0;
+    for (let r = 0; r < n; r++) { const v = value(r); if (v > hi) hi = v; else if (v < lo) lo = v; }
+    return Math.max(String(fmt(hi)).length, String(fmt(lo)).length);
+  }
+  // The length of the widest "ncalls/primitive" of `n` rows.
+  function widestCalls(n, nc, cc) {
+    let m = 1;
+    for (let r = 0; r < n; r++) {
+      const l = String(nc(r)).length + (nc(r) === cc(r) ? 0 : 1 + String(cc(r)).length);
+      if (l > m) m = l;
+    }
+    return m;
+  }
   const bytes = (n) => n.toLocaleString("en-US");
   const signed = (units) => (units > 0 ? "+" : "") + secs(units);
   // The largest of many values (at least 1), without spreading them as arguments.
@@ -167,17 +190,37 @@
   const H = D.sampled ? ["nsamples", "persample"] : ["ncalls", "percall"];
   let mainGrid = null, gridSource = null;
   function tableColumns(s) {
+    const n = s.f.length, nc = (r) => s.nc[r], cc = (r) => s.cc[r];
+    const wTime = fit(Math.max(widest(n, (r) => s.tt[r], secs), widest(n, (r) => s.ct[r], secs)), "cumtime");
+    const wPct = fit(Math.max(widest(n, (r) => s.tt[r], pct), widest(n, (r) => s.ct[r], pct)), "%");
+    const wPer = fit(Math.max(widest(n, (r) => (s.nc[r] ? s.tt[r] / s.nc[r] : 0), (x) => per(x, 1)),
+      widest(n, (r) => (s.cc[r] ? s.ct[r] / s.cc[r] : 0), (x) => per(x, 1))), H[1]);
     return [
-      { label: H[0], width: "8em", cell: (r) => calls(s.nc[r], s.cc[r]), num: (r) => s.nc[r],
+      { label: H[0], width: fit(widestCalls(n, nc, cc), H[0]), cell: (r) => calls(s.nc[r], s.cc[r]), num: (r) => s.nc[r],
         title: D.sampled ? "samples with the function on the stack/running" : "calls/primitive calls" },
-      { label: "tottime", width: "7.5em", cell: (r) => secs(s.tt[r]), rank: s.ttRank, title: "time in the function itself (s)" },
-      { label: "%", width: "6.5em", cell: (r) => pct(s.tt[r]), rank: s.ttRank, title: "tottime, share of the total" },
-      { label: H[1], width: "7.5em", cell: (r) => per(s.tt[r], s.nc[r]), num: (r) => (s.nc[r] ? s.tt[r] / s.nc[r] : 0), title: "tottime / ncalls" },
-      { label: "cumtime", width: "7.5em", cell: (r) => secs(s.ct[r]), rank: s.ctRank, title: "time in it and the functions it called (s)" },
-      { label: "%", width: "6.5em", cell: (r) => pct(s.ct[r]), rank: s.ctRank, title: "cumtime, share of the total" },
-      { label: H[1], width: "7.5em", cell: (r) => per(s.ct[r], s.cc[r]), num: (r) => (s.cc[r] ? s.ct[r] / s.cc[r] : 0), title: "cumtime / primitive calls" },
-      { label: "filename:lineno(function)", text: true, cell: (r) => link(s.f[r]), str: (r) => names(s)[r] },
+      { label: "tottime", width: wTime, cell: (r) => secs(s.tt[r]), rank: s.ttRank, title: "time in the function itself (s)" },
+      { label: "%", width: wPct, cell: (r) => pct(s.tt[r]), rank: s.ttRank, title: "tottime, share of the total" },
+      { label: H[1], width: wPer, cell: (r) => per(s.tt[r], s.nc[r]), num: (r) => (s.nc[r] ? s.tt[r] / s.nc[r] : 0), title: "tottime / ncalls" },
+      { label: "cumtime", width: wTime, cell: (r) => secs(s.ct[r]), rank: s.ctRank, title: "time in it and the functions it called (s)" },
+      { label: "%", width: wPct, cell: (r) => pctCum(s.ct[r]), rank: s.ctRank, title: "cumtime, share of the total" },
+      { label: H[1], width: wPer, cell: (r) => per(s.ct[r], s.cc[r]), num: (r) => (s.cc[r] ? s.ct[r] / s.cc[r] : 0), title: "cumtime / primitive calls" },
+      { label: "filename:lineno(function)", text: true, cls: "path", cell: (r) => link(s.f[r]), str: (r) => names(s)[r] },
     ];
+  }
+  // Said above the table when a cumulative time is more than the total.
+  function overNote(s) {
+    let most = 0;
+    for (const ct of s.ct) if (ct > most) most = ct;
+    const note = $("#table-note");
+    note.hidden = !(totalTt > 0 && most > totalTt);
+    if (note.hidden) return;
+    note.innerHTML = "<b>Cumulative times above 100% (up to " + pct(most) + ")</b>: the total is the sum of every " +
+      "function's own time (tottime), as pstats counts it, and a cumtime the time of a function's outermost calls. " +
+      "A cumtime is larger when that time was not all one stack's: with several threads' calls on one stack " +
+      "(Python 3.12 and later without <code>threads=True</code>, as cProfile records them) calls end out of order and " +
+      "a time can count in more than one outermost call; with <code>async_aware=True</code> a coroutine's time includes " +
+      "its awaits, and instances of it run at the same time. Record with <code>threads=True</code> " +
+      "(<code>--threads</code>) for one stack per thread.";
   }
   function drawTable() {
     const s = source(thread());
@@ -190,6 +233,7 @@
       mainGrid = new Grid(host, tableColumns(s), { sort: keep[0] });
       mainGrid.up = keep[1];
       gridSource = s;
+      overNote(s);
     }
     const nm = names(s);
     const rows = matching(s.f.length, (i) => nm[i]);
@@ -222,12 +266,14 @@
     if (!list.length) return '<p class="empty">none</p>';
     list.sort((a, b) => C.ct[b] - C.ct[a] || C.nc[b] - C.nc[a]);
     const shown = list.slice(0, 2000);
+    const ccOf = (k) => (edgeCc.has(k) ? edgeCc.get(k) : C.nc[k]);
+    const wCalls = fit(widestCalls(shown.length, (i) => C.nc[shown[i]], (i) => ccOf(shown[i])), H[0]);
     const rows = shown.map((k) => {
-      const cc = edgeCc.has(k) ? edgeCc.get(k) : C.nc[k];
+      const cc = ccOf(k);
       const times = countEdge.has(k) ? "<td>&ndash;</td><td>&ndash;</td>" : "<td>" + secs(C.tt[k], C.unit) + "</td><td>" + secs(C.ct[k], C.unit) + "</td>";
-      return "<tr><td>" + calls(C.nc[k], cc) + "</td>" + times + '<td class="text">' + link(other(k)) + "</td></tr>";
+      return "<tr><td>" + calls(C.nc[k], cc) + "</td>" + times + '<td class="text path">' + link(other(k)) + "</td></tr>";
     });
-    return '<table class="edges"><colgroup><col style="width:8em"><col style="width:7.5em"><col style="width:7.5em"><col></colgroup>' +
+    return '<table class="edges"><colgroup><col style="width:' + wCalls + '"><col style="width:7.5em"><col style="width:7.5em"><col></colgroup>' +
       "<thead><tr><th>" + H[0] + "</th><th>tottime</th><th>cumtime</th><th class=\"text\">filename:lineno(function)</th></tr></thead><tbody>" +
       rows.join("") + "</tbody></table>" + (list.length > shown.length ? '<p class="empty">and ' + (list.length - shown.length) + " more</p>" : "");
   }
@@ -240,7 +286,7 @@
     if (r >= 0) {
       html += '<table class="one"><thead><tr><th>' + H[0] + "</th><th>tottime</th><th>%</th><th>" + H[1] + "</th><th>cumtime</th><th>%</th><th>" + H[1] +
         "</th></tr></thead><tbody><tr><td>" + calls(ROWS.nc[r], ROWS.cc[r]) + "</td><td>" + secs(ROWS.tt[r]) + "</td><td>" + pct(ROWS.tt[r]) +
-        "</td><td>" + per(ROWS.tt[r], ROWS.nc[r]) + "</td><td>" + secs(ROWS.ct[r]) + "</td><td>" + pct(ROWS.ct[r]) + "</td><td>" +
+        "</td><td>" + per(ROWS.tt[r], ROWS.nc[r]) + "</td><td>" + secs(ROWS.ct[r]) + "</td><td>" + pctCum(ROWS.ct[r]) + "</td><td>" +
         per(ROWS.ct[r], ROWS.cc[r]) + "</td></tr></tbody></table>";
     } else {
       html += '<p class="empty">Not a row of the profile: it appears only as a caller.</p>';
@@ -369,7 +415,7 @@
         { label: "allocated", width: "9em", cell: (r) => bytes(M.allocated[r]), num: (r) => M.allocated[r] },
         { label: "freed", width: "9em", cell: (r) => bytes(M.freed[r]), num: (r) => M.freed[r] },
         { label: "allocations", width: "8em", cell: (r) => bytes(M.allocations[r]), num: (r) => M.allocations[r] },
-        { label: "filename:lineno(function)", text: true, cell: (r) => link(M.f[r]), str: (r) => label(M.f[r]) },
+        { label: "filename:lineno(function)", text: true, cls: "path", cell: (r) => link(M.f[r]), str: (r) => label(M.f[r]) },
       ], { sort: 0 });
     }
     const rows = matching(M.f.length, (i) => label(M.f[i]));
@@ -381,9 +427,9 @@
   let cmp = null, cmpGrid = null;
   function comparison() {
     if (cmp) return cmp;
-    const B = D.before, at = new Map(), list = [];
-    ROWS.f.forEach((f, i) => { at.set(f, list.length); list.push({ f, a: i, b: -1 }); });
-    B.f.forEach((f, i) => { if (at.has(f)) list[at.get(f)].b = i; else list.push({ f, a: -1, b: i }); });
+    // The rows after, then the rows before that are paired with none (B.pair: see pairs.rs).
+    const B = D.before, list = ROWS.f.map((f, i) => ({ f, a: i, b: -1 }));
+    B.f.forEach((f, i) => { const a = B.pair[i]; if (a >= 0) list[a].b = i; else list.push({ f, a: -1, b: i }); });
     const g = (arr, i) => (i < 0 ? 0 : arr[i]);
     for (const c of list) {
       c.dtt = g(ROWS.tt, c.a) - g(B.tt, c.b); c.dct = g(ROWS.ct, c.a) - g(B.ct, c.b); c.dnc = g(ROWS.nc, c.a) - g(B.nc, c.b);
@@ -408,7 +454,7 @@
         { label: "&Delta; cumtime", width: "9em", cell: (r) => delta(c(r).dct), num: (r) => Math.abs(c(r).dct) },
         { label: "calls before", width: "8em", cell: (r) => (c(r).b < 0 ? "&ndash;" : calls(B.nc[c(r).b], B.cc[c(r).b])), num: (r) => (c(r).b < 0 ? -1 : B.nc[c(r).b]) },
         { label: "after", width: "7em", cell: (r) => (c(r).a < 0 ? "&ndash;" : calls(ROWS.nc[c(r).a], ROWS.cc[c(r).a])), num: (r) => (c(r).a < 0 ? -1 : ROWS.nc[c(r).a]) },
-        { label: "filename:lineno(function)", text: true, cell: (r) => link(c(r).f), str: (r) => label(c(r).f),
+        { label: "filename:lineno(function)", text: true, cls: "path", cell: (r) => link(c(r).f), str: (r) => label(c(r).f),
           style: (r) => "background:rgba(var(--" + (c(r).dtt > 0 ? "hot" : "cool") + ")," + (0.35 * Math.abs(c(r).dtt) / maxD).toFixed(3) + ")" },
       ], { sort: 0, rowClass: (r) => (c(r).a < 0 ? "gone" : c(r).b < 0 ? "new" : "") });
     }
@@ -440,6 +486,18 @@
           (D.flame.cut ? " Light paths are left inside their callers." : "")
         : D.sampled ? "Call paths as sampled." : "Call paths as recorded on the timeline.";
   }
+  if (D.dropped) {
+    // A full timeline buffer: the recorded call paths (the flame graph) miss a part of the run.
+    const d = D.dropped, all = d.kept + d.dropped, n = (x) => x.toLocaleString("en-US");
+    const step = 10 ** Math.max(0, String(all).length - 2), size = Math.ceil(all / step) * step;
+    $("#warning").innerHTML = "<b>&#9888; The timeline's buffer was full: " + n(d.dropped) + " of " + n(all) +
+      " events were dropped, the " + (d.keepNewest ? "oldest" : "newest") + "</b> (<code>when_full=\"" +
+      (d.keepNewest ? "keep_newest" : "keep_oldest") + "\"</code>): the flame graph shows only the call paths of the " +
+      (d.keepNewest ? "last " : "first ") + n(d.kept) + " events. The table's figures are complete. " +
+      "To keep every event, record with a bigger buffer (24 bytes an event): <code>Profile(timeline=True, buffer_size=" +
+      size + ")</code> or <code>python -m rprofile --timeline FILE --buffer-size " + size + "</code>.";
+    $("#warning").hidden = false;
+  }
   if (D.heat.length) {
     $("#heat-file").innerHTML = D.heat.map((h, i) => '<option value="' + i + '">' + esc(h.file) + "</option>").join("");
   }
@@ -448,6 +506,12 @@
     $("#compare-note").innerHTML = "<b>" + esc(D.title) + "</b> (" + A.calls + " calls, " + (A.tt * U).toFixed(3) + " s) compared with <b>" +
       esc(D.before.title) + "</b> (" + B.calls + " calls, " + (B.tt * U).toFixed(3) + " s): &Delta; is after &minus; before, " +
       "<span class=\"num-bad\">slower</span> or <span class=\"num-good\">faster</span>; the largest change of tottime first.";
+    // How the functions were paired: the same key, the same path once the leading directories
+    // that differ are replaced (two checkouts), the same name once addresses are masked.
+    const P = D.before.paired, lead = P.prefixes.slice(0, 3).map(([a, b]) => "<code>" + esc(a || ".") + "</code> &rarr; <code>" + esc(b || ".") + "</code>");
+    $("#compare-note").innerHTML += '<br><span id="paired"><b>Functions paired</b>: ' + P.key + " by key (file, line, name), " + P.path +
+      " by path" + (lead.length ? " with " + lead.join(", ") : "") + ", " + P.address + " by name with addresses masked (<code>0x...</code>); <b>" +
+      P.before + "</b> only before (gone), <b>" + P.after + "</b> only after (new).</span>";
   }
   let current = null, currentArg;
   function route() {
@@ -480,6 +544,18 @@
   $("#heat-file").addEventListener("change", () => drawLines());
   $("#flame-search").addEventListener("input", () => searchFlame());
   window.addEventListener("hashchange", route);
+  // The page's own links ("#flame", "#f/12") route here. In a notebook the page is an iframe's
+  // srcdoc, whose relative links resolve against the notebook's URL: followed, they would load
+  // the notebook into the frame. Setting the fragment is a same-page step in both (and in the
+  // browser's history, so back works).
+  document.addEventListener("click", (e) => {
+    const a = e.target.closest ? e.target.closest('a[href^="#"]') : null;
+    const modified = e.ctrlKey || e.metaKey || e.shiftKey || e.altKey;
+    if (!a || e.button !== 0 || (modified && location.protocol !== "about:")) return;
+    e.preventDefault();
+    const hash = a.getAttribute("href");
+    if (location.hash === hash) route(); else location.hash = hash;
+  });
   window.addEventListener("resize", () => { for (const g of [mainGrid, memGrid, cmpGrid, heatGrid]) if (g) g.draw(); });
   route();
   window.rprofileReady = performance.now();
