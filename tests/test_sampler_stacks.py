@@ -187,7 +187,10 @@ while True:
 
 def test_a_running_target_is_read_many_times_without_a_crash():
     # Frames come and go while they are read: a read may fail (a torn pointer is an OSError or
-    # a ValueError), but never crashes or hangs, and most reads succeed.
+    # a ValueError, a stack that changed under every try a ValueError), but never crashes or
+    # hangs, and a read that succeeds is a stack the program had: down to <module>, never one
+    # cut short. On 3.10 most reads of so fast a target are torn on a busy machine: reads go
+    # on until 150 have succeeded.
     why = _supported()
     if why is not None:
         pytest.skip(why)
@@ -196,7 +199,9 @@ def test_a_running_target_is_read_many_times_without_a_crash():
     try:
         assert child.stdout.readline().strip() == "ready"
         read = 0
-        for _ in range(300):
+        for _ in range(3000):
+            if read == 150:
+                break
             try:
                 stacks = _thread_stacks(child.pid)
             except (OSError, ValueError):
@@ -206,7 +211,7 @@ def test_a_running_target_is_read_many_times_without_a_crash():
             for _, frames in stacks:
                 assert frames[-1][2] == "<module>"
                 assert all(name in ("down", "<module>") for _, _, name in frames), frames
-        assert read >= 150
+        assert read == 150
     finally:
         child.kill()
         child.wait()

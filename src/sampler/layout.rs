@@ -89,6 +89,7 @@ fn from_debug_offsets(pid: i32, runtime: u64) -> Result<StackLayout, Error> {
         frame_executable: get(w::FRAME_EXECUTABLE)?,
         frame_instr_ptr: get(w::FRAME_INSTR_PTR)?,
         frame_owner: Some(get(w::FRAME_OWNER)?),
+        frame_gen: None,
         frame_state: None,
         code_filename: get(w::CODE_FILENAME)?,
         code_name: get(w::CODE_NAME)?,
@@ -178,6 +179,7 @@ impl Spans {
                     .map_or(word(o.frame_previous), |owner| (owner, 1)),
                 o.frame_state
                     .map_or(word(o.frame_previous), |state| (state, 1)),
+                word(o.frame_gen.unwrap_or(o.frame_previous)),
             ]),
             link: Span::of(&[word(o.frame_previous), word(o.frame_executable)]),
             code: Span::of(&[

@@ -265,7 +265,8 @@ impl Session {
                 line: f.line,
             }));
             if t.truncated {
-                self.profile.truncated += 1;
+                // In the unit of the stack samples it is one of.
+                self.profile.truncated += weight;
                 let marker = *self.truncated_function.get_or_insert_with(|| {
                     self.profile.function(Function {
                         filename: "~".into(),

@@ -53,6 +53,8 @@ const MAX_LINES: usize = 1 << 12;
 /// sample a few microseconds late is still a sample, while dropping it would under-count code
 /// that calls and returns fast.
 const REREADS: usize = 7;
+/// Whole reads `thread_stacks` tries for one in which no thread was torn.
+const WHOLE_READS: usize = 8;
 /// Reads tried for 3.10's OS ids to hold together (a thread may start or end under one).
 const TID_CHECKS: usize = 3;
 
@@ -94,6 +96,8 @@ struct Link {
     frame: u64,
     previous: u64,
     code: u64,
+    /// A Python frame (one of the stack's), not a shim.
+    python: bool,
 }
 
 /// What one frame of a chain is.
@@ -316,23 +320,26 @@ impl StackReader {
     /// a stack the thread had: whether it was cut at `MAX_FRAMES`.
     fn walk(&mut self, tstate: u64, head: &[u8], frames: &mut Vec<Frame>) -> Result<bool, Error> {
         let truncated = self.frames(self.current_frame(head)?, frames)?;
-        self.check_chain(tstate, head)?;
+        let returned = self.check_chain(tstate, head)?;
+        frames.drain(..returned.min(frames.len()));
         Ok(truncated)
     }
 
     /// Reads again, in one system call, where the thread's innermost frame is, each walked
     /// frame's `previous` and code object, and where the innermost frame is once more; fails
-    /// unless all are as the walk read them. The walk read frame after frame while the thread
+    /// unless all are as the walk read them, from the frame innermost now (the walk's first, or
+    /// a caller of it that the frames read before it returned to) outwards. Returns how many
+    /// Python frames returned: the stack is the walk's without them. The walk read frame after frame while the thread
     /// ran: a frame may have returned and its memory been taken by another call (`mid_a` read
     /// under a stale `leaf_b`), or a generator may have yielded and unlinked its `previous` (a
     /// stack cut at the generator). Frames that lie close together (3.11+'s data stack) are
     /// read as one range, so that they are copied at nearly one instant, and the innermost
     /// frame's place is read before and after them: a chain found unchanged between two reads
     /// of where it starts is the thread's stack at that moment.
-    fn check_chain(&mut self, tstate: u64, head: &[u8]) -> Result<(), Error> {
-        let Some(first) = self.chain.first().map(|l| l.frame) else {
-            return Ok(());
-        };
+    fn check_chain(&mut self, tstate: u64, head: &[u8]) -> Result<usize, Error> {
+        if self.chain.is_empty() {
+            return Ok(0);
+        }
         let o = self.off;
         let link = self.spans.link;
         // Where the innermost frame is: the thread state's own field, or (3.11-3.12) its
@@ -391,20 +398,27 @@ impl StackReader {
             None => word(b, i),
         };
         let after = bytes.len().saturating_sub(current.len() * 8);
-        let same = read.is_ok_and(|n| n == bytes.len())
-            && innermost(&bytes, 0) == first
-            && innermost(&bytes, after) == first
-            && self.chain.iter().zip(&place).all(|(l, &at)| {
-                bytes.get(at..at + link.bytes()).is_some_and(|raw| {
-                    link.u64_at(raw, o.frame_previous) == l.previous
-                        && link.u64_at(raw, o.frame_executable) == l.code
+        let now = innermost(&bytes, 0);
+        // The frame innermost now, and the same after the frames were read: the walk's first
+        // frame, or one of its callers when the frames before it returned during the walk.
+        let from = (read.is_ok_and(|n| n == bytes.len()) && now == innermost(&bytes, after))
+            .then(|| self.chain.iter().position(|l| l.frame == now))
+            .flatten();
+        let same = from.is_some_and(|from| {
+            self.chain[from..]
+                .iter()
+                .zip(&place[from..])
+                .all(|(l, &at)| {
+                    bytes.get(at..at + link.bytes()).is_some_and(|raw| {
+                        link.u64_at(raw, o.frame_previous) == l.previous
+                            && link.u64_at(raw, o.frame_executable) == l.code
+                    })
                 })
-            });
+        });
         self.check = bytes;
-        if same {
-            Ok(())
-        } else {
-            Err(Error::Layout("the stack changed while it was read".into()))
+        match from {
+            Some(from) if same => Ok(self.chain[..from].iter().filter(|l| l.python).count()),
+            _ => Err(Error::Layout("the stack changed while it was read".into())),
         }
     }
 
@@ -440,18 +454,27 @@ impl StackReader {
         // 3.10: finished frames read before any running one were returned from during the read
         // and are skipped (the stack as it was a moment later); one after a running one is torn.
         let (mut skipped, mut running) = (false, false);
+        // Whether the last frame read runs a generator or coroutine.
+        let mut generator = false;
         for _ in 0..MAX_FRAMES {
             if frame == 0 {
+                if generator {
+                    return Err(Error::Layout(
+                        "a generator's caller unlinked while read (it yielded)".into(),
+                    ));
+                }
                 truncated = false;
                 break;
             }
             self.pages.read(self.pid, at(frame, span.lo)?, raw)?;
             let seen = self.seen(raw)?;
+            generator = self.runs_generator(raw);
             if running || !matches!(seen, Seen::Finished) {
                 self.chain.push(Link {
                     frame,
                     previous: span.u64_at(raw, o.frame_previous),
                     code: span.u64_at(raw, o.frame_executable),
+                    python: matches!(seen, Seen::Python(..)),
                 });
             }
             match seen {
@@ -478,6 +501,20 @@ impl StackReader {
             frames.push(self.frame_of(code, unit)?);
         }
         Ok(truncated)
+    }
+
+    /// Whether the frame whose span is `raw` runs a generator or coroutine.
+    fn runs_generator(&self, raw: &[u8]) -> bool {
+        let (o, span) = (&self.off, self.spans.frame);
+        match (
+            o.frame_gen,
+            o.frame_owner,
+            self.facts.frame_owned_by_generator,
+        ) {
+            (Some(gen), _, _) => span.u64_at(raw, gen) != 0,
+            (None, Some(owner), Some(by_generator)) => span.u8_at(raw, owner) == by_generator,
+            _ => false,
+        }
     }
 
     /// What the frame whose span is `raw` is: the one place where the frame kinds differ.
@@ -631,7 +668,14 @@ pub struct ThreadStack {
 pub fn thread_stacks(rt: &Runtime) -> Result<Vec<ThreadStack>, Error> {
     let mut reader = StackReader::new(rt)?;
     let mut samples = Vec::new();
-    reader.read(&mut samples)?;
+    // A thread that calls and returns fast tears most reads of a reader that has yet to cache
+    // its code objects: the whole read is tried again, each time faster.
+    for _ in 0..WHOLE_READS {
+        reader.read(&mut samples)?;
+        if !samples.iter().any(|t| t.torn) {
+            break;
+        }
+    }
     samples
         .into_iter()
         .map(|t| {
@@ -775,20 +819,64 @@ mod tests {
         let mut change = |i: usize, offset: u64, value: u64| {
             let was = fake.objects[i][offset as usize..offset as usize + 8].to_vec();
             put(&mut fake.objects[i], offset, &value.to_ne_bytes());
-            let check = reader.check_chain(tstate, &head).is_ok();
+            let check = reader.check_chain(tstate, &head).ok();
             put(&mut fake.objects[i], offset, &was);
             check
         };
         let frame1 = Fake310::FRAMES[1];
         // A generator that yielded: its `previous` unlinked (the stack would end there).
-        assert!(!change(frame1, o.frame_previous, 0));
+        assert_eq!(change(frame1, o.frame_previous, 0), None);
         // A frame returned and its memory taken by a call of another function.
-        assert!(!change(frame1, o.frame_executable, 0x1000));
-        // The thread returned from its innermost frame.
-        assert!(!change(first, o.current_frame, frame1_at));
+        assert_eq!(change(frame1, o.frame_executable, 0x1000), None);
+        // The thread is in a frame the walk did not read (a call made since).
+        assert_eq!(change(first, o.current_frame, 0x1000), None);
+        // The thread returned from its innermost frame: the stack from its caller on, which
+        // is unchanged.
+        assert_eq!(change(first, o.current_frame, frame1_at), Some(1));
+        // ...unless that caller's own link moved too.
+        let frame2 = Fake310::FRAMES[2];
+        let both = |fake: &mut Fake310, reader: &mut StackReader| {
+            put(
+                &mut fake.objects[first],
+                o.current_frame,
+                &frame1_at.to_ne_bytes(),
+            );
+            put(
+                &mut fake.objects[frame2],
+                o.frame_executable,
+                &0x1000u64.to_ne_bytes(),
+            );
+            reader.check_chain(tstate, &head).ok()
+        };
         // What changes nothing that links the stack (a frame's line) keeps it.
-        assert!(change(frame1, o.frame_instr_ptr, 0));
-        assert!(reader.check_chain(tstate, &head).is_ok());
+        assert_eq!(change(frame1, o.frame_instr_ptr, 0), Some(0));
+        assert_eq!(reader.check_chain(tstate, &head).ok(), Some(0));
+        assert_eq!(both(&mut fake, &mut reader), None);
+    }
+
+    #[test]
+    fn a_chain_that_ends_at_a_generator_is_torn() {
+        let mut fake = Fake310::new();
+        let mut reader = reader_310();
+        let mut frames = Vec::new();
+        let gen = versions::LAYOUT_310.frame_gen.unwrap_or(0);
+        // A generator in the middle of a chain: its caller is linked while it runs.
+        put(
+            &mut fake.objects[Fake310::FRAMES[1]],
+            gen,
+            &8u64.to_ne_bytes(),
+        );
+        assert_eq!(reader.frames(fake.frame(0), &mut frames).ok(), Some(false));
+        // One at the end: it yielded while read, and its caller is missing.
+        put(
+            &mut fake.objects[Fake310::FRAMES[2]],
+            gen,
+            &8u64.to_ne_bytes(),
+        );
+        assert!(matches!(
+            reader.frames(fake.frame(0), &mut frames),
+            Err(Error::Layout(_))
+        ));
     }
 
     fn seen(out: &[ThreadSample]) -> Vec<(u64, u64, usize, bool, bool)> {

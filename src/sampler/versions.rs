@@ -120,6 +120,9 @@ pub struct StackLayout {
     pub frame_executable: u64,
     pub frame_instr_ptr: u64,
     pub frame_owner: Option<u64>,
+    /// 3.10: `PyFrameObject.f_gen`, the generator (or coroutine) a frame runs, else NULL;
+    /// 3.11+ says so by the frame's `owner`.
+    pub frame_gen: Option<u64>,
     /// 3.10: `PyFrameObject.f_state` (a `signed char`), which says whether it has finished.
     pub frame_state: Option<u64>,
     /// `PyCodeObject.co_filename`, `co_name`, `co_qualname` (3.11+), `co_linetable` (bytes),
@@ -157,6 +160,7 @@ pub const LAYOUT_310: StackLayout = StackLayout {
     frame_executable: 32,
     frame_instr_ptr: 96,
     frame_owner: None,
+    frame_gen: Some(88),
     frame_state: Some(108),
     code_filename: 104,
     code_name: 112,
@@ -188,6 +192,7 @@ pub const LAYOUT_311: StackLayout = StackLayout {
     frame_executable: 32,
     frame_instr_ptr: 56,
     frame_owner: Some(69),
+    frame_gen: None,
     frame_state: None,
     code_filename: 112,
     code_name: 120,
@@ -225,6 +230,7 @@ pub const LAYOUT_312: StackLayout = StackLayout {
     frame_executable: 0,
     frame_instr_ptr: 56,
     frame_owner: Some(70),
+    frame_gen: None,
     frame_state: None,
     code_filename: 112,
     code_name: 120,
@@ -299,6 +305,10 @@ pub struct StackFacts {
     /// `FRAME_OWNED_BY_CSTACK` (`pycore_frame.h`, 3.12+): a shim frame of C code, not Python;
     /// skipped. `None` (3.11): every frame in the chain is a Python frame.
     pub frame_owned_by_cstack: Option<u8>,
+    /// `FRAME_OWNED_BY_GENERATOR` (3.11+): a generator's or coroutine's frame, which is never
+    /// the outermost of a thread's chain (its `previous` is set while it runs; a chain that
+    /// ends at one was read while it yielded).
+    pub frame_owned_by_generator: Option<u8>,
     /// How its `str` objects' state and characters are laid out.
     pub str_facts: StrFacts,
     /// `sizeof(_Py_CODEUNIT)`: the instruction pointer's unit, and 3.10's line table's.
@@ -315,6 +325,7 @@ pub const STACK_FACTS_313: StackFacts = StackFacts {
     frame_kind: FrameKind::Interpreter311,
     line_table: LineTable::Locations311,
     frame_owned_by_cstack: Some(3),
+    frame_owned_by_generator: Some(1),
     str_facts: STR_FACTS_312,
     code_unit: 2,
     frame_finished: &[],

@@ -121,7 +121,8 @@ pub struct Profile {
     /// sampler fell behind or a whole read failed).
     pub asked: u64,
     pub taken: u64,
-    /// Stacks deeper than the reader's limit, cut at their innermost frames (outermost kept).
+    /// Stack samples deeper than the reader's limit, cut at their innermost frames (outermost
+    /// kept), counted as the stack samples are (a late read for the ticks it missed).
     pub truncated: u64,
     /// Wall seconds from the first sample to the last.
     pub duration: f64,
