@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use crate::stats::model::Model;
 
-use super::estimate::{estimate, Limits};
+use super::estimate::{estimate, Fold, Limits};
 use super::flame::{lines, svg, Scale};
 use super::json::Json;
 use super::paths::{frame_label, Paths, Weight};
@@ -54,16 +54,39 @@ struct Graph {
     svg: String,
 }
 
-fn estimated(m: &Model, title: &str) -> (Option<String>, bool) {
-    let (tree, cut) = estimate(m, &m.callees(), Limits::default());
+/// Folds of the page's estimated graphs named on the page, most.
+pub const FOLDED_SHOWN: usize = 6;
+
+/// Functions of a folded cycle named on the page, most.
+pub const FOLDED_NAMED: usize = 4;
+
+/// What the estimated graphs folded: each fold's labels and the time of its frames.
+#[derive(Default)]
+struct Folded(Vec<(Vec<String>, f64)>);
+
+impl Folded {
+    fn add(&mut self, m: &Model, folded: &[Fold]) {
+        for f in folded {
+            let labels: Vec<String> = f.funcs.iter().map(|&g| model_label(m, g)).collect();
+            match self.0.iter_mut().find(|x| x.0 == labels) {
+                Some(x) => x.1 += f.time,
+                None => self.0.push((labels, f.time)),
+            }
+        }
+    }
+}
+
+fn estimated(m: &Model, title: &str, folded: &mut Folded) -> (Option<String>, bool) {
+    let e = estimate(m, &m.callees(), Limits::default());
+    folded.add(m, &e.folded);
     let label = |f: u32| model_label(m, f);
-    let total = tree.total(0);
+    let total = e.tree.total(0);
     let (unit, scale) = seconds_scale(total);
-    let stacks = tree.folded(0, unit, &label);
+    let stacks = e.tree.folded(0, unit, &label);
     let sub = "estimated from the caller graph: each function's time split over its callers \
                in proportion to their calls' times"
         .to_string();
-    (svg(&lines(&stacks), title, Some(sub), &scale), cut)
+    (svg(&lines(&stacks), title, Some(sub), &scale), e.cut)
 }
 
 fn from_paths(p: &Paths, title: &str, under: u32) -> Option<String> {
@@ -88,14 +111,15 @@ fn from_paths(p: &Paths, title: &str, under: u32) -> Option<String> {
 }
 
 /// The comparison's graph: both profiles' estimated paths, widths after, colours by change.
-fn compared(before: &Model, after: &Model, title: &str) -> Option<String> {
-    let fold = |m: &Model, unit: Option<f64>| {
-        let (tree, _) = estimate(m, &m.callees(), Limits::default());
-        let total = tree.total(0);
+fn compared(before: &Model, after: &Model, title: &str, folded: &mut Folded) -> Option<String> {
+    let mut fold = |m: &Model, unit: Option<f64>| {
+        let e = estimate(m, &m.callees(), Limits::default());
+        folded.add(m, &e.folded);
+        let total = e.tree.total(0);
         let (u, scale) = seconds_scale(total);
         let unit = unit.unwrap_or(u);
         let label = |f: u32| model_label(m, f);
-        (tree.folded(0, unit, &label), unit, scale)
+        (e.tree.folded(0, unit, &label), unit, scale)
     };
     let (after_stacks, unit, scale) = fold(after, None);
     let (before_stacks, _, _) = fold(before, Some(unit));
@@ -119,8 +143,10 @@ fn compared(before: &Model, after: &Model, title: &str) -> Option<String> {
     svg(&text, title, Some(sub), &scale)
 }
 
-/// Writes `"flame": {"estimate", "cut", "compare", "graphs": [[name, svg], ...]}` (`null` when
-/// there is nothing to draw); the first graph is the whole profile's.
+/// Writes `"flame": {"estimate", "cut", "compare", "folded": [label, ...], "graphs": [[name,
+/// svg], ...]}` (`null` when there is nothing to draw); the first graph is the whole profile's;
+/// `folded` says where the estimate folded recursion, heaviest first: `{"funcs": [label, ...],
+/// "count"}`, a cycle's functions (the first few of `count`) or a function called back.
 pub fn write(
     j: &mut Json,
     inputs: &Inputs<'_>,
@@ -132,9 +158,10 @@ pub fn write(
     let mut graphs: Vec<Graph> = Vec::new();
     let mut estimate_used = false;
     let mut cut = false;
+    let mut folded = Folded::default();
     let all = "All threads".to_string();
     if let Some(before) = inputs.before {
-        if let Some(s) = compared(before, m, title) {
+        if let Some(s) = compared(before, m, title, &mut folded) {
             graphs.push(Graph { name: all, svg: s });
         }
         estimate_used = true;
@@ -157,14 +184,14 @@ pub fn write(
             }
         }
     } else {
-        let (s, c) = estimated(m, title);
+        let (s, c) = estimated(m, title, &mut folded);
         cut |= c;
         estimate_used = true;
         if let Some(s) = s {
             graphs.push(Graph { name: all, svg: s });
         }
         for t in threads.iter().take(THREAD_GRAPHS) {
-            let (s, c) = estimated(&t.model, &format!("{title}: {}", t.name));
+            let (s, c) = estimated(&t.model, &format!("{title}: {}", t.name), &mut folded);
             cut |= c;
             if let Some(s) = s {
                 graphs.push(Graph {
@@ -186,6 +213,22 @@ pub fn write(
     j.bool(cut);
     j.key("compare");
     j.bool(inputs.before.is_some());
+    j.key("folded");
+    j.open_array();
+    folded.0.sort_by(|a, b| b.1.total_cmp(&a.1));
+    for (labels, _) in folded.0.iter().take(FOLDED_SHOWN) {
+        j.open_object();
+        j.key("funcs");
+        j.open_array();
+        for l in labels.iter().take(FOLDED_NAMED) {
+            j.str(l);
+        }
+        j.close_array();
+        j.key("count");
+        j.int(labels.len() as i64);
+        j.close_object();
+    }
+    j.close_array();
     j.key("graphs");
     j.open_array();
     for g in &graphs {
