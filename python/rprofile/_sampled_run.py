@@ -85,7 +85,8 @@ def report(sampler, options):
     pprof = getattr(options, "pprof", None)
     for path, write in ((options.collapsed, sampler.write_collapsed),
                         (options.speedscope, sampler.write_speedscope),
-                        (options.flamegraph, sampler.write_flamegraph),
+                        (options.flamegraph, lambda p: sampler.write_flamegraph(
+                            p, lines=getattr(options, "flamegraph_lines", False))),
                         (html, lambda p: sampler.to_html(p, sort=asked_sort(options))),
                         (pprof, sampler.dump_pprof)):
         if path is not None:
@@ -133,7 +134,8 @@ def _report_apart(sampler, options):
             continue
         outputs = [(options.outfile, p.sampler.dump_stats),
                    (options.collapsed, p.sampler.write_collapsed),
-                   (options.flamegraph, p.sampler.write_flamegraph)]
+                   (options.flamegraph, lambda f, p=p: p.sampler.write_flamegraph(
+                       f, lines=getattr(options, "flamegraph_lines", False)))]
         for path, write in outputs:
             if path is not None:
                 stem, ext = os.path.splitext(path)
