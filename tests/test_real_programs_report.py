@@ -1,12 +1,13 @@
 """The HTML report's flame graph on real programs (tests/real_programs/: a Jinja2 render loop
-with macros, a recursive macro, loops and includes; a docutils conversion of a generated
-document of nested sections and lists), traced through the command line and opened in headless
-Chromium (tests/chromium.py). The oracle is the program and its own profile: the program's
-entry function (`main`, which the profile says holds most of the time) holds its share of the
-graph's width; the graph has tens of frames, no frame wider than its parent, children that fit
-in their parent, a whole as long as the profile's total time, and no frame of a function whose
-own width is far more than the function's own time (an empty interior, as recursion through
-`str.join` used to give); where the estimate folded recursion, the page says so.
+with macros, a recursive macro, loops and includes, its templates from files or from strings;
+a docutils conversion of a generated document of nested sections and lists), traced through the
+command line and opened in headless Chromium (tests/chromium.py). The oracle is the program and
+its own profile: the program's entry function (`main`, which the profile says holds most of the
+time) holds its share of the graph's width; the graph has tens of frames, no frame wider than
+its parent, children that fit in their parent, a whole as long as the profile's total time, and
+no frame of a function whose own width is far more than the function's own time (an empty
+interior, as `str.join` had when the stats lost the caller edge to the templates' code); where
+the estimate folded recursion, the page says so.
 """
 
 import pstats
@@ -29,17 +30,18 @@ pytest.importorskip("jinja2", reason="tools/test-requirements.txt installs jinja
 pytest.importorskip("docutils", reason="tools/test-requirements.txt installs docutils")
 
 
-@pytest.fixture(scope="module", params=["jinja_loop.py", "docutils_rst.py"])
+@pytest.fixture(scope="module", params=["jinja_loop.py", "jinja_loop.py --strings",
+                                        "docutils_rst.py"])
 def traced(request, tmp_path_factory):
     """The program traced by `python -m rprofile -o P.prof --html P.html`: its name, stats and
     report."""
-    name = request.param
+    name, *args = request.param.split()
     d = tmp_path_factory.mktemp(name.replace(".", "_"))
     proc = subprocess.run([sys.executable, "-m", "rprofile", "-o", "p.prof", "--html", "p.html",
-                           str(PROGRAMS / name)], cwd=d, capture_output=True, text=True,
+                           str(PROGRAMS / name), *args], cwd=d, capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stderr
-    return name, pstats.Stats(str(d / "p.prof")), d / "p.html"
+    return name, pstats.Stats(str(d / "p.prof")), d / "p.html", "-".join([name[:-3], *args])
 
 
 def label(func):
@@ -87,13 +89,13 @@ def frames(page):
 
 
 def test_the_entry_function_holds_its_share_and_frames_nest(browser, traced):  # noqa: F811
-    name, st, html = traced
+    name, st, html, shot = traced
     total = st.total_tt
     entry = [f for f in st.stats if f[2] == ENTRY and f[0].endswith(name)]
     assert len(entry) == 1, entry
     # The program is the oracle: its entry function holds most of its profile.
     assert st.stats[entry[0]][3] >= SHARE * total, "the program spends too little in main"
-    page = open_flame(browser, html, "real-" + name.replace(".py", ""))
+    page = open_flame(browser, html, "real-" + shot)
     fs = frames(page)
     whole = [f for f in fs if f["depth"] == 0]
     assert len(whole) == 1 and whole[0]["label"] == "all", whole[:1]
@@ -128,8 +130,8 @@ def test_no_frame_has_an_empty_interior_and_folds_are_named(browser, traced):  #
     what the estimate leaves inside a frame (light callees): at most a few percent of the
     whole more, but for the cycles the page names as folded, whose frames hold their
     members' own time."""
-    name, st, html = traced
-    page = open_flame(browser, html, "real-%s-folds" % name.replace(".py", ""))
+    name, st, html, shot = traced
+    page = open_flame(browser, html, "real-%s-folds" % shot)
     fs = frames(page)
     width = max(f["w"] for f in fs)
     note = page.eval("(document.querySelector('#flame-folded') || {}).textContent || ''")
@@ -148,6 +150,7 @@ def test_no_frame_has_an_empty_interior_and_folds_are_named(browser, traced):  #
     # Both programs recurse through functions that call each other (a macro through Jinja's
     # runtime, docutils' state machine through nested parsing): the page names the fold.
     assert note.startswith("Recursion folded"), note
+    assert "calling each other" in note, note
     folded = page.eval("JSON.parse(document.getElementById('rprofile-data').textContent)"
                        ".flame.folded")
     assert folded and all(f["funcs"] for f in folded)

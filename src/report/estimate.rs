@@ -272,13 +272,96 @@ impl Folding {
     }
 }
 
-/// What an estimate folded: a cycle's members (drawn as one frame), or a root called from
-/// inside its own cycle (drawn without callees), with the time of those frames.
+/// What a fold is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A cycle's members, drawn as one frame.
+    Cycle,
+    /// A function called back through a built-in, drawn without callees.
+    Back,
+    /// Functions no function in the profile called (pstats kept one row of two functions of
+    /// one file, line and name: the caller's edge went with the other), drawn under the
+    /// function whose callees fall short of its cumulative time.
+    Adopted,
+}
+
+/// What an estimate folded, with the time of those frames.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Fold {
+    pub kind: Kind,
     pub funcs: Vec<u32>,
     pub time: f64,
 }
+
+/// The calls the profile lost (see `Kind::Adopted`), found as gprof would find them missing:
+/// components no root is in and no other component calls (unreachable), each given to the
+/// function of most unexplained time (cumulative time less its own and its callees'), when
+/// that can hold half of it or more. By host function: (the component's entry, its time).
+fn adopted(model: &Model, callees: &Callees, fold: &Folding, roots: &[Root]) -> Adoptions {
+    let clean = |x: f64| if x.is_finite() && x > 0.0 { x } else { 0.0 };
+    let mut rooted = vec![false; fold.members.len()];
+    for r in roots {
+        if let Some(x) = rooted.get_mut(fold.comp(r.func) as usize) {
+            *x = true;
+        }
+    }
+    let mut orphans: Vec<(u32, f64)> = Vec::new();
+    for (c, m) in fold.members.iter().enumerate() {
+        let called = m.iter().filter_map(|f| model.stats.get(f)).any(|r| {
+            r.callers.iter().any(|e| {
+                let g = fold.comp(e.func);
+                g != NONE && g as usize != c
+            })
+        });
+        if rooted[c] || called || fold.time[c] <= 0.0 {
+            continue;
+        }
+        let entry = m.iter().copied().max_by(|a, b| {
+            let ct = |f: &u32| model.stats.get(f).map_or(0.0, |r| r.ct);
+            ct(a).total_cmp(&ct(b))
+        });
+        if let Some(f) = entry {
+            orphans.push((f, fold.time[c]));
+        }
+    }
+    let mut out = Adoptions::default();
+    if orphans.is_empty() {
+        return out;
+    }
+    orphans.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let orphan_comps: Vec<u32> = orphans.iter().map(|o| fold.comp(o.0)).collect();
+    let mut hosts: Vec<(u32, f64)> = model
+        .stats
+        .iter()
+        .filter(|(&f, _)| !orphan_comps.contains(&fold.comp(f)) && fold.comp(f) != NONE)
+        .map(|(&f, r)| {
+            let below: f64 = callees
+                .of(f)
+                .iter()
+                .filter(|e| e.func != f)
+                .map(|e| edge_time(model, e.func, &e.value))
+                .sum();
+            (f, clean(r.ct) - clean(r.tt) - below)
+        })
+        .filter(|h| h.1 > 0.0)
+        .collect();
+    for (f, time) in orphans {
+        let Some(host) = hosts.iter_mut().max_by(|a, b| a.1.total_cmp(&b.1)) else {
+            break;
+        };
+        if host.1 < time / 2.0 {
+            continue;
+        }
+        let given = time.min(host.1);
+        host.1 -= given;
+        out.0.entry(host.0).or_default().push((f, given));
+    }
+    out
+}
+
+/// Adopted calls, by host function: (the callee, the time of its calls).
+#[derive(Default)]
+struct Adoptions(FxHashMap<u32, Vec<(u32, f64)>>);
 
 /// An estimate: the tree (labels are function ids of the model), whether a limit cut it, and
 /// what it folded, heaviest first.
@@ -294,16 +377,18 @@ pub fn estimate(model: &Model, callees: &Callees, limits: Limits) -> Estimate {
     let mut cut = false;
     let roots = roots(model);
     let fold = Folding::new(model, callees);
-    // Folds by component (a cycle), or by function for the calls that come back to the path.
-    let mut folded: Vec<((u32, bool), Fold)> = Vec::new();
-    let mut note = |key: (u32, bool), funcs: &dyn Fn() -> Vec<u32>, time: f64| match folded
+    let adoptions = adopted(model, callees, &fold, &roots);
+    // Folds by kind and component (a cycle) or function.
+    let mut folded: Vec<((Kind, u32), Fold)> = Vec::new();
+    let mut note = |kind: Kind, key: u32, funcs: &dyn Fn() -> Vec<u32>, time: f64| match folded
         .iter_mut()
-        .find(|f| f.0 == key)
+        .find(|f| f.0 == (kind, key))
     {
         Some(f) => f.1.time += time,
         None => folded.push((
-            key,
+            (kind, key),
             Fold {
+                kind,
                 funcs: funcs(),
                 time,
             },
@@ -327,7 +412,7 @@ pub fn estimate(model: &Model, callees: &Callees, limits: Limits) -> Estimate {
     }
     // The cycles' frames: (component, the function naming the frame, its time).
     let mut entries: Vec<(u32, u32, f64)> = Vec::new();
-    let mut shares: FxHashMap<u32, (f64, bool)> = FxHashMap::default();
+    let mut shares: FxHashMap<u32, (f64, bool, bool)> = FxHashMap::default();
     let mut on_path: Vec<u32> = Vec::new();
     while let Some(p) = heap.pop() {
         if p.depth >= limits.depth {
@@ -356,27 +441,36 @@ pub fn estimate(model: &Model, callees: &Callees, limits: Limits) -> Estimate {
                 m.sort_by(|a, b| tt(b).total_cmp(&tt(a)));
                 m
             };
-            note((c, false), &by_tt, p.time);
+            note(Kind::Cycle, c, &by_tt, p.time);
             entries.push((c, p.func, p.time));
         }
-        // The calls leaving the component, by callee: (time, whether it comes back to the path).
+        // The calls leaving the component, by callee: (time, whether it comes back to the path,
+        // whether the profile lost them).
         shares.clear();
         for &f in members {
-            for e in callees.of(f) {
-                let g = fold.comp(e.func);
+            let adopted = adoptions.0.get(&f).map_or(&[][..], Vec::as_slice);
+            let calls = callees
+                .of(f)
+                .iter()
+                .map(|e| (e.func, edge_time(model, e.func, &e.value)));
+            for (callee, time, lost) in calls
+                .map(|(g, t)| (g, t, false))
+                .chain(adopted.iter().map(|&(g, t)| (g, t, true)))
+            {
+                let g = fold.comp(callee);
                 if g == NONE || g == c {
                     continue;
                 }
-                let time = edge_time(model, e.func, &e.value) * scale;
-                let s = shares.entry(e.func).or_insert((0.0, false));
-                s.0 += time;
+                let s = shares.entry(callee).or_insert((0.0, false, false));
+                s.0 += time * scale;
                 s.1 = on_path.contains(&g);
+                s.2 |= lost;
             }
         }
-        let mut order: Vec<(u32, f64, bool)> = shares
+        let mut order: Vec<(u32, f64, bool, bool)> = shares
             .iter()
             .filter(|s| s.1 .0 > 0.0)
-            .map(|(&g, &(t, r))| (g, t, r))
+            .map(|(&g, &(t, r, lost))| (g, t, r, lost))
             .collect();
         // Re-entries last: the other calls count what the inner calls called, so theirs is
         // what those leave. Then heaviest first: when calls overlap, the outer holds the
@@ -390,7 +484,7 @@ pub fn estimate(model: &Model, callees: &Callees, limits: Limits) -> Estimate {
             )
         });
         let mut left = p.time;
-        for (g, share, reentry) in order {
+        for (g, share, reentry, lost) in order {
             let time = share.min(left);
             if time < floor || time <= 0.0 {
                 continue;
@@ -402,8 +496,11 @@ pub fn estimate(model: &Model, callees: &Callees, limits: Limits) -> Estimate {
             let node = tree.child(p.node, g);
             tree.nodes[node as usize].weight = time;
             left -= time;
+            if lost {
+                note(Kind::Adopted, g, &|| vec![g], time);
+            }
             if reentry {
-                note((g, true), &|| vec![g], time);
+                note(Kind::Back, g, &|| vec![g], time);
                 continue;
             }
             heap.push(Pending {
@@ -419,7 +516,7 @@ pub fn estimate(model: &Model, callees: &Callees, limits: Limits) -> Estimate {
     // A cycle's functions named first are those its frames are named by, heaviest first.
     entries.sort_by(|a, b| b.2.total_cmp(&a.2));
     for &(c, f, _) in entries.iter().rev() {
-        if let Some((_, fold)) = folded.iter_mut().find(|x| x.0 == (c, false)) {
+        if let Some((_, fold)) = folded.iter_mut().find(|x| x.0 == (Kind::Cycle, c)) {
             if let Some(i) = fold.funcs.iter().position(|&g| g == f) {
                 let g = fold.funcs.remove(i);
                 fold.funcs.insert(0, g);
@@ -564,6 +661,7 @@ mod tests {
         assert_eq!(
             e.folded,
             [Fold {
+                kind: Kind::Back,
                 funcs: vec![exec],
                 time: 3.0
             }]
@@ -587,6 +685,7 @@ mod tests {
         assert_eq!(
             e.folded,
             [Fold {
+                kind: Kind::Cycle,
                 funcs: vec![f, g],
                 time: 7.0
             }]
@@ -625,6 +724,40 @@ mod tests {
         }
         assert_eq!(t.total(0), 10.0);
         assert!(e.folded.is_empty());
+    }
+
+    #[test]
+    fn a_function_whose_caller_the_profile_lost_goes_where_time_is_missing() {
+        // main -> <join> -> root (15 s), but root's row is the other `root`'s, called only by
+        // itself: <join>'s callees hold nothing of its 16 s.
+        let mut m = Model::default();
+        let main = func(&mut m, "main");
+        let join = func(&mut m, "<join>");
+        let root = func(&mut m, "root");
+        row(&mut m, "main", 1.0, 17.0, &[]);
+        row(&mut m, "<join>", 1.0, 16.0, &[(main, 16.0)]);
+        calls(&mut m, "root", 2, 5.0, 15.0, &[(root, 2, 15.0)]);
+        row(&mut m, "leaf", 10.0, 10.0, &[(root, 10.0)]);
+        let e = estimate(&m, &m.callees(), Limits::default());
+        let label = |f: u32| String::from_utf8_lossy(m.string(m.func(f).name)).into_owned();
+        assert_eq!(
+            e.tree.folded(0, 1.0, &label),
+            [
+                ("main".to_string(), 1),
+                ("main;<join>".to_string(), 1),
+                ("main;<join>;root".to_string(), 5),
+                ("main;<join>;root;leaf".to_string(), 10),
+            ]
+        );
+        assert_eq!(
+            e.folded,
+            [Fold {
+                kind: Kind::Adopted,
+                funcs: vec![root],
+                time: 15.0
+            }]
+        );
+        let _ = join;
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use crate::stats::model::Model;
 
-use super::estimate::{estimate, Fold, Limits};
+use super::estimate::{estimate, Fold, Kind, Limits};
 use super::flame::{lines, svg, Scale};
 use super::json::Json;
 use super::paths::{frame_label, Paths, Weight};
@@ -60,17 +60,17 @@ pub const FOLDED_SHOWN: usize = 6;
 /// Functions of a folded cycle named on the page, most.
 pub const FOLDED_NAMED: usize = 4;
 
-/// What the estimated graphs folded: each fold's labels and the time of its frames.
+/// What the estimated graphs folded: each fold's kind, labels and the time of its frames.
 #[derive(Default)]
-struct Folded(Vec<(Vec<String>, f64)>);
+struct Folded(Vec<(Kind, Vec<String>, f64)>);
 
 impl Folded {
     fn add(&mut self, m: &Model, folded: &[Fold]) {
         for f in folded {
             let labels: Vec<String> = f.funcs.iter().map(|&g| model_label(m, g)).collect();
-            match self.0.iter_mut().find(|x| x.0 == labels) {
-                Some(x) => x.1 += f.time,
-                None => self.0.push((labels, f.time)),
+            match self.0.iter_mut().find(|x| x.0 == f.kind && x.1 == labels) {
+                Some(x) => x.2 += f.time,
+                None => self.0.push((f.kind, labels, f.time)),
             }
         }
     }
@@ -143,10 +143,11 @@ fn compared(before: &Model, after: &Model, title: &str, folded: &mut Folded) -> 
     svg(&text, title, Some(sub), &scale)
 }
 
-/// Writes `"flame": {"estimate", "cut", "compare", "folded": [label, ...], "graphs": [[name,
+/// Writes `"flame": {"estimate", "cut", "compare", "folded": [fold, ...], "graphs": [[name,
 /// svg], ...]}` (`null` when there is nothing to draw); the first graph is the whole profile's;
-/// `folded` says where the estimate folded recursion, heaviest first: `{"funcs": [label, ...],
-/// "count"}`, a cycle's functions (the first few of `count`) or a function called back.
+/// `folded` says where the estimate folded recursion or placed calls the profile lost,
+/// heaviest first, each `{"kind": "cycle"|"back"|"adopted", "funcs": [label, ...], "count"}`
+/// (a cycle's first few functions of `count`).
 pub fn write(
     j: &mut Json,
     inputs: &Inputs<'_>,
@@ -215,9 +216,15 @@ pub fn write(
     j.bool(inputs.before.is_some());
     j.key("folded");
     j.open_array();
-    folded.0.sort_by(|a, b| b.1.total_cmp(&a.1));
-    for (labels, _) in folded.0.iter().take(FOLDED_SHOWN) {
+    folded.0.sort_by(|a, b| b.2.total_cmp(&a.2));
+    for (kind, labels, _) in folded.0.iter().take(FOLDED_SHOWN) {
         j.open_object();
+        j.key("kind");
+        j.str(match kind {
+            Kind::Cycle => "cycle",
+            Kind::Back => "back",
+            Kind::Adopted => "adopted",
+        });
         j.key("funcs");
         j.open_array();
         for l in labels.iter().take(FOLDED_NAMED) {
