@@ -17,7 +17,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::stats::model::{CallValue, Callees, Model};
 
@@ -45,7 +45,8 @@ impl Default for Limits {
     }
 }
 
-/// A node waiting to be expanded, heaviest first.
+/// A node waiting to be expanded (or, in `adopted`, a host and its unexplained time), heaviest
+/// first.
 struct Pending {
     time: f64,
     node: u32,
@@ -96,8 +97,24 @@ fn edge_calls(value: &CallValue) -> i64 {
 /// the program's) makes those edges overlap its own time, and what that hides is given back to
 /// the roots it was taken from, so that the roots add up to the profile's total time (the sum of
 /// tottimes). If every call has a caller (a cycle), the function of most cumulative time.
+/// Whether each function (by id) has a row with time: looked up an edge, so not hashed.
+fn with_time(model: &Model) -> Vec<bool> {
+    let size = model
+        .stats
+        .keys()
+        .map(|&f| f as usize + 1)
+        .max()
+        .unwrap_or(0);
+    let mut out = vec![false; size];
+    for (&f, r) in &model.stats {
+        out[f as usize] = r.ct > 0.0;
+    }
+    out
+}
+
 pub fn roots(model: &Model) -> Vec<Root> {
-    let timed = |f: u32| model.stats.get(&f).is_some_and(|r| r.ct > 0.0);
+    let has_time = with_time(model);
+    let timed = |f: u32| has_time.get(f as usize) == Some(&true);
     let finite = |x: f64| if x.is_finite() && x > 0.0 { x } else { 0.0 };
     // (root, the time its callers' overlap may have hidden)
     let mut out: Vec<(Root, f64)> = Vec::new();
@@ -176,33 +193,41 @@ struct Folding {
     /// Each function's component, by function id (`NONE` for functions with no time).
     comp: Vec<u32>,
     members: Vec<Vec<u32>>,
-    /// A lone function's cumulative time; a cycle's, estimated from its members' own times
-    /// and the calls leaving it, or the calls entering it when those are fewer.
+    /// A lone function's cumulative time; a cycle's, its members' own times and the time of
+    /// the calls leaving it (at least its members' cumulative times).
     time: Vec<f64>,
+    /// Whether another component calls into each component.
+    entered: Vec<bool>,
+    /// Each function's time in its callees (itself left out), by function id.
+    below: Vec<f64>,
 }
 
 const NONE: u32 = u32::MAX;
 
 impl Folding {
     fn new(model: &Model, callees: &Callees) -> Folding {
-        let size = model
-            .stats
-            .keys()
-            .map(|&f| f as usize + 1)
-            .max()
-            .unwrap_or(0);
-        let timed = |f: u32| model.stats.get(&f).is_some_and(|r| r.ct > 0.0);
+        let has_time = with_time(model);
+        let size = has_time.len();
+        let timed = |f: u32| has_time.get(f as usize) == Some(&true);
         let builtin = |f: u32| model.string(model.func(f).file) == b"~";
-        let mut succ: Vec<Vec<u32>> = vec![Vec::new(); size];
+        let mut source = vec![false; size];
         for &f in model.stats.keys().filter(|&&f| timed(f) && !builtin(f)) {
-            succ[f as usize] = callees
-                .of(f)
-                .iter()
-                .map(|e| e.func)
-                .filter(|&g| g != f && timed(g))
-                .collect();
+            source[f as usize] = true;
         }
-        let mut comp = components(&succ);
+        let mut comp = components(
+            size,
+            |f| {
+                if source[f as usize] {
+                    callees.of(f).len()
+                } else {
+                    0
+                }
+            },
+            |f, i| {
+                let g = callees.of(f).get(i)?.func;
+                (g != f && timed(g)).then_some(g)
+            },
+        );
         let mut members: Vec<Vec<u32>> = Vec::new();
         let mut number = vec![NONE; size];
         for &f in model.stats.keys() {
@@ -223,47 +248,45 @@ impl Folding {
                 *c = NONE;
             }
         }
+        // One pass over the calls (a million is common): each component's calls leaving it,
+        // whether another calls into it, each function's time in its callees.
         let clean = |x: f64| if x.is_finite() && x > 0.0 { x } else { 0.0 };
-        let row = |f: &u32| model.stats.get(f);
-        let time = members
-            .iter()
-            .enumerate()
-            .map(|(c, m)| {
-                let most = m
-                    .iter()
-                    .filter_map(row)
-                    .map(|r| clean(r.ct))
-                    .fold(0.0, f64::max);
-                if m.len() == 1 {
-                    return most;
+        let mut own = vec![0.0; members.len()];
+        let mut most = vec![0.0f64; members.len()];
+        let mut out = vec![0.0; members.len()];
+        let mut entered = vec![false; members.len()];
+        let mut below = vec![0.0; size];
+        for (&f, r) in &model.stats {
+            let Some(&c) = comp.get(f as usize).filter(|&&c| c != NONE) else {
+                continue;
+            };
+            own[c as usize] += clean(r.tt);
+            most[c as usize] = most[c as usize].max(clean(r.ct));
+            for e in callees.of(f).iter().filter(|e| e.func != f) {
+                let g = comp.get(e.func as usize).copied().unwrap_or(NONE);
+                if g == NONE {
+                    continue;
                 }
-                let inside = |g: u32| comp.get(g as usize) == Some(&(c as u32));
-                let own: f64 = m.iter().filter_map(row).map(|r| clean(r.tt)).sum();
-                let out: f64 = m
-                    .iter()
-                    .flat_map(|&f| callees.of(f))
-                    .filter(|e| !inside(e.func) && timed(e.func))
-                    .map(|e| edge_time(model, e.func, &e.value))
-                    .sum();
-                let into: f64 = m
-                    .iter()
-                    .flat_map(|&f| row(&f).map(|r| r.callers.iter().map(move |e| (f, e))))
-                    .flatten()
-                    .filter(|(_, e)| !inside(e.func) && timed(e.func))
-                    .map(|(f, e)| edge_time(model, f, &e.value))
-                    .sum();
-                let time = if into > 0.0 {
-                    (own + out).min(into)
-                } else {
-                    own + out
-                };
-                time.max(most)
+                let time = edge_time(model, e.func, &e.value);
+                below[f as usize] += time;
+                if g != c {
+                    out[c as usize] += time;
+                    entered[g as usize] = true;
+                }
+            }
+        }
+        let time = (0..members.len())
+            .map(|c| match members[c].len() {
+                1 => most[c],
+                _ => (own[c] + out[c]).max(most[c]),
             })
             .collect();
         Folding {
             comp,
             members,
             time,
+            entered,
+            below,
         }
     }
 
@@ -297,7 +320,7 @@ pub struct Fold {
 /// components no root is in and no other component calls (unreachable), each given to the
 /// function of most unexplained time (cumulative time less its own and its callees'), when
 /// that can hold half of it or more. By host function: (the component's entry, its time).
-fn adopted(model: &Model, callees: &Callees, fold: &Folding, roots: &[Root]) -> Adoptions {
+fn adopted(model: &Model, fold: &Folding, roots: &[Root]) -> Adoptions {
     let clean = |x: f64| if x.is_finite() && x > 0.0 { x } else { 0.0 };
     let mut rooted = vec![false; fold.members.len()];
     for r in roots {
@@ -307,13 +330,7 @@ fn adopted(model: &Model, callees: &Callees, fold: &Folding, roots: &[Root]) -> 
     }
     let mut orphans: Vec<(u32, f64)> = Vec::new();
     for (c, m) in fold.members.iter().enumerate() {
-        let called = m.iter().filter_map(|f| model.stats.get(f)).any(|r| {
-            r.callers.iter().any(|e| {
-                let g = fold.comp(e.func);
-                g != NONE && g as usize != c
-            })
-        });
-        if rooted[c] || called || fold.time[c] <= 0.0 {
+        if rooted[c] || fold.entered[c] || fold.time[c] <= 0.0 {
             continue;
         }
         let entry = m.iter().copied().max_by(|a, b| {
@@ -329,32 +346,32 @@ fn adopted(model: &Model, callees: &Callees, fold: &Folding, roots: &[Root]) -> 
         return out;
     }
     orphans.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let orphan_comps: Vec<u32> = orphans.iter().map(|o| fold.comp(o.0)).collect();
-    let mut hosts: Vec<(u32, f64)> = model
+    let orphan_comps: FxHashSet<u32> = orphans.iter().map(|o| fold.comp(o.0)).collect();
+    // The hosts, most unexplained time first (a heap: orphans and hosts may be many).
+    let mut hosts: BinaryHeap<Pending> = model
         .stats
         .iter()
         .filter(|(&f, _)| !orphan_comps.contains(&fold.comp(f)) && fold.comp(f) != NONE)
-        .map(|(&f, r)| {
-            let below: f64 = callees
-                .of(f)
-                .iter()
-                .filter(|e| e.func != f)
-                .map(|e| edge_time(model, e.func, &e.value))
-                .sum();
-            (f, clean(r.ct) - clean(r.tt) - below)
+        .map(|(&f, r)| Pending {
+            time: clean(r.ct) - clean(r.tt) - fold.below.get(f as usize).copied().unwrap_or(0.0),
+            node: 0,
+            func: f,
+            depth: 0,
         })
-        .filter(|h| h.1 > 0.0)
+        .filter(|h| h.time > 0.0)
         .collect();
     for (f, time) in orphans {
-        let Some(host) = hosts.iter_mut().max_by(|a, b| a.1.total_cmp(&b.1)) else {
+        let Some(mut host) = hosts.pop() else {
             break;
         };
-        if host.1 < time / 2.0 {
-            continue;
+        if host.time >= time / 2.0 {
+            let given = time.min(host.time);
+            host.time -= given;
+            out.0.entry(host.func).or_default().push((f, given));
         }
-        let given = time.min(host.1);
-        host.1 -= given;
-        out.0.entry(host.0).or_default().push((f, given));
+        if host.time > 0.0 {
+            hosts.push(host);
+        }
     }
     out
 }
@@ -377,7 +394,7 @@ pub fn estimate(model: &Model, callees: &Callees, limits: Limits) -> Estimate {
     let mut cut = false;
     let roots = roots(model);
     let fold = Folding::new(model, callees);
-    let adoptions = adopted(model, callees, &fold, &roots);
+    let adoptions = adopted(model, &fold, &roots);
     // Folds by kind and component (a cycle) or function.
     let mut folded: Vec<((Kind, u32), Fold)> = Vec::new();
     let mut note = |kind: Kind, key: u32, funcs: &dyn Fn() -> Vec<u32>, time: f64| match folded
@@ -413,6 +430,7 @@ pub fn estimate(model: &Model, callees: &Callees, limits: Limits) -> Estimate {
     // The cycles' frames: (component, the function naming the frame, its time).
     let mut entries: Vec<(u32, u32, f64)> = Vec::new();
     let mut shares: FxHashMap<u32, (f64, bool, bool)> = FxHashMap::default();
+    let mut exits: FxHashMap<u32, Vec<(u32, f64, bool)>> = FxHashMap::default();
     let mut on_path: Vec<u32> = Vec::new();
     while let Some(p) = heap.pop() {
         if p.depth >= limits.depth {
@@ -436,36 +454,40 @@ pub fn estimate(model: &Model, callees: &Callees, limits: Limits) -> Estimate {
         let scale = if whole > 0.0 { p.time / whole } else { 0.0 };
         if members.len() > 1 {
             let by_tt = || {
-                let mut m = members.clone();
-                let tt = |f: &u32| model.stats.get(f).map_or(0.0, |r| r.tt);
-                m.sort_by(|a, b| tt(b).total_cmp(&tt(a)));
-                m
+                let tt = |f: u32| model.stats.get(&f).map_or(0.0, |r| r.tt);
+                let mut m: Vec<(f64, u32)> = members.iter().map(|&f| (tt(f), f)).collect();
+                m.sort_by(|a, b| b.0.total_cmp(&a.0));
+                m.into_iter().map(|x| x.1).collect()
             };
             note(Kind::Cycle, c, &by_tt, p.time);
             entries.push((c, p.func, p.time));
         }
-        // The calls leaving the component, by callee: (time, whether it comes back to the path,
-        // whether the profile lost them).
-        shares.clear();
-        for &f in members {
-            let adopted = adoptions.0.get(&f).map_or(&[][..], Vec::as_slice);
-            let calls = callees
-                .of(f)
-                .iter()
-                .map(|e| (e.func, edge_time(model, e.func, &e.value)));
-            for (callee, time, lost) in calls
-                .map(|(g, t)| (g, t, false))
-                .chain(adopted.iter().map(|&(g, t)| (g, t, true)))
-            {
-                let g = fold.comp(callee);
-                if g == NONE || g == c {
-                    continue;
+        // The calls leaving the component (made once a component: a cycle's members may be
+        // many), then by callee: (time, whether it comes back to the path, whether the profile
+        // lost them).
+        let leaving = exits.entry(c).or_insert_with(|| {
+            let mut out = Vec::new();
+            for &f in members {
+                let adopted = adoptions.0.get(&f).map_or(&[][..], Vec::as_slice);
+                let calls = callees
+                    .of(f)
+                    .iter()
+                    .map(|e| (e.func, edge_time(model, e.func, &e.value), false));
+                for (g, time, lost) in calls.chain(adopted.iter().map(|&(g, t)| (g, t, true))) {
+                    let gc = fold.comp(g);
+                    if gc != NONE && gc != c && time > 0.0 {
+                        out.push((g, time, lost));
+                    }
                 }
-                let s = shares.entry(callee).or_insert((0.0, false, false));
-                s.0 += time * scale;
-                s.1 = on_path.contains(&g);
-                s.2 |= lost;
             }
+            out
+        });
+        shares.clear();
+        for &(callee, time, lost) in leaving.iter() {
+            let s = shares.entry(callee).or_insert((0.0, false, false));
+            s.0 += time * scale;
+            s.1 = on_path.contains(&fold.comp(callee));
+            s.2 |= lost;
         }
         let mut order: Vec<(u32, f64, bool, bool)> = shares
             .iter()
@@ -474,15 +496,8 @@ pub fn estimate(model: &Model, callees: &Callees, limits: Limits) -> Estimate {
             .collect();
         // Re-entries last: the other calls count what the inner calls called, so theirs is
         // what those leave. Then heaviest first: when calls overlap, the outer holds the
-        // inner; ties in the dict's order.
-        order.sort_by(|a, b| {
-            a.2.cmp(&b.2).then(b.1.total_cmp(&a.1)).then(
-                model
-                    .stats
-                    .get_index_of(&a.0)
-                    .cmp(&model.stats.get_index_of(&b.0)),
-            )
-        });
+        // inner; ties by function, so that the tree does not depend on the hash's order.
+        order.sort_by(|a, b| a.2.cmp(&b.2).then(b.1.total_cmp(&a.1)).then(a.0.cmp(&b.0)));
         let mut left = p.time;
         for (g, share, reentry, lost) in order {
             let time = share.min(left);
@@ -515,13 +530,16 @@ pub fn estimate(model: &Model, callees: &Callees, limits: Limits) -> Estimate {
     }
     // A cycle's functions named first are those its frames are named by, heaviest first.
     entries.sort_by(|a, b| b.2.total_cmp(&a.2));
-    for &(c, f, _) in entries.iter().rev() {
-        if let Some((_, fold)) = folded.iter_mut().find(|x| x.0 == (Kind::Cycle, c)) {
-            if let Some(i) = fold.funcs.iter().position(|&g| g == f) {
-                let g = fold.funcs.remove(i);
-                fold.funcs.insert(0, g);
+    for ((_, c), fold) in folded.iter_mut().filter(|x| x.0 .0 == Kind::Cycle) {
+        let mut named: FxHashSet<u32> = FxHashSet::default();
+        let mut first: Vec<u32> = Vec::new();
+        for &(_, f, _) in entries.iter().filter(|e| e.0 == *c) {
+            if named.insert(f) {
+                first.push(f);
             }
         }
+        first.extend(fold.funcs.iter().filter(|f| !named.contains(f)));
+        fold.funcs = first;
     }
     let mut folded: Vec<Fold> = folded.into_iter().map(|f| f.1).collect();
     folded.sort_by(|a, b| b.time.total_cmp(&a.time));

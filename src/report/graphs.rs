@@ -60,17 +60,28 @@ pub const FOLDED_SHOWN: usize = 6;
 /// Functions of a folded cycle named on the page, most.
 pub const FOLDED_NAMED: usize = 4;
 
-/// What the estimated graphs folded: each fold's kind, labels and the time of its frames.
+/// What the estimated graphs folded: each fold's kind, first labels, number of functions and
+/// the time of its frames.
 #[derive(Default)]
-struct Folded(Vec<(Kind, Vec<String>, f64)>);
+struct Folded(Vec<(Kind, Vec<String>, usize, f64)>);
 
 impl Folded {
     fn add(&mut self, m: &Model, folded: &[Fold]) {
         for f in folded {
-            let labels: Vec<String> = f.funcs.iter().map(|&g| model_label(m, g)).collect();
-            match self.0.iter_mut().find(|x| x.0 == f.kind && x.1 == labels) {
-                Some(x) => x.2 += f.time,
-                None => self.0.push((f.kind, labels, f.time)),
+            let labels: Vec<String> = f
+                .funcs
+                .iter()
+                .take(FOLDED_NAMED)
+                .map(|&g| model_label(m, g))
+                .collect();
+            let n = f.funcs.len();
+            match self
+                .0
+                .iter_mut()
+                .find(|x| x.0 == f.kind && x.1 == labels && x.2 == n)
+            {
+                Some(x) => x.3 += f.time,
+                None => self.0.push((f.kind, labels, n, f.time)),
             }
         }
     }
@@ -216,8 +227,8 @@ pub fn write(
     j.bool(inputs.before.is_some());
     j.key("folded");
     j.open_array();
-    folded.0.sort_by(|a, b| b.2.total_cmp(&a.2));
-    for (kind, labels, _) in folded.0.iter().take(FOLDED_SHOWN) {
+    folded.0.sort_by(|a, b| b.3.total_cmp(&a.3));
+    for (kind, labels, count, _) in folded.0.iter().take(FOLDED_SHOWN) {
         j.open_object();
         j.key("kind");
         j.str(match kind {
@@ -227,12 +238,12 @@ pub fn write(
         });
         j.key("funcs");
         j.open_array();
-        for l in labels.iter().take(FOLDED_NAMED) {
+        for l in labels {
             j.str(l);
         }
         j.close_array();
         j.key("count");
-        j.int(labels.len() as i64);
+        j.int(*count as i64);
         j.close_object();
     }
     j.close_array();
