@@ -92,7 +92,10 @@ def _parser():
     parser.add_option("--collapsed", dest="collapsed", default=None, metavar="FILE",
                       help="With --sample: write folded stacks (flamegraph.pl's input)")
     parser.add_option("--flamegraph", dest="flamegraph", default=None, metavar="SVG",
-                      help="With --sample: write an interactive flame graph")
+                      help="With --sample: write an interactive flame graph (a frame per "
+                           "function)")
+    parser.add_option("--flamegraph-lines", dest="flamegraph_lines", action="store_true",
+                      default=False, help="With --flamegraph: a frame per function and line")
     parser.add_option("--html", dest="html", default=None, metavar="REPORT_HTML",
                       help="Write one self-contained HTML report (table, callers and callees, "
                            "flame graph; sampled lines with --sample) instead of printing "
@@ -145,6 +148,8 @@ def main():
         parser.print_usage()
         sys.exit(2)
     options, args = parser.parse_args()
+    if options.flamegraph_lines and options.flamegraph is None:
+        parser.error("--flamegraph-lines needs --flamegraph")
     if options.sample or options.pid is not None:
         return _main_sampled(parser, options, args)
     for name in ("rate", "mode", "duration", "lines", "collapsed", "flamegraph"):

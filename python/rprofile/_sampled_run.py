@@ -111,7 +111,8 @@ def report(sampler, options):
     written = write_outputs([
         ("collapsed", options.collapsed, sampler.write_collapsed),
         ("speedscope", options.speedscope, sampler.write_speedscope),
-        ("flamegraph", options.flamegraph, sampler.write_flamegraph),
+        ("flamegraph", options.flamegraph, lambda p: sampler.write_flamegraph(
+            p, lines=getattr(options, "flamegraph_lines", False))),
         ("html", html, lambda p: sampler.to_html(p, sort=asked_sort(options))),
         ("pprof", pprof, sampler.dump_pprof),
         ("outfile", options.outfile, sampler.dump_stats)])
@@ -158,7 +159,8 @@ def _report_apart(sampler, options):
             continue
         outputs = [("outfile", options.outfile, p.sampler.dump_stats),
                    ("collapsed", options.collapsed, p.sampler.write_collapsed),
-                   ("flamegraph", options.flamegraph, p.sampler.write_flamegraph)]
+                   ("flamegraph", options.flamegraph, lambda f, p=p: p.sampler.write_flamegraph(
+                       f, lines=getattr(options, "flamegraph_lines", False)))]
         outputs = [(name, _with_pid(path, p.pid), write) for name, path, write in outputs]
         if getattr(options, "table", False) and options.outfile is None:
             outputs.append(("outfile", os.path.abspath("profile.%d.pstats" % p.pid),

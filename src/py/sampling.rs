@@ -299,13 +299,23 @@ impl SampledProfile {
         self.write_file(py, path, |p, w| speedscope::write_speedscope(w, p, title))
     }
 
+    /// The flame graph SVG: a frame per function, or per function and line with `lines`.
+    #[pyo3(signature = (path, program, lines=false))]
     fn write_flamegraph(
         &self,
         py: Python<'_>,
         path: &Bound<'_, PyAny>,
         program: &str,
+        lines: bool,
     ) -> PyResult<()> {
-        self.write_file(py, path, |p, w| flamegraph::write_flamegraph(w, p, program))
+        let by = if lines {
+            collapsed::Frames::Lines
+        } else {
+            collapsed::Frames::Functions
+        };
+        self.write_file(py, path, |p, w| {
+            flamegraph::write_flamegraph(w, p, program, by)
+        })
     }
 
     /// The per-thread line report, `limit` lines per thread, fitted to `width` columns.

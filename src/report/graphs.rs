@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use crate::stats::model::Model;
 
-use super::estimate::{estimate, Limits};
+use super::estimate::{estimate, Fold, Kind, Limits};
 use super::flame::{lines, svg, Scale};
 use super::json::Json;
 use super::pairs::Pairing;
@@ -55,16 +55,50 @@ struct Graph {
     svg: String,
 }
 
-fn estimated(m: &Model, title: &str) -> (Option<String>, bool) {
-    let (tree, cut) = estimate(m, &m.callees(), Limits::default());
+/// Folds of the page's estimated graphs named on the page, most.
+pub const FOLDED_SHOWN: usize = 6;
+
+/// Functions of a folded cycle named on the page, most.
+pub const FOLDED_NAMED: usize = 4;
+
+/// What the estimated graphs folded: each fold's kind, first labels, number of functions and
+/// the time of its frames.
+#[derive(Default)]
+struct Folded(Vec<(Kind, Vec<String>, usize, f64)>);
+
+impl Folded {
+    fn add(&mut self, m: &Model, folded: &[Fold]) {
+        for f in folded {
+            let labels: Vec<String> = f
+                .funcs
+                .iter()
+                .take(FOLDED_NAMED)
+                .map(|&g| model_label(m, g))
+                .collect();
+            let n = f.funcs.len();
+            match self
+                .0
+                .iter_mut()
+                .find(|x| x.0 == f.kind && x.1 == labels && x.2 == n)
+            {
+                Some(x) => x.3 += f.time,
+                None => self.0.push((f.kind, labels, n, f.time)),
+            }
+        }
+    }
+}
+
+fn estimated(m: &Model, title: &str, folded: &mut Folded) -> (Option<String>, bool) {
+    let e = estimate(m, &m.callees(), Limits::default());
+    folded.add(m, &e.folded);
     let label = |f: u32| model_label(m, f);
-    let total = tree.total(0);
+    let total = e.tree.total(0);
     let (unit, scale) = seconds_scale(total);
-    let stacks = tree.folded(0, unit, &label);
+    let stacks = e.tree.folded(0, unit, &label);
     let sub = "estimated from the caller graph: each function's time split over its callers \
                in proportion to their calls' times"
         .to_string();
-    (svg(&lines(&stacks), title, Some(sub), &scale), cut)
+    (svg(&lines(&stacks), title, Some(sub), &scale), e.cut)
 }
 
 fn from_paths(p: &Paths, title: &str, under: u32) -> Option<String> {
@@ -90,13 +124,20 @@ fn from_paths(p: &Paths, title: &str, under: u32) -> Option<String> {
 
 /// The comparison's graph: both profiles' estimated paths, widths after, colours by change; a
 /// function before is labelled as the one after it is paired with.
-fn compared(before: &Model, after: &Model, title: &str, pairing: &Pairing) -> Option<String> {
-    let fold = |m: &Model, unit: Option<f64>, label: &dyn Fn(u32) -> String| {
-        let (tree, _) = estimate(m, &m.callees(), Limits::default());
-        let total = tree.total(0);
+fn compared(
+    before: &Model,
+    after: &Model,
+    title: &str,
+    pairing: &Pairing,
+    folded: &mut Folded,
+) -> Option<String> {
+    let mut fold = |m: &Model, unit: Option<f64>, label: &dyn Fn(u32) -> String| {
+        let e = estimate(m, &m.callees(), Limits::default());
+        folded.add(m, &e.folded);
+        let total = e.tree.total(0);
         let (u, scale) = seconds_scale(total);
         let unit = unit.unwrap_or(u);
-        (tree.folded(0, unit, &label), unit, scale)
+        (e.tree.folded(0, unit, &label), unit, scale)
     };
     let (after_stacks, unit, scale) = fold(after, None, &|f| model_label(after, f));
     let paired: HashMap<u32, u32> = (before.stats.keys().zip(&pairing.after_of))
@@ -127,8 +168,11 @@ fn compared(before: &Model, after: &Model, title: &str, pairing: &Pairing) -> Op
     svg(&text, title, Some(sub), &scale)
 }
 
-/// Writes `"flame": {"estimate", "cut", "compare", "graphs": [[name, svg], ...]}` (`null` when
-/// there is nothing to draw); the first graph is the whole profile's.
+/// Writes `"flame": {"estimate", "cut", "compare", "folded": [fold, ...], "graphs": [[name,
+/// svg], ...]}` (`null` when there is nothing to draw); the first graph is the whole profile's;
+/// `folded` says where the estimate folded recursion or placed calls the profile lost,
+/// heaviest first, each `{"kind": "cycle"|"back"|"adopted", "funcs": [label, ...], "count"}`
+/// (a cycle's first few functions of `count`).
 pub fn write(
     j: &mut Json,
     inputs: &Inputs<'_>,
@@ -141,9 +185,10 @@ pub fn write(
     let mut graphs: Vec<Graph> = Vec::new();
     let mut estimate_used = false;
     let mut cut = false;
+    let mut folded = Folded::default();
     let all = "All threads".to_string();
     if let (Some(before), Some(pairing)) = (inputs.before, pairing) {
-        if let Some(s) = compared(before, m, title, pairing) {
+        if let Some(s) = compared(before, m, title, pairing, &mut folded) {
             graphs.push(Graph { name: all, svg: s });
         }
         estimate_used = true;
@@ -166,14 +211,14 @@ pub fn write(
             }
         }
     } else {
-        let (s, c) = estimated(m, title);
+        let (s, c) = estimated(m, title, &mut folded);
         cut |= c;
         estimate_used = true;
         if let Some(s) = s {
             graphs.push(Graph { name: all, svg: s });
         }
         for t in threads.iter().take(THREAD_GRAPHS) {
-            let (s, c) = estimated(&t.model, &format!("{title}: {}", t.name));
+            let (s, c) = estimated(&t.model, &format!("{title}: {}", t.name), &mut folded);
             cut |= c;
             if let Some(s) = s {
                 graphs.push(Graph {
@@ -195,6 +240,28 @@ pub fn write(
     j.bool(cut);
     j.key("compare");
     j.bool(inputs.before.is_some());
+    j.key("folded");
+    j.open_array();
+    folded.0.sort_by(|a, b| b.3.total_cmp(&a.3));
+    for (kind, labels, count, _) in folded.0.iter().take(FOLDED_SHOWN) {
+        j.open_object();
+        j.key("kind");
+        j.str(match kind {
+            Kind::Cycle => "cycle",
+            Kind::Back => "back",
+            Kind::Adopted => "adopted",
+        });
+        j.key("funcs");
+        j.open_array();
+        for l in labels {
+            j.str(l);
+        }
+        j.close_array();
+        j.key("count");
+        j.int(*count as i64);
+        j.close_object();
+    }
+    j.close_array();
     j.key("graphs");
     j.open_array();
     for g in &graphs {

@@ -12,6 +12,7 @@
 //! - `page`: the HTML around the data (`page.html`, `page.css`, `page.js`).
 
 pub mod compare;
+mod cycles;
 mod data;
 mod estimate;
 pub mod flame;

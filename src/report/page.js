@@ -485,6 +485,15 @@
         ? "<b>Estimated</b> call paths: this profile records each function's callers, not whole call paths, so each function's time is split over its callers in proportion to the time of their calls (as snakeviz's sunburst does). Record with <code>timeline=True</code> (<code>--timeline</code>) or sample (<code>--sample</code>) for real paths." +
           (D.flame.cut ? " Light paths are left inside their callers." : "")
         : D.sampled ? "Call paths as sampled." : "Call paths as recorded on the timeline.";
+    // Where the estimate folded recursion (a cycle is one frame, a call back to the path has no
+    // callees) or placed calls the stats lost.
+    const folds = D.flame.folded || [], names = (k) => folds.filter((f) => f.kind === k).map((f) =>
+      f.funcs.map((l) => "<code>" + esc(l) + "</code>").join(", ") + (f.count > f.funcs.length ? " and " + (f.count - f.funcs.length) + " more" : "")).join("; ");
+    let said = "";
+    if (names("cycle")) said += " Functions calling each other are drawn as one frame, named by the one called first, their callees below it: " + names("cycle") + ".";
+    if (names("back")) said += " A call coming back to a function on its path through a built-in (<code>exec</code> by an import, <code>str.join</code>) is a frame without callees: " + names("back") + ".";
+    if (names("adopted")) said += " No function in the profile calls " + names("adopted") + " (pstats keeps one row of functions of one file, line and name): drawn under the function whose callees fall short of its time.";
+    if (said) $("#flame-note").innerHTML += ' <span id="flame-folded"><b>Recursion folded.</b>' + said + "</span>";
   }
   if (D.dropped) {
     // A full timeline buffer: the recorded call paths (the flame graph) miss a part of the run.

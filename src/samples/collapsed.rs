@@ -28,8 +28,9 @@ fn push_clean(out: &mut String, s: &str) {
     }
 }
 
-/// The label of frame `frame`: `function (filename:line)`.
-pub fn frame_label(p: &Profile, frame: u32) -> String {
+/// The label of frame `frame`: `function (filename:line)`, the line it was executing or, `by`
+/// function, the function's first line (as the HTML report's flame graph labels it).
+pub fn frame_label(p: &Profile, frame: u32, by: Frames) -> String {
     let mut out = String::new();
     let Some((fr, f)) = p.frames.get_index(frame as usize).and_then(|fr| {
         let f = p.functions.get_index(fr.function as usize)?;
@@ -40,18 +41,33 @@ pub fn frame_label(p: &Profile, frame: u32) -> String {
     push_clean(&mut out, &f.name);
     out.push_str(" (");
     push_clean(&mut out, &f.filename);
-    if fr.line != 0 {
-        let _ = write!(out, ":{}", fr.line);
+    let line = match by {
+        Frames::Lines => i64::from(fr.line),
+        Frames::Functions => f.first_line,
+    };
+    if line != 0 {
+        let _ = write!(out, ":{line}");
     }
     out.push(')');
     out
 }
 
+/// What a folded frame stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Frames {
+    /// A function at the line it was executing (py-spy's raw output).
+    Lines,
+    /// A function, whatever its line.
+    Functions,
+}
+
 /// Calls `each` with every distinct folded stack (without its count) and its samples, in the
 /// order the stacks were first sampled. Labels are made once per frame; stacks whose labels
-/// coincide (two frames cleaned to one label) are added up first.
+/// coincide (two frames cleaned to one label, or two lines of one function) are added up
+/// first.
 fn for_each_folded(
     p: &Profile,
+    by: Frames,
     mut each: impl FnMut(&str, u64) -> io::Result<()>,
 ) -> io::Result<()> {
     // Each frame's label, and the first frame of each label: stacks are merged on those.
@@ -59,7 +75,7 @@ fn for_each_folded(
     let mut first_of: HashMap<String, u32> = HashMap::with_capacity(p.frames.len());
     let mut canon: Vec<u32> = Vec::with_capacity(p.frames.len());
     for f in 0..p.frames.len() as u32 {
-        let label = frame_label(p, f);
+        let label = frame_label(p, f, by);
         canon.push(*first_of.entry(label.clone()).or_insert(f));
         labels.push(label);
     }
@@ -101,10 +117,10 @@ fn for_each_folded(
 }
 
 /// Each distinct folded stack (without its count) and its samples, in the order the stacks
-/// were first sampled.
-pub fn folded(p: &Profile) -> Vec<(String, u64)> {
+/// were first sampled, with frames `by` line or function.
+pub fn folded(p: &Profile, by: Frames) -> Vec<(String, u64)> {
     let mut out = Vec::with_capacity(p.stacks.len());
-    let _ = for_each_folded(p, |s, n| {
+    let _ = for_each_folded(p, by, |s, n| {
         out.push((s.to_owned(), n));
         Ok(())
     });
@@ -113,7 +129,7 @@ pub fn folded(p: &Profile) -> Vec<(String, u64)> {
 
 /// Writes the folded stacks, one `stack COUNT` line each. Pass a buffered writer.
 pub fn write_collapsed(w: &mut impl Write, p: &Profile) -> io::Result<()> {
-    for_each_folded(p, |s, n| writeln!(w, "{s} {n}"))
+    for_each_folded(p, Frames::Lines, |s, n| writeln!(w, "{s} {n}"))
 }
 
 #[cfg(test)]
@@ -182,7 +198,34 @@ mod tests {
             sample(&mut p, t, &[(f, 2)], false);
         }
         assert_eq!(text(&p), "Thread (tid 1);a:b (m.py:2) 2\n");
-        assert_eq!(folded(&p), [("Thread (tid 1);a:b (m.py:2)".to_string(), 2)]);
+        assert_eq!(
+            folded(&p, Frames::Lines),
+            [("Thread (tid 1);a:b (m.py:2)".to_string(), 2)]
+        );
+    }
+
+    #[test]
+    fn by_function_the_lines_of_a_function_are_one_frame() {
+        // small(): f sampled at lines 11 and 12 under main, g at 21 and 22.
+        let stacks = folded(&small(), Frames::Functions);
+        assert_eq!(
+            stacks,
+            [
+                (
+                    "MainThread (tid 100);main (prog.py:1);f (prog.py:10);g (prog.py:20)"
+                        .to_string(),
+                    3
+                ),
+                (
+                    "MainThread (tid 100);main (prog.py:1);f (prog.py:10)".to_string(),
+                    1
+                ),
+                (
+                    "Thread (tid 101);run (prog.py:30);g (prog.py:20)".to_string(),
+                    2
+                ),
+            ]
+        );
     }
 
     #[test]

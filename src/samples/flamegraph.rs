@@ -1,13 +1,16 @@
 //! An interactive flame graph (SVG, with inferno's zoom, search and hover details) of the folded
-//! stacks, drawn by the `inferno` crate: one tower per thread, frames as `collapsed` labels
-//! them, colored by inferno's Python palette (standard library, site-packages, the program).
+//! stacks, drawn by the `inferno` crate: one tower per thread, a frame per function (as the HTML
+//! report's graph) or, when asked, per function and line, colored by inferno's Python palette
+//! (standard library, site-packages, the program). It is an icicle, callers above callees, so
+//! the SVG opens on the frames: drawn bottom-up, a deep stack (an import's) would leave the top
+//! of a tall picture empty, and that top is where a browser opens it.
 
 use std::io::{self, Write};
 
 use inferno::flamegraph::color::{MultiPalette, Palette};
-use inferno::flamegraph::{self, Options};
+use inferno::flamegraph::{self, Direction, Options};
 
-use super::collapsed::folded;
+use super::collapsed::{folded, Frames};
 use super::profile::{Mode, Profile};
 use crate::core::format::xml_escaped;
 
@@ -30,7 +33,7 @@ pub fn title(p: &Profile, program: &str) -> String {
     )
 }
 
-fn subtitle(p: &Profile) -> String {
+fn subtitle(p: &Profile, by: Frames) -> String {
     let threads = p.threads.iter().filter(|t| t.samples > 0).count();
     let s = if threads == 1 { "" } else { "s" };
     let rate = if p.interval > 0.0 {
@@ -38,20 +41,31 @@ fn subtitle(p: &Profile) -> String {
     } else {
         String::new()
     };
-    format!("{threads} thread{s}, {:.3} s{rate}", p.duration)
+    let frames = match by {
+        Frames::Lines => "a frame per line",
+        Frames::Functions => "a frame per function",
+    };
+    format!("{threads} thread{s}, {:.3} s{rate}, {frames}", p.duration)
 }
 
-/// Writes the flame graph of the run of `program` (a script name, or `pid N`). A run with no
-/// sample gets a small SVG saying so, where inferno would refuse.
-pub fn write_flamegraph(w: &mut impl Write, p: &Profile, program: &str) -> io::Result<()> {
-    let stacks = folded(p);
+/// Writes the flame graph of the run of `program` (a script name, or `pid N`), frames `by`
+/// function or line. A run with no sample gets a small SVG saying so, where inferno would
+/// refuse.
+pub fn write_flamegraph(
+    w: &mut impl Write,
+    p: &Profile,
+    program: &str,
+    by: Frames,
+) -> io::Result<()> {
+    let stacks = folded(p, by);
     if stacks.is_empty() {
         return write_empty(w, &title(p, program));
     }
     let lines: Vec<String> = stacks.iter().map(|(s, n)| format!("{s} {n}")).collect();
     let mut opt = Options::default();
     opt.title = title(p, program);
-    opt.subtitle = Some(subtitle(p));
+    opt.subtitle = Some(subtitle(p, by));
+    opt.direction = Direction::Inverted;
     opt.count_name = "samples".into();
     opt.colors = Palette::Multi(MultiPalette::Python);
     // A function keeps its color from one run's graph to the next.
@@ -80,7 +94,7 @@ mod tests {
 
     fn svg(p: &Profile, program: &str) -> String {
         let mut out = Vec::new();
-        write_flamegraph(&mut out, p, program).unwrap();
+        write_flamegraph(&mut out, p, program, Frames::Lines).unwrap();
         String::from_utf8(out).unwrap()
     }
 
@@ -108,6 +122,19 @@ mod tests {
     }
 
     #[test]
+    fn by_default_a_frame_per_function_in_an_icicle() {
+        let mut out = Vec::new();
+        write_flamegraph(&mut out, &small(), "prog.py", Frames::Functions).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.contains("var inverted = true"));
+        assert!(out.contains("a frame per function"));
+        assert!(out.contains("f (prog.py:10) (4 samples"), "{out}");
+        assert!(!out.contains("prog.py:11"));
+        let lines = svg(&small(), "prog.py");
+        assert!(lines.contains("a frame per line") && lines.contains("var inverted = true"));
+    }
+
+    #[test]
     fn names_are_escaped_and_recursion_is_drawn() {
         let mut p = Profile::new(0.01, Mode::Gil);
         let f = function(&mut p, "<string>", 1, "a&b;<\u{3bb}> \"q\"");
@@ -129,9 +156,14 @@ mod tests {
 
     #[test]
     fn a_writers_error_comes_back_with_its_os_code() {
-        let e = write_flamegraph(&mut Refusing(28), &small(), "t").unwrap_err();
+        let e = write_flamegraph(&mut Refusing(28), &small(), "t", Frames::Functions).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(28));
-        let e = write_flamegraph(&mut Refusing(28), &Profile::new(1.0, Mode::Wall), "t");
+        let e = write_flamegraph(
+            &mut Refusing(28),
+            &Profile::new(1.0, Mode::Wall),
+            "t",
+            Frames::Functions,
+        );
         assert_eq!(e.unwrap_err().raw_os_error(), Some(28));
     }
 }

@@ -217,9 +217,10 @@ class Sampler:
         """Writes a speedscope file: one sampled profile per thread."""
         self._samples().write_speedscope(file, self.program)
 
-    def write_flamegraph(self, file):
-        """Writes an interactive flame graph (SVG: click to zoom, Ctrl-F to search)."""
-        self._samples().write_flamegraph(file, self.program)
+    def write_flamegraph(self, file, *, lines=False):
+        """Writes an interactive flame graph (SVG: click to zoom, Ctrl-F to search), callers
+        above callees, a frame per function (`lines=True`: per function and line)."""
+        self._samples().write_flamegraph(file, self.program, lines)
 
     def to_html(self, file, *, sort=None):
         """Writes one self-contained HTML report: the table, callers and callees, the flame
