@@ -485,6 +485,14 @@ impl StackReader {
                 }
                 Seen::Finished => skipped = true,
                 Seen::Shim => running = true,
+                // A frame that has not run its first instruction calls nothing: read under a
+                // callee, it is a new call in the memory of one that returned (`mid_a` just
+                // called, `leaf_b` still in the frame above it), not a stack the thread had.
+                Seen::Python(_, None) if !self.pending.is_empty() => {
+                    return Err(Error::Layout(format!(
+                        "frame {frame:#x} under a callee before its first instruction"
+                    )))
+                }
                 Seen::Python(code, unit) => {
                     running = true;
                     self.pending.push((code, unit));
@@ -736,8 +744,8 @@ mod tests {
         let mut frames = Vec::new();
         assert_eq!(reader.frames(fake.frame(0), &mut frames).ok(), Some(false));
         let line = |line| Frame { function: 0, line };
-        // Unit 0: line 11; unit 2: line 12; not started: the first line.
-        assert_eq!(frames, [line(11), line(12), line(10)]);
+        // Not started: the first line; unit 2: line 12; unit 0: line 11.
+        assert_eq!(frames, [line(10), line(12), line(11)]);
         let f = reader
             .functions
             .get_index(0)
@@ -753,7 +761,7 @@ mod tests {
         // The innermost returned while read: the stack from its caller on.
         fake.finish(0);
         assert_eq!(reader.frames(fake.frame(0), &mut frames).ok(), Some(false));
-        assert_eq!(frames.iter().map(|f| f.line).collect::<Vec<_>>(), [12, 10]);
+        assert_eq!(frames.iter().map(|f| f.line).collect::<Vec<_>>(), [12, 11]);
         // An outer frame returned after a running one was read: its callees are gone too.
         fake.finish(2);
         assert!(matches!(
@@ -784,7 +792,7 @@ mod tests {
             &back,
         );
         assert_eq!(reader.frames(fake.frame(0), &mut frames).ok(), Some(false));
-        assert_eq!(frames.iter().map(|f| f.line).collect::<Vec<_>>(), [11, 10]);
+        assert_eq!(frames.iter().map(|f| f.line).collect::<Vec<_>>(), [10, 11]);
         // And back again, through frame 1.
         let back = fake.frame(1).to_ne_bytes();
         put(
@@ -795,7 +803,7 @@ mod tests {
         assert_eq!(reader.frames(fake.frame(0), &mut frames).ok(), Some(false));
         assert_eq!(
             frames.iter().map(|f| f.line).collect::<Vec<_>>(),
-            [11, 12, 10]
+            [10, 12, 11]
         );
     }
 
@@ -852,6 +860,26 @@ mod tests {
         assert_eq!(change(frame1, o.frame_instr_ptr, 0), Some(0));
         assert_eq!(reader.check_chain(tstate, &head).ok(), Some(0));
         assert_eq!(both(&mut fake, &mut reader), None);
+    }
+
+    #[test]
+    fn a_caller_that_has_not_started_is_a_torn_read() {
+        let mut fake = Fake310::new();
+        let mut reader = reader_310();
+        let mut frames = Vec::new();
+        assert!(reader.frames(fake.frame(0), &mut frames).is_ok());
+        // Frame 1 before its first instruction, under frame 0: a new call read in the memory
+        // of one that returned.
+        let lasti = versions::LAYOUT_310.frame_instr_ptr;
+        put(
+            &mut fake.objects[Fake310::FRAMES[1]],
+            lasti,
+            &(-1i32).to_ne_bytes(),
+        );
+        assert!(matches!(
+            reader.frames(fake.frame(0), &mut frames),
+            Err(Error::Layout(_))
+        ));
     }
 
     #[test]
@@ -987,7 +1015,7 @@ pub(crate) mod fake310 {
 
     /// A 3.10 code object `f` in `spam.py` (first line 10; units 0-1 on line 11, 2-3 on 12)
     /// and three frames running it, each laid out as `LAYOUT_310` says, in this process; the
-    /// frames chain 0 -> 1 -> 2, frame 1 at unit 2, frame 2 not started. Objects are boxed so
+    /// frames chain 0 -> 1 -> 2, frame 0 not started (a call just made), frame 1 at unit 2, frame 2 at unit 0. Objects are boxed so
     /// their addresses do not move.
     pub struct Fake310 {
         pub objects: Vec<Box<[u8]>>,
@@ -1030,7 +1058,7 @@ pub(crate) mod fake310 {
             put(code, o.code_linetable, &table.to_ne_bytes());
             put(code, o.code_firstlineno, &10i32.to_ne_bytes());
             let code = addr(&objects, 3);
-            for lasti in [0i32, 2, -1] {
+            for lasti in [-1i32, 2, 0] {
                 let mut frame = vec![0u8; 112];
                 put(&mut frame, o.frame_executable, &code.to_ne_bytes());
                 put(&mut frame, o.frame_instr_ptr, &lasti.to_ne_bytes());
