@@ -180,9 +180,12 @@ def test_an_attach_shows_its_progress_in_place_on_a_terminal(tmp_path):
             os.close(secondary)
     assert proc.returncode == 0
     text = shown.decode()
-    updates = re.findall(r"\rrprofile: sampled (\d+\.\d) s at 1000 Hz \(wall mode\)", text)
+    updates = re.findall(r"\rrprofile: sampled (\d+\.\d) s at 1000 Hz \(wall mode\): "
+                         r"(\d+) samples", text)
     assert len(updates) >= 2, text
-    assert float(updates[-1]) > float(updates[0])
+    assert float(updates[-1][0]) > float(updates[0][0])
+    # The samples read so far, counting up as the run goes on.
+    assert 0 < int(updates[0][1]) < int(updates[-1][1]), text
 
 
 @needs_sampler

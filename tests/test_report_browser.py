@@ -7,6 +7,7 @@ tests fail, saying why. A screenshot of each view is saved under .build/report-s
 
 import json
 import marshal
+import os
 import pstats
 import subprocess
 import sys
@@ -62,9 +63,9 @@ def browser():
         yield b
 
 
-def run(*args, cwd):
+def run(*args, cwd, env=None):
     proc = subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, env=env)
     assert proc.returncode == 0, proc.stderr
     return proc
 
@@ -314,7 +315,9 @@ def test_comparison_shows_the_one_function_that_changed(browser, tmp_path):
     for name, n in (("before", 20000), ("after", 400000)):
         (tmp_path / "prog.py").write_text(slow % n + rest)
         run("-m", "cProfile", "-o", name + ".prof", "prog.py", cwd=tmp_path)
-    proc = run("-m", "rprofile.stats", "--compare", "before.prof", "after.prof", cwd=tmp_path)
+    # Wide enough for before and after side by side, one row a function.
+    proc = run("-m", "rprofile.stats", "--compare", "before.prof", "after.prof", cwd=tmp_path,
+               env=dict(os.environ, COLUMNS="300"))
     assert proc.stdout.splitlines()[3].endswith("prog.py:1(slow)"), proc.stdout
     run("-m", "rprofile.stats", "--html", "cmp.html", "--compare", "before.prof", "after.prof",
         cwd=tmp_path)

@@ -272,6 +272,8 @@ def compared_rows(page, text):
 
 
 def paired_line(text):
+    # The terminal breaks the sentence to its width: read it as one line.
+    text = " ".join(text.split())
     m = re.search(r"Functions paired: (\d+) by key.*?, (\d+) by path.*?, (\d+) by name with "
                   r"addresses masked.*?; (\d+) only before.*?, (\d+) only after", text)
     assert m, text

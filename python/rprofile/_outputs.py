@@ -112,8 +112,9 @@ def write_timeline(prof, options):
                              ("speedscope", options.speedscope, timeline.to_speedscope)])
     kept, dropped, rss_kept, rss_dropped = timeline._counts()
     if dropped:
-        print("rprofile: the timeline kept the last %d events; %d earlier ones were dropped "
-              "(--buffer-size)" % (kept, dropped), file=sys.stderr)
+        which = ("last", "earlier") if timeline.when_full == "keep_newest" else ("first", "later")
+        print("rprofile: the timeline kept the %s %d events; %d %s ones were dropped "
+              "(--buffer-size)" % (which[0], kept, dropped, which[1]), file=sys.stderr)
     if rss_dropped:
         print("rprofile: the timeline kept the last %d RSS samples; %d earlier ones were "
               "dropped (--buffer-size)" % (rss_kept, rss_dropped), file=sys.stderr)

@@ -86,8 +86,8 @@ def _wait(sampler, options):
             now = time.monotonic()
             if tty and now - last >= 0.25:
                 last = now
-                shown = "rprofile: sampled %.1f s at %g Hz (%s mode)%s" % (
-                    now - start, options.rate, options.mode,
+                shown = "rprofile: sampled %.1f s at %g Hz (%s mode): %d samples%s" % (
+                    now - start, options.rate, options.mode, sampler.reads,
                     "" if options.duration else ", Ctrl-C to stop")
                 sys.stderr.write("\r" + shown)
                 sys.stderr.flush()

@@ -136,6 +136,26 @@ pub fn _compare_table(
     format!(
         "{}\n{}",
         compare::table(&changes, limit, width),
-        pairing.describe()
+        wrapped(&pairing.describe(), usize::from(width))
     )
+}
+
+/// `text` broken at spaces into lines of at most `width` characters where it can be (a word
+/// longer than that, a long path, stays whole on a line of its own).
+fn wrapped(text: &str, width: usize) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut line = 0usize;
+    for word in text.split(' ') {
+        let n = word.chars().count();
+        if line > 0 && line + 1 + n > width {
+            out.push('\n');
+            line = 0;
+        } else if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        out.push_str(word);
+        line += n;
+    }
+    out
 }

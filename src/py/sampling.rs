@@ -4,7 +4,7 @@
 //! work is in `sampler` (reading, the run) and `samples` (the model and its outputs).
 
 use std::io::BufWriter;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -58,6 +58,8 @@ pub struct SamplerCore {
     run: Option<Run>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<(Run, End)>>,
+    /// The run's count of ticks read, shared with its thread.
+    reads: Arc<AtomicU64>,
 }
 
 #[pymethods]
@@ -119,10 +121,15 @@ impl SamplerCore {
             true => Run::Family(Box::new(Family::new(session, &rt, options, symbols))),
             false => Run::One(Box::new(session)),
         };
+        let reads = match &run {
+            Run::One(session) => Arc::clone(&session.reads),
+            Run::Family(family) => Arc::clone(&family.reads),
+        };
         Ok(SamplerCore {
             run: Some(run),
             stop: Arc::new(AtomicBool::new(false)),
             thread: None,
+            reads,
         })
     }
 
@@ -141,6 +148,12 @@ impl SamplerCore {
             .map_err(|e| PyRuntimeError::new_err(format!("cannot start the sampler: {e}")))?;
         self.thread = Some(thread);
         Ok(())
+    }
+
+    /// Ticks read so far (with child processes: ticks at which any was read).
+    #[getter]
+    fn reads(&self) -> u64 {
+        self.reads.load(Ordering::Relaxed)
     }
 
     /// Whether the run is going on (false once it ended by itself: duration, target exited).

@@ -12,7 +12,8 @@
 //! is left to read.
 
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::clock::{self, Clock};
@@ -186,6 +187,8 @@ pub struct Family {
     pub members: Vec<Member>,
     /// Processes found beyond `MAX_PROCESSES`, not read.
     pub unfollowed: u64,
+    /// Ticks at which a process was read, for whoever watches the run from another thread.
+    pub reads: Arc<AtomicU64>,
 }
 
 impl Family {
@@ -206,6 +209,7 @@ impl Family {
             symbols,
             members: vec![member],
             unfollowed: 0,
+            reads: Arc::new(AtomicU64::new(0)),
         }
     }
 
@@ -237,6 +241,9 @@ impl Family {
                 break End::Exited;
             }
             let passed = clock.wait(elapsed, stop);
+            if self.members.iter().any(|m| m.session.is_some()) {
+                self.reads.fetch_add(1, Ordering::Relaxed);
+            }
             for m in &mut self.members {
                 let Some(session) = m.session.as_mut() else {
                     continue;

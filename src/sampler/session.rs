@@ -5,7 +5,8 @@
 //! its reads keep failing (it exec'd another program). `family` drives several sessions on one
 //! clock through `sample` and `finish`.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::clock::{self, Clock};
@@ -82,6 +83,8 @@ pub struct Session {
     functions: Vec<u32>,
     frames: Vec<Frame>,
     truncated_function: Option<u32>,
+    /// Ticks read so far, for whoever watches the run from another thread (a progress line).
+    pub reads: Arc<AtomicU64>,
 }
 
 impl Session {
@@ -120,6 +123,7 @@ impl Session {
             functions: Vec::new(),
             frames: Vec::new(),
             truncated_function: None,
+            reads: Arc::new(AtomicU64::new(0)),
         })
     }
 
@@ -147,6 +151,7 @@ impl Session {
             self.profile.asked += passed;
             weight += passed;
             let read = self.sample(weight);
+            self.reads.store(self.profile.taken, Ordering::Relaxed);
             if let Some(end) = outcome(read, &mut weight, &mut failed) {
                 break end;
             }

@@ -108,6 +108,14 @@ class Sampler:
         return self
 
     @property
+    def reads(self):
+        """Ticks read so far, readable while it samples (with ``subprocesses``: ticks at which
+        any process was read); once stopped, the reads taken (``counts[1]``)."""
+        if self._core is not None:
+            return self._core.reads
+        return 0 if self._profile is None else self.counts[1]
+
+    @property
     def running(self):
         """Whether it is sampling (false once stopped, its duration passed or the target
         exited)."""
