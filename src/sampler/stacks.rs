@@ -463,6 +463,14 @@ impl StackReader {
                         "a generator's caller unlinked while read (it yielded)".into(),
                     ));
                 }
+                // A thread's first frame runs the rest of its stack: one that has not started
+                // is a frame being made (3.10: a generator's frame before its `f_gen` is set)
+                // in the memory the walk followed, not the thread's.
+                if self.pending.last().is_some_and(|&(_, unit)| unit.is_none()) {
+                    return Err(Error::Layout(
+                        "the outermost frame has not started: read while it was made".into(),
+                    ));
+                }
                 truncated = false;
                 break;
             }
@@ -878,6 +886,24 @@ mod tests {
         );
         assert!(matches!(
             reader.frames(fake.frame(0), &mut frames),
+            Err(Error::Layout(_))
+        ));
+    }
+
+    #[test]
+    fn an_outermost_frame_that_has_not_started_is_a_torn_read() {
+        let mut fake = Fake310::new();
+        let mut reader = reader_310();
+        let mut frames = Vec::new();
+        assert!(reader.frames(fake.frame(2), &mut frames).is_ok());
+        let lasti = versions::LAYOUT_310.frame_instr_ptr;
+        put(
+            &mut fake.objects[Fake310::FRAMES[2]],
+            lasti,
+            &(-1i32).to_ne_bytes(),
+        );
+        assert!(matches!(
+            reader.frames(fake.frame(2), &mut frames),
             Err(Error::Layout(_))
         ));
     }
