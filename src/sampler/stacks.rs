@@ -506,7 +506,13 @@ impl StackReader {
                     self.pending.push((code, unit));
                 }
             }
-            frame = span.u64_at(raw, o.frame_previous);
+            let previous = span.u64_at(raw, o.frame_previous);
+            // A frame its own caller: memory read while it was reused (a generator's frame
+            // linked to itself), not a stack.
+            if previous == frame {
+                return Err(Error::Layout(format!("frame {frame:#x} links to itself")));
+            }
+            frame = previous;
         }
         if skipped && !running {
             return Err(Error::Layout("every frame finished while read".into()));
