@@ -80,10 +80,13 @@ def _parser():
                       help="With --sample: wall counts every thread at every sample, cpu only "
                            "threads on a CPU, gil only the thread holding the GIL")
     parser.add_option("--pid", dest="pid", type="int", default=None,
-                      help="With --sample: attach to this running Python process until Ctrl-C "
-                           "or --duration; it keeps running unchanged")
+                      help="Attach to this running Python process until Ctrl-C or --duration; "
+                           "it keeps running. With --sample it is sampled from outside; "
+                           "without, the exact profiler runs inside it (Python 3.14+, through "
+                           "sys.remote_exec; the same Python version as rprofile's) and is "
+                           "removed after: -o, -s, --html, --pprof as for a script")
     parser.add_option("--duration", dest="duration", type="float", default=None,
-                      metavar="SECONDS", help="With --sample: stop sampling after this long")
+                      metavar="SECONDS", help="With --sample or --pid: stop after this long")
     parser.add_option("--lines", dest="lines", action="store_true", default=False,
                       help="With --sample: per thread, the lines that took most samples, with "
                            "wall and CPU seconds")
@@ -150,6 +153,10 @@ def main():
     options, args = parser.parse_args()
     if options.flamegraph_lines and options.flamegraph is None:
         parser.error("--flamegraph-lines needs --flamegraph")
+    if options.pid is not None and not options.sample:
+        from rprofile import _remote_profile
+
+        return _remote_profile.main(parser, options, args)
     if options.sample or options.pid is not None:
         return _main_sampled(parser, options, args)
     for name in ("rate", "mode", "duration", "lines", "collapsed", "flamegraph"):
