@@ -351,6 +351,14 @@ def test_no_such_process_is_one_line():
 ])
 def test_bad_options_are_usage_errors(args, message):
     proc = _rprofile("--pid", "1", *args)
+    _usage_error(proc, message)
+
+
+def test_a_bad_pid_is_a_usage_error():
+    _usage_error(_rprofile("--pid", "0"), "--pid must be a process id > 0")
+
+
+def _usage_error(proc, message):
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert lines[0].startswith("Usage: rprofile ") and message in lines[-1], proc.stderr

@@ -198,8 +198,6 @@ def main(parser, options, args):
     Ctrl-C; prints or writes the outputs asked for. Exits: 0, 1 (an output not written, or the
     target did not run the script or ended first), 2 (refused: bad options, no such process,
     not permitted, another version, remote debugging off, another profiler active)."""
-    from rprofile import _sampled_run
-
     for name in _NOT_WITH_ATTACH:
         if getattr(options, name) != parser.defaults[name]:
             parser.error("--%s does not go with --pid (attach the exact profiler)"
@@ -212,8 +210,11 @@ def main(parser, options, args):
         if getattr(options, name) is not None:
             setattr(options, name, os.path.abspath(getattr(options, name)))
             check_writable(parser, getattr(options, name))
-    _sampled_run.check_pid(parser, options.pid)
     pid = options.pid
+    if pid <= 0:
+        parser.error("--pid must be a process id > 0, not %d" % pid)
+    if pid == os.getpid():
+        parser.error("--pid names this process; use rprofile.Profile() in the program instead")
     _check_target(pid)
     try:
         status = Attach(pid, options).run()
