@@ -195,6 +195,20 @@ def test_the_target_exiting_during_the_window_still_writes(tmp_path):
         assert cc == nc == burst["calls"] == 120
 
 
+@needs_remote_exec
+def test_a_child_forked_during_the_window_writes_nothing(tmp_path):
+    with Target() as target:
+        out = tmp_path / "fork.prof"
+        attacher = _attacher(target.pid, "-o", str(out))
+        _profiling(attacher, target.pid)
+        assert target.ask("fork") == {"child_status": 0}
+        burst = target.ask("go 10")
+        _stop(attacher)  # the parent's window, not the child's exit, ended it
+        cc, nc, _, _, _ = _rows(pstats.Stats(str(out)).stats, "counted")
+        assert cc == nc == burst["calls"] == 30
+        assert target.finish() == [_burst_results(10)]
+
+
 def _refused(proc, *words):
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()

@@ -4,6 +4,7 @@ then obeys one command a line on stdin, answering each with one line of JSON:
            once (depth 5), counting their own calls; the answer gives the sum and whether
            the profiler slot (sys.monitoring tool 2) was held before and after the burst
   check    what an attach could have left: the tool's holder, threads, sys.path, modules, atexit
+  fork     a child is forked and exits normally (its atexit hooks run)
   block    the main thread blocks reading the next line (no Python runs on it meanwhile)
   quit     the workers end; the answer is the results of every burst
 Its main thread polls stdin with a timeout, so it runs Python code every 10 ms. With
@@ -12,10 +13,12 @@ Its main thread polls stdin with a timeout, so it runs Python code every 10 ms. 
 import _thread
 import atexit
 import json
+import os
 import select
 import sys
 import threading
 import time
+import warnings
 
 DEPTH = 5
 
@@ -114,6 +117,15 @@ def main():
                  "names": sorted(t.name for t in threading.enumerate()),
                  "path": sys.path == path, "atexit": atexit._ncallbacks(),
                  "rprofile": sorted(n for n in sys.modules if n.split(".")[0] == "rprofile")})
+        elif command[0] == "fork":
+            # A child that ends as a program does (its atexit hooks run), printing nothing.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads
+                child = os.fork()
+            if child == 0:
+                sys.exit(0)
+            _, status = os.waitpid(child, 0)
+            say({"child_status": os.waitstatus_to_exitcode(status)})
         elif command[0] == "block":
             say({"blocking": True})
             sys.stdin.readline()
