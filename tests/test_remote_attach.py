@@ -95,6 +95,18 @@ def _profiling(attacher, pid):
         line + attacher.stderr.read()
 
 
+def _profiled(target, *options):
+    """An attacher with `options`, once its window on `target` is open."""
+    attacher = _attacher(target.pid, *options)
+    _profiling(attacher, target.pid)
+    return attacher
+
+
+def _counted(path):
+    """(primitive calls, calls) of target.py's `counted` in the stats file at `path`."""
+    return _rows(pstats.Stats(str(path)).stats, "counted")[:2]
+
+
 def _stop(attacher):
     """Ctrl-C: the attacher ends the window and writes; its stdout and stderr."""
     attacher.send_signal(signal.SIGINT)
@@ -126,8 +138,7 @@ def test_counts_are_exact_on_every_thread_and_the_target_runs_on(tmp_path):
         before = target.ask("check")
         assert before["tool"] is None
         out = tmp_path / "first.prof"
-        attacher = _attacher(target.pid, "-o", str(out), "--duration", "600")
-        _profiling(attacher, target.pid)
+        attacher = _profiled(target, "-o", str(out), "--duration", "600")
         burst = target.ask("go 300")
         # The whole burst ran inside the window: the profiler held the slot before and after.
         assert burst["tool_before"] == burst["tool_after"] == "cProfile"
@@ -149,8 +160,7 @@ def test_counts_are_exact_on_every_thread_and_the_target_runs_on(tmp_path):
         assert after == before  # no tool, thread, sys.path change, atexit hook or module left
 
         # A second attach works the same, printing the table this time.
-        attacher = _attacher(target.pid, "-s", "ncalls")
-        _profiling(attacher, target.pid)
+        attacher = _profiled(target, "-s", "ncalls")
         burst = target.ask("go 70")
         out, _ = _stop(attacher)
         assert "Ordered by: call count" in out
@@ -185,13 +195,12 @@ def test_duration_ends_the_window_with_an_html_report(tmp_path):
 def test_the_target_exiting_during_the_window_still_writes(tmp_path):
     with Target() as target:
         out = tmp_path / "exit.prof"
-        attacher = _attacher(target.pid, "-o", str(out))
-        _profiling(attacher, target.pid)
+        attacher = _profiled(target, "-o", str(out))
         burst = target.ask("go 40")
         assert target.finish() == [_burst_results(40)]
         _, err = attacher.communicate(timeout=60)
         assert attacher.returncode == 0, err
-        cc, nc, _, _, _ = _rows(pstats.Stats(str(out)).stats, "counted")
+        cc, nc = _counted(out)
         assert cc == nc == burst["calls"] == 120
 
 
@@ -199,12 +208,11 @@ def test_the_target_exiting_during_the_window_still_writes(tmp_path):
 def test_a_child_forked_during_the_window_writes_nothing(tmp_path):
     with Target() as target:
         out = tmp_path / "fork.prof"
-        attacher = _attacher(target.pid, "-o", str(out))
-        _profiling(attacher, target.pid)
+        attacher = _profiled(target, "-o", str(out))
         assert target.ask("fork") == {"child_status": 0}
         burst = target.ask("go 10")
         _stop(attacher)  # the parent's window, not the child's exit, ended it
-        cc, nc, _, _, _ = _rows(pstats.Stats(str(out)).stats, "counted")
+        cc, nc = _counted(out)
         assert cc == nc == burst["calls"] == 30
         assert target.finish() == [_burst_results(10)]
 
@@ -307,11 +315,10 @@ def test_root_attaches_to_another_users_process(tmp_path):
     with Target(prefix=nobody) as target:
         before = target.ask("check")
         out = tmp_path / "nobody.prof"
-        attacher = _attacher(target.pid, "-o", str(out))
-        _profiling(attacher, target.pid)
+        attacher = _profiled(target, "-o", str(out))
         burst = target.ask("go 25")
         _stop(attacher)
-        cc, nc, _, _, _ = _rows(pstats.Stats(str(out)).stats, "counted")
+        cc, nc = _counted(out)
         assert cc == nc == burst["calls"] == 75
         assert target.ask("check") == before
         assert target.finish() == [_burst_results(25)]
