@@ -367,6 +367,8 @@ def test_no_such_process_is_one_line():
 @pytest.mark.parametrize("args, message", [
     (["--threads"], "--threads does not go with --pid"),
     (["--mode", "cpu"], "--mode does not go with --pid"),
+    (["-m", "json.tool"], "-m does not go with --pid"),
+    (["--flamegraph-lines"], "--flamegraph-lines needs --flamegraph"),
     (["--duration", "0"], "--duration must be"),
     (["script.py"], "no program to start"),
 ])

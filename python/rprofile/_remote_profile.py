@@ -200,8 +200,9 @@ def main(parser, options, args):
     not permitted, another version, remote debugging off, another profiler active)."""
     for name in _NOT_WITH_ATTACH:
         if getattr(options, name) != parser.defaults[name]:
-            parser.error("--%s does not go with --pid (attach the exact profiler)"
-                         % name.replace("_aware", "").replace("_", "-"))
+            flag = "-m" if name == "module" else "--" + name.replace("_aware", "")
+            parser.error("%s does not go with --pid (attach the exact profiler)"
+                         % flag.replace("_", "-"))
     if args:
         parser.error("--pid attaches to a running process: no program to start (%s)" % args[0])
     if options.duration is not None and not options.duration > 0:
