@@ -34,7 +34,8 @@ from rprofile._outputs import asked_sort, check_writable, write_outputs
 
 # Seconds the target has to run the script once asked (RPROFILE_ATTACH_TIMEOUT overrides it).
 ATTACH_TIMEOUT = 10.0
-# Seconds the target has to write its stats file once told to stop.
+# Seconds the target has to write its stats file once told to stop (and to start profiling
+# once it runs the script).
 WRITE_TIMEOUT = 120.0
 
 # Options of the tracer's command line that an attach cannot honour.
@@ -293,7 +294,8 @@ class Attach:
         self._send_script()
         if not self._wait_for_target():
             return 1
-        first = self._read_line(ATTACH_TIMEOUT)
+        # Running the script now: its import of rprofile may be slow on a loaded machine.
+        first = self._read_line(WRITE_TIMEOUT)
         if first is None or first == "":
             return self._ended("before it started profiling")
         if first.startswith("busy "):
