@@ -87,9 +87,12 @@ def outcome(data):
 
 
 # CPython's marshal.loads is not safe on damaged data (it can crash the interpreter), so the
-# reference outcomes come from child processes, restarted past any case that kills them.
+# reference outcomes come from child processes, restarted past any case that kills them. It also
+# allocates whatever a damaged size claims (tens of seconds for one case): the children's memory is
+# capped, and a case over the cap counts as a crash, not compared.
 CHILD = r"""
-import marshal, sys
+import marshal, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 cases = marshal.load(open(sys.argv[1], "rb"))
 for i in range(int(sys.argv[2]), len(cases)):
     try:
