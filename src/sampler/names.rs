@@ -639,7 +639,7 @@ mod tests {
 
     #[test]
     fn unknown_versions_are_unsupported_and_3_13_needs_its_debug_offsets() {
-        for version in [None, Some((3, 9)), Some((3, 14))] {
+        for version in [None, Some((3, 9)), Some((3, 16))] {
             assert!(matches!(
                 thread_names(&runtime(version, None)),
                 Err(Error::Unsupported(_))
