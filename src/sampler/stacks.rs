@@ -4,10 +4,10 @@
 //! 3.13+: the runtime publishes where each field is (`_Py_DebugOffsets`, read from the target
 //! once per reader, never assumed, at word places `versions::DebugWordMap` gives per version);
 //! what it does not publish (the owners of frames that are not Python's, the tag bits of 3.14+'s
-//! code pointers, the `str` state bits, the location table's format) is in `versions`. 3.10 to 3.12 publish nothing:
-//! their layouts are tables in `versions`, taken from their headers, and each thread state's
-//! `interp` pointing back at its interpreter checks them. The walk is runtime -> interpreters
-//! -> thread states -> frames (innermost first) -> code objects. 3.10's frames are frame objects
+//! code pointers, the `str` state bits, the location table's format) is in `versions`. 3.10 to
+//! 3.12 publish nothing: their layouts are tables in `versions`, taken from their headers, and
+//! each thread state's `interp` pointing back at its interpreter checks them. The walk is
+//! runtime -> interpreters -> thread states -> frames (innermost first) -> code objects. 3.10's frames are frame objects
 //! whose `f_lasti` counts code units, 3.11+'s interpreter frames that point at their instruction:
 //! `versions::FrameKind` says which, and `StackReader::frames` alone reads it.
 //!
