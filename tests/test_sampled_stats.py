@@ -373,3 +373,53 @@ def test_data_the_engine_does_not_hold_goes_through_pstats_code_still_sampled(tm
     s.dump_stats(out)
     with open(out, "rb") as f:
         assert marshal.load(f) == {**stats, MARKER: True}
+
+
+# -- files 3.15's own sampler wrote -------------------------------------------------------------
+
+OWN_SAMPLER_PROGRAM = """\
+import threading
+import time
+
+
+def spin(seconds):
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def outer():
+    spin(0.2)
+    inner()
+
+
+def inner():
+    spin(0.1)
+
+
+worker = threading.Thread(target=inner)
+worker.start()
+outer()
+worker.join()
+"""
+
+
+@pytest.mark.skipif(not hasattr(pstats, "SampledStats"), reason="no profiling.sampling here")
+def test_files_of_the_running_pythons_own_sampler_print_as_its_pstats_prints(tmp_path):
+    """A file `python -m profiling.sampling run --pstats` wrote (3.15+), every report as the
+    running pstats prints it, byte for byte."""
+    import subprocess
+    import sys
+
+    program = tmp_path / "prog.py"
+    program.write_text(OWN_SAMPLER_PROGRAM)
+    path = str(tmp_path / "own.pstats")
+    subprocess.run([sys.executable, "-m", "profiling.sampling", "run", "-a", "--pstats",
+                    "-o", path, str(program)], check=True, capture_output=True)
+    with open(path, "rb") as f:
+        assert MARKER in marshal.load(f)
+    assert type(pstats.Stats(path)) is pstats.SampledStats
+    for calls in ([("print_stats",)], [("sort_stats", "time"), ("print_stats", 5)],
+                  [("print_callers",)], [("sort_stats", "cumulative"), ("print_callees",)],
+                  [("strip_dirs",), ("sort_stats", "name"), ("print_stats", "spin")]):
+        assert report(rprofile.Stats(path), *calls) == report(pstats.Stats(path), *calls), calls

@@ -494,9 +494,11 @@ impl Family {
     }
 }
 
-/// The helper `argv` runs, by the code it gives `-c` (multiprocessing starts its helpers so).
+/// The helper `argv` runs, by the code it gives `-c` (multiprocessing starts its helpers so;
+/// 3.15's forkserver code first imports `sys`, for the arguments it passes after it).
 fn helper_kind(argv: &[String]) -> Option<&'static str> {
     let code = argv.iter().skip_while(|a| *a != "-c").nth(1)?;
+    let code = code.strip_prefix("import sys; ").unwrap_or(code);
     [
         (
             "from multiprocessing.resource_tracker import",
@@ -650,6 +652,8 @@ mod tests {
         assert_eq!(helper_kind(&tracker), Some("resource tracker"));
         let server = argv("from multiprocessing.forkserver import main; main(10, 11)");
         assert_eq!(helper_kind(&server), Some("forkserver"));
+        let server_315 = argv("import sys; from multiprocessing.forkserver import main; main(1)");
+        assert_eq!(helper_kind(&server_315), Some("forkserver"));
         let spawned = argv("from multiprocessing.spawn import spawn_main; spawn_main()");
         assert_eq!(helper_kind(&spawned), None);
         assert_eq!(helper_kind(&["python".into(), "-c".into()]), None);

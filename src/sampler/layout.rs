@@ -4,7 +4,7 @@
 use super::error::Error;
 use super::remote;
 use super::runtime::Runtime;
-use super::versions::{self, debug_offsets_313 as w, StackFacts, StackLayout, UnicodeLayout};
+use super::versions::{self, DebugWordMap, StackFacts, StackLayout, UnicodeLayout};
 
 /// An offset in `_Py_DebugOffsets` beyond this is not a field offset: a foreign struct.
 const MAX_FIELD_OFFSET: u64 = 1 << 20;
@@ -26,13 +26,17 @@ pub fn resolve(rt: &Runtime) -> Result<(&'static StackFacts, StackLayout), Error
     let facts = versions::stack_facts(major, minor).ok_or_else(|| {
         Error::Unsupported(format!(
             "reading the thread stacks of Python {major}.{minor} is not supported yet \
-             (process {}; supported: 3.10-3.13)",
-            rt.pid
+             (process {}; supported: {})",
+            rt.pid,
+            versions::supported_range()
         ))
     })?;
     let layout = match facts.layout {
         Some(layout) => layout,
-        None if rt.version_hex.is_some() => from_debug_offsets(rt.pid, rt.address)?,
+        None if rt.version_hex.is_some() => {
+            let words = published(rt, "thread stacks")?;
+            from_debug_offsets(&words, words_of(rt)?)?
+        }
         None => {
             return Err(Error::Layout(format!(
                 "process {}: Python {major}.{minor} without _Py_DebugOffsets",
@@ -43,7 +47,35 @@ pub fn resolve(rt: &Runtime) -> Result<(&'static StackFacts, StackLayout), Error
     Ok((facts, layout))
 }
 
-/// The first words of 3.13's `_Py_DebugOffsets` (at the start of `_PyRuntime`), read once.
+/// The word map of `rt`'s version, or why there is none.
+pub fn words_of(rt: &Runtime) -> Result<&'static DebugWordMap, Error> {
+    let (major, minor) = known_version(rt)?;
+    versions::debug_words(major, minor).ok_or_else(|| {
+        Error::Layout(format!(
+            "process {}: no map of Python {major}.{minor}'s _Py_DebugOffsets",
+            rt.pid
+        ))
+    })
+}
+
+/// The `_Py_DebugOffsets` of `rt` as its version's map places them, read once; refused for a
+/// free-threaded build the version's row does not read (`what`: what was to be read).
+pub fn published(rt: &Runtime, what: &str) -> Result<DebugWords, Error> {
+    let (major, minor) = known_version(rt)?;
+    let map = words_of(rt)?;
+    let words = DebugWords::read(rt.pid, rt.address, map.words)?;
+    let read_free = versions::facts(major, minor).is_some_and(|f| f.free_threaded);
+    if words.get(map.free_threaded)? != 0 && !read_free {
+        return Err(Error::Unsupported(format!(
+            "reading the {what} of a free-threaded Python {major}.{minor} is not supported yet \
+             (process {}): free-threaded builds lay out objects, code and strings otherwise",
+            rt.pid
+        )));
+    }
+    Ok(words)
+}
+
+/// The first words of a version's `_Py_DebugOffsets` (at the start of `_PyRuntime`), read once.
 pub struct DebugWords(Vec<u64>);
 
 impl DebugWords {
@@ -70,39 +102,38 @@ impl DebugWords {
     }
 }
 
-/// The layout from 3.13's `_Py_DebugOffsets` at the start of `_PyRuntime`.
-fn from_debug_offsets(pid: i32, runtime: u64) -> Result<StackLayout, Error> {
-    let words = DebugWords::read(pid, runtime, w::WORDS)?;
+/// The layout from the `_Py_DebugOffsets` words at the start of `_PyRuntime`, placed as `w`.
+fn from_debug_offsets(words: &DebugWords, w: &DebugWordMap) -> Result<StackLayout, Error> {
     let get = |i: usize| words.get(i);
     Ok(StackLayout {
-        interpreters_head: get(w::RUNTIME_INTERPRETERS_HEAD)?,
+        interpreters_head: get(w.runtime_interpreters_head)?,
         runtime_main_thread: None,
-        interp_next: get(w::INTERP_NEXT)?,
-        threads_head: get(w::INTERP_THREADS_HEAD)?,
-        thread_next: get(w::THREAD_NEXT)?,
-        thread_interp: get(w::THREAD_INTERP)?,
+        interp_next: get(w.interp_next)?,
+        threads_head: get(w.interp_threads_head)?,
+        thread_next: get(w.thread_next)?,
+        thread_interp: get(w.thread_interp)?,
         thread_cframe: None,
-        current_frame: get(w::THREAD_CURRENT_FRAME)?,
-        thread_id: get(w::THREAD_THREAD_ID)?,
-        native_thread_id: Some(get(w::THREAD_NATIVE_THREAD_ID)?),
-        frame_previous: get(w::FRAME_PREVIOUS)?,
-        frame_executable: get(w::FRAME_EXECUTABLE)?,
-        frame_instr_ptr: get(w::FRAME_INSTR_PTR)?,
-        frame_owner: Some(get(w::FRAME_OWNER)?),
+        current_frame: get(w.thread_current_frame)?,
+        thread_id: get(w.thread_thread_id)?,
+        native_thread_id: Some(get(w.thread_native_thread_id)?),
+        frame_previous: get(w.frame_previous)?,
+        frame_executable: get(w.frame_executable)?,
+        frame_instr_ptr: get(w.frame_instr_ptr)?,
+        frame_owner: Some(get(w.frame_owner)?),
         frame_gen: None,
         frame_state: None,
-        code_filename: get(w::CODE_FILENAME)?,
-        code_name: get(w::CODE_NAME)?,
-        code_qualname: Some(get(w::CODE_QUALNAME)?),
-        code_linetable: get(w::CODE_LINETABLE)?,
-        code_firstlineno: get(w::CODE_FIRSTLINENO)?,
-        code_adaptive: Some(get(w::CODE_CODE_ADAPTIVE)?),
-        bytes_size: get(w::BYTES_OB_SIZE)?,
-        bytes_sval: get(w::BYTES_OB_SVAL)?,
+        code_filename: get(w.code_filename)?,
+        code_name: get(w.code_name)?,
+        code_qualname: Some(get(w.code_qualname)?),
+        code_linetable: get(w.code_linetable)?,
+        code_firstlineno: get(w.code_firstlineno)?,
+        code_adaptive: Some(get(w.code_adaptive)?),
+        bytes_size: get(w.bytes_ob_size)?,
+        bytes_sval: get(w.bytes_ob_sval)?,
         unicode: UnicodeLayout {
-            state: get(w::UNICODE_STATE)?,
-            length: get(w::UNICODE_LENGTH)?,
-            ascii_size: get(w::UNICODE_ASCIIOBJECT_SIZE)?,
+            state: get(w.unicode_state)?,
+            length: get(w.unicode_length)?,
+            ascii_size: get(w.unicode_asciiobject_size)?,
         },
     })
 }
@@ -196,6 +227,49 @@ impl Spans {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A runtime of this process whose `_Py_DebugOffsets` are `words`, as 3.`minor`'s.
+    fn fake_runtime(minor: u8, words: &[u64]) -> Runtime {
+        Runtime {
+            // SAFETY: getpid has no preconditions.
+            pid: unsafe { libc::getpid() },
+            address: words.as_ptr() as u64,
+            library: std::path::PathBuf::from(format!("libpython3.{minor}.so")),
+            version: Some((3, minor)),
+            version_hex: Some(0x0300_00f0 | (u64::from(minor) << 16)),
+        }
+    }
+
+    #[test]
+    fn a_free_threaded_build_is_refused_saying_so_and_a_gil_build_read_from_its_words() {
+        for minor in [13, 14, 15] {
+            let map = versions::debug_words(3, minor).copied();
+            let Some(map) = map else {
+                panic!("3.{minor} has no word map");
+            };
+            // Each published field's offset is its word index times 8 here: a fake layout
+            // that shows which word each field was taken from.
+            let mut words: Vec<u64> = (0..map.words as u64).map(|i| i * 8).collect();
+            words[map.free_threaded] = 1;
+            match resolve(&fake_runtime(minor, &words)) {
+                Err(Error::Unsupported(why)) => assert!(why.contains("free-threaded"), "{why}"),
+                other => panic!("3.{minor}: {:?}", other.map(|r| r.1)),
+            }
+            words[map.free_threaded] = 0;
+            let (facts, layout) = match resolve(&fake_runtime(minor, &words)) {
+                Ok(found) => found,
+                Err(e) => panic!("3.{minor}: {e:?}"),
+            };
+            assert_eq!(layout.thread_id, map.thread_thread_id as u64 * 8);
+            assert_eq!(layout.frame_owner, Some(map.frame_owner as u64 * 8));
+            assert_eq!(layout.code_adaptive, Some(map.code_adaptive as u64 * 8));
+            assert_eq!(
+                layout.unicode.ascii_size,
+                map.unicode_asciiobject_size as u64 * 8
+            );
+            assert_eq!(facts.executable_tag_bits, if minor >= 14 { 3 } else { 0 });
+        }
+    }
 
     #[test]
     fn spans_cover_their_fields_and_read_nothing_outside() {

@@ -18,11 +18,11 @@
 use std::collections::HashMap;
 use std::io;
 
-use super::layout::{known_version, DebugWords};
+use super::layout::{self, known_version};
 use super::remote::{self, at};
 use super::runtime::Runtime;
 use super::stacks::{Error, MAX_INTERPRETERS};
-use super::versions::{self, debug_offsets_313 as w, InstanceAttrs, KeysSize, LongSize};
+use super::versions::{self, InstanceAttrs, KeysSize, LongSize};
 use super::versions::{NamesLayout, UnicodeLayout};
 
 /// Entries of one dict (used or deleted): beyond this it is taken as torn. 1.5 MiB of entries.
@@ -95,8 +95,9 @@ fn layout(rt: &Runtime) -> Result<NamesLayout, Error> {
     let table = versions::names_layout(major, minor).ok_or_else(|| {
         Error::Unsupported(format!(
             "reading the thread names of Python {major}.{minor} is not supported \
-             (process {}; supported: 3.10-3.13)",
-            rt.pid
+             (process {}; supported: {})",
+            rt.pid,
+            versions::supported_range()
         ))
     })?;
     if !versions::has_debug_offsets(major, minor) {
@@ -108,36 +109,33 @@ fn layout(rt: &Runtime) -> Result<NamesLayout, Error> {
             rt.pid
         )));
     }
-    let words = DebugWords::read(rt.pid, rt.address, w::WORDS)?;
+    // A free-threaded build's objects carry more header and its dicts a lock: refused there.
+    let w = layout::words_of(rt)?;
+    let words = layout::published(rt, "thread names")?;
     let get = |i: usize| words.get(i);
-    if get(w::FREE_THREADED)? != 0 {
-        // Its objects carry more header and its dicts a lock: not the table's layout.
-        return Err(Error::Unsupported(format!(
-            "reading the thread names of a free-threaded Python {major}.{minor} is not \
-             supported (process {})",
-            rt.pid
-        )));
-    }
+    let or_table = |i: Option<usize>, table: u64| i.map_or(Ok(table), get);
     Ok(NamesLayout {
-        interpreters_head: get(w::RUNTIME_INTERPRETERS_HEAD)?,
-        interp_next: get(w::INTERP_NEXT)?,
-        interp_modules: get(w::INTERP_IMPORTS_MODULES)?,
-        ob_type: get(w::PYOBJECT_OB_TYPE)?,
-        tp_flags: get(w::TYPE_TP_FLAGS)?,
+        interpreters_head: get(w.runtime_interpreters_head)?,
+        interp_next: get(w.interp_next)?,
+        interp_modules: get(w.interp_imports_modules)?,
+        ob_type: get(w.pyobject_ob_type)?,
+        tp_flags: get(w.type_tp_flags)?,
+        tp_dictoffset: or_table(w.type_tp_dictoffset, table.tp_dictoffset)?,
+        ht_cached_keys: or_table(w.heap_type_ht_cached_keys, table.ht_cached_keys)?,
         dict: versions::DictLayout {
-            ma_keys: get(w::DICT_MA_KEYS)?,
-            ma_values: get(w::DICT_MA_VALUES)?,
+            ma_keys: get(w.dict_ma_keys)?,
+            ma_values: get(w.dict_ma_values)?,
             ..table.dict
         },
         long: versions::LongLayout {
-            size: get(w::LONG_LV_TAG)?,
-            digits: get(w::LONG_OB_DIGIT)?,
+            size: get(w.long_lv_tag)?,
+            digits: get(w.long_ob_digit)?,
             ..table.long
         },
         unicode: UnicodeLayout {
-            state: get(w::UNICODE_STATE)?,
-            length: get(w::UNICODE_LENGTH)?,
-            ascii_size: get(w::UNICODE_ASCIIOBJECT_SIZE)?,
+            state: get(w.unicode_state)?,
+            length: get(w.unicode_length)?,
+            ascii_size: get(w.unicode_asciiobject_size)?,
         },
         ..*table
     })
@@ -641,7 +639,7 @@ mod tests {
 
     #[test]
     fn unknown_versions_are_unsupported_and_3_13_needs_its_debug_offsets() {
-        for version in [None, Some((3, 9)), Some((3, 14))] {
+        for version in [None, Some((3, 9)), Some((3, 16))] {
             assert!(matches!(
                 thread_names(&runtime(version, None)),
                 Err(Error::Unsupported(_))

@@ -1,12 +1,13 @@
 //! `StackReader`: every thread's Python call stack in another process, read from outside, again
 //! and again (a sampler's reads), and `thread_stacks(rt)`, one such read as names and lines.
 //!
-//! 3.13: the runtime publishes where each field is (`_Py_DebugOffsets`, read from the target
-//! once per reader, never assumed); what it does not publish (the C-stack frame owner, the `str`
-//! state bits, the location table's format) is in `versions`. 3.10 to 3.12 publish nothing:
-//! their layouts are tables in `versions`, taken from their headers, and each thread state's
-//! `interp` pointing back at its interpreter checks them. The walk is runtime -> interpreters
-//! -> thread states -> frames (innermost first) -> code objects. 3.10's frames are frame objects
+//! 3.13+: the runtime publishes where each field is (`_Py_DebugOffsets`, read from the target
+//! once per reader, never assumed, at word places `versions::DebugWordMap` gives per version);
+//! what it does not publish (the owners of frames that are not Python's, the tag bits of 3.14+'s
+//! code pointers, the `str` state bits, the location table's format) is in `versions`. 3.10 to
+//! 3.12 publish nothing: their layouts are tables in `versions`, taken from their headers, and
+//! each thread state's `interp` pointing back at its interpreter checks them. The walk is
+//! runtime -> interpreters -> thread states -> frames (innermost first) -> code objects. 3.10's frames are frame objects
 //! whose `f_lasti` counts code units, 3.11+'s interpreter frames that point at their instruction:
 //! `versions::FrameKind` says which, and `StackReader::frames` alone reads it.
 //!
@@ -104,7 +105,7 @@ struct Link {
 enum Seen {
     /// 3.10: it has returned or raised; its `f_back` is stale or links the frame free list.
     Finished,
-    /// 3.12+: a shim frame of C code, not Python.
+    /// 3.12+: a shim frame of C code or (3.14+) the interpreter's entry frame, not Python.
     Shim,
     /// Running code object `.0` at code unit `.1` (`None`: before its first instruction).
     Python(u64, Option<u64>),
@@ -546,10 +547,11 @@ impl StackReader {
         if byte(o.frame_state).is_some_and(|s| self.facts.frame_finished.contains(&(s as i8))) {
             return Ok(Seen::Finished);
         }
-        if byte(o.frame_owner).is_some_and(|b| Some(b) == self.facts.frame_owned_by_cstack) {
+        if byte(o.frame_owner).is_some_and(|b| self.facts.shim_owners.contains(&b)) {
             return Ok(Seen::Shim);
         }
-        let code = span.u64_at(raw, o.frame_executable);
+        // 3.14+: a `_PyStackRef`, whose low bits are its tag.
+        let code = span.u64_at(raw, o.frame_executable) & !self.facts.executable_tag_bits;
         let unit = match (self.facts.frame_kind, o.code_adaptive) {
             // `f_lasti`: the code unit last started, -1 before the first.
             (FrameKind::Object310, _) => u64::try_from(span.i32_at(raw, o.frame_instr_ptr)).ok(),

@@ -4,7 +4,7 @@
 //! - `ThreadStates`: the OS state of each thread (`/proc/PID/task/TID/stat`), asked for every
 //!   thread at every sample, so each thread's file stays open and is re-read in place (`pread`
 //!   at 0 makes the kernel write the line afresh) into one reused buffer.
-//! - `Gil`: where the main interpreter's GIL is (`versions::gil_layout`; on 3.13 the runtime's
+//! - `Gil`: where the main interpreter's GIL is (`versions::gil_layout`; on 3.13+ the runtime's
 //!   own debug offsets), found once; then each sample is one read of `last_holder` and
 //!   `locked`, which sit side by side. Between a thread setting `locked` and naming itself
 //!   `last_holder` the previous holder is still named: a sample in that window is misattributed,
@@ -18,11 +18,11 @@ use std::os::unix::fs::FileExt;
 use rustc_hash::FxBuildHasher;
 
 use super::error::Error;
-use super::layout::{known_version, DebugWords};
+use super::layout::{self, known_version};
 use super::memory;
 use super::remote::{self, at};
 use super::runtime::Runtime;
-use super::versions::{self, debug_offsets_313 as w, GilLayout, GilPlace};
+use super::versions::{self, GilLayout, GilPlace};
 
 /// The state letter of a thread that is on a CPU or waiting for one.
 const RUNNING: u8 = b'R';
@@ -244,9 +244,10 @@ fn published(rt: &Runtime, table: &GilLayout) -> Result<GilLayout, Error> {
     else {
         return Ok(*table);
     };
-    let words = DebugWords::read(rt.pid, rt.address, w::INTERP_GIL_HOLDER + 1)?;
-    let head = words.get(w::RUNTIME_INTERPRETERS_HEAD)?;
-    let own_gil = words.get(w::INTERP_GIL_RUNTIME_STATE)?;
+    let w = layout::words_of(rt)?;
+    let words = layout::published(rt, "GIL")?;
+    let head = words.get(w.runtime_interpreters_head)?;
+    let own_gil = words.get(w.interp_gil_runtime_state)?;
     let inside = |i: usize| {
         words.get(i)?.checked_sub(own_gil).ok_or_else(|| {
             Error::Layout(format!("_Py_DebugOffsets word {i} is not inside the GIL"))
@@ -257,11 +258,11 @@ fn published(rt: &Runtime, table: &GilLayout) -> Result<GilLayout, Error> {
         place: GilPlace::MainInterpreter {
             interpreters_head: head,
             interpreters_main: head + main_after_head,
-            ceval_gil: words.get(w::INTERP_CEVAL_GIL)?,
+            ceval_gil: words.get(w.interp_ceval_gil)?,
             own_gil,
         },
-        last_holder: inside(w::INTERP_GIL_HOLDER)?,
-        locked: inside(w::INTERP_GIL_LOCKED)?,
+        last_holder: inside(w.interp_gil_holder)?,
+        locked: inside(w.interp_gil_locked)?,
     })
 }
 

@@ -9,15 +9,22 @@ pub struct VersionFacts {
     /// `_PyRuntime` starts with `_Py_DebugOffsets` (3.13+: `pycore_runtime.h`), which says the
     /// exact version and where the fields the sampler reads are.
     pub debug_offsets: bool,
+    /// Whether the sampler reads this version's free-threaded build (`3.13t`...), which
+    /// `_Py_DebugOffsets.free_threaded` names: its objects carry a longer header, its code
+    /// objects per-thread bytecode (`co_tlbc`), its strings other state bits. None yet: such a
+    /// target is refused, saying so.
+    pub free_threaded: bool,
 }
 
 /// The versions rprofile supports, oldest first.
 #[rustfmt::skip]
 pub const VERSIONS: &[VersionFacts] = &[
-    VersionFacts { major: 3, minor: 10, debug_offsets: false },
-    VersionFacts { major: 3, minor: 11, debug_offsets: false },
-    VersionFacts { major: 3, minor: 12, debug_offsets: false },
-    VersionFacts { major: 3, minor: 13, debug_offsets: true },
+    VersionFacts { major: 3, minor: 10, debug_offsets: false, free_threaded: false },
+    VersionFacts { major: 3, minor: 11, debug_offsets: false, free_threaded: false },
+    VersionFacts { major: 3, minor: 12, debug_offsets: false, free_threaded: false },
+    VersionFacts { major: 3, minor: 13, debug_offsets: true, free_threaded: false },
+    VersionFacts { major: 3, minor: 14, debug_offsets: true, free_threaded: false },
+    VersionFacts { major: 3, minor: 15, debug_offsets: true, free_threaded: false },
 ];
 
 /// `_Py_DebugOffsets` as 3.13 declares it: `char cookie[8]` then `uint64_t version`
@@ -31,54 +38,252 @@ pub mod debug_offsets {
     pub const HEAD_LEN: usize = 16;
 }
 
-/// Where each offset the stack reader needs sits in 3.13's `_Py_DebugOffsets`, as the index of
+/// Where each offset the sampler takes sits in a version's `_Py_DebugOffsets`, as the index of
 /// its `uint64_t` (the struct is all `uint64_t` after `cookie`, which takes word 0). The values
-/// at these words are read from the target; only their places are written here.
-/// `include/python3.13/internal/pycore_runtime.h`, `struct _Py_DebugOffsets`.
-pub mod debug_offsets_313 {
-    /// The words to read: through `unicode_object.asciiobject_size`.
-    pub const WORDS: usize = 71;
+/// at these words are read from the target; only their places are written here, one row per
+/// version: `offsetof(_Py_DebugOffsets, field) / 8` compiled against that version's
+/// `include/python3.X/internal/pycore_debug_offsets.h` (3.13: `pycore_runtime.h`);
+/// `tools/sampler-offsets.c` prints them. A field a version does not publish is `None`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DebugWordMap {
+    /// The words to read: through the last one used.
+    pub words: usize,
     /// Whether the build is free-threaded (other object and dict layouts).
-    pub const FREE_THREADED: usize = 2;
-    pub const RUNTIME_INTERPRETERS_HEAD: usize = 5;
-    pub const INTERP_NEXT: usize = 8;
-    pub const INTERP_THREADS_HEAD: usize = 9;
-    pub const THREAD_NEXT: usize = 21;
-    pub const THREAD_INTERP: usize = 22;
-    pub const THREAD_CURRENT_FRAME: usize = 23;
-    pub const THREAD_THREAD_ID: usize = 24;
-    pub const THREAD_NATIVE_THREAD_ID: usize = 25;
-    pub const FRAME_PREVIOUS: usize = 29;
-    pub const FRAME_EXECUTABLE: usize = 30;
-    pub const FRAME_INSTR_PTR: usize = 31;
-    pub const FRAME_OWNER: usize = 33;
-    pub const CODE_FILENAME: usize = 35;
-    pub const CODE_NAME: usize = 36;
-    pub const CODE_QUALNAME: usize = 37;
-    pub const CODE_LINETABLE: usize = 38;
-    pub const CODE_FIRSTLINENO: usize = 39;
-    pub const CODE_CODE_ADAPTIVE: usize = 43;
-    // What the thread-name reader takes (`sys.modules`, objects, types, dicts, ints).
-    pub const INTERP_IMPORTS_MODULES: usize = 11;
-    pub const PYOBJECT_OB_TYPE: usize = 45;
-    pub const TYPE_TP_FLAGS: usize = 49;
-    pub const DICT_MA_KEYS: usize = 57;
-    pub const DICT_MA_VALUES: usize = 58;
-    pub const LONG_LV_TAG: usize = 62;
-    pub const LONG_OB_DIGIT: usize = 63;
-    pub const BYTES_OB_SIZE: usize = 65;
-    pub const BYTES_OB_SVAL: usize = 66;
-    pub const UNICODE_STATE: usize = 68;
-    pub const UNICODE_LENGTH: usize = 69;
-    pub const UNICODE_ASCIIOBJECT_SIZE: usize = 70;
+    pub free_threaded: usize,
+    pub runtime_interpreters_head: usize,
+    pub interp_next: usize,
+    pub interp_threads_head: usize,
+    /// `interpreter_state.imports_modules`: `sys.modules`, for the thread-name reader.
+    pub interp_imports_modules: usize,
     /// `interpreter_state.ceval_gil` (the pointer), `gil_runtime_state` (the interpreter's own
     /// GIL), and that GIL's `locked` and `last_holder`, these two from the interpreter's start.
-    pub const INTERP_CEVAL_GIL: usize = 14;
-    pub const INTERP_GIL_RUNTIME_STATE: usize = 15;
-    pub const INTERP_GIL_LOCKED: usize = 17;
-    pub const INTERP_GIL_HOLDER: usize = 18;
-    // The words the reader takes are all within what it reads.
-    const _: () = assert!(UNICODE_ASCIIOBJECT_SIZE < WORDS);
+    pub interp_ceval_gil: usize,
+    pub interp_gil_runtime_state: usize,
+    pub interp_gil_locked: usize,
+    pub interp_gil_holder: usize,
+    pub thread_next: usize,
+    pub thread_interp: usize,
+    pub thread_current_frame: usize,
+    pub thread_thread_id: usize,
+    pub thread_native_thread_id: usize,
+    /// `thread_state.holds_gil` (3.15+): whether this thread holds its interpreter's GIL.
+    pub thread_holds_gil: Option<usize>,
+    pub frame_previous: usize,
+    pub frame_executable: usize,
+    pub frame_instr_ptr: usize,
+    pub frame_owner: usize,
+    pub code_filename: usize,
+    pub code_name: usize,
+    pub code_qualname: usize,
+    pub code_linetable: usize,
+    pub code_firstlineno: usize,
+    pub code_adaptive: usize,
+    // What the thread-name reader takes (objects, types, dicts, ints, bytes, strings).
+    pub pyobject_ob_type: usize,
+    pub type_tp_flags: usize,
+    /// `type_object.tp_dictoffset`, `heap_type_object.ht_cached_keys` (3.15+).
+    pub type_tp_dictoffset: Option<usize>,
+    pub heap_type_ht_cached_keys: Option<usize>,
+    pub dict_ma_keys: usize,
+    pub dict_ma_values: usize,
+    pub long_lv_tag: usize,
+    pub long_ob_digit: usize,
+    pub bytes_ob_size: usize,
+    pub bytes_ob_sval: usize,
+    pub unicode_state: usize,
+    pub unicode_length: usize,
+    pub unicode_asciiobject_size: usize,
+    /// `unicode_object.compactunicodeobject_size` (3.15+).
+    pub unicode_compact_size: Option<usize>,
+}
+
+impl DebugWordMap {
+    /// Every word index the map names, for checks that they lie within `words`.
+    pub fn indices(&self) -> Vec<usize> {
+        let mut all = vec![
+            self.free_threaded,
+            self.runtime_interpreters_head,
+            self.interp_next,
+            self.interp_threads_head,
+            self.interp_imports_modules,
+            self.interp_ceval_gil,
+            self.interp_gil_runtime_state,
+            self.interp_gil_locked,
+            self.interp_gil_holder,
+            self.thread_next,
+            self.thread_interp,
+            self.thread_current_frame,
+            self.thread_thread_id,
+            self.thread_native_thread_id,
+            self.frame_previous,
+            self.frame_executable,
+            self.frame_instr_ptr,
+            self.frame_owner,
+            self.code_filename,
+            self.code_name,
+            self.code_qualname,
+            self.code_linetable,
+            self.code_firstlineno,
+            self.code_adaptive,
+            self.pyobject_ob_type,
+            self.type_tp_flags,
+            self.dict_ma_keys,
+            self.dict_ma_values,
+            self.long_lv_tag,
+            self.long_ob_digit,
+            self.bytes_ob_size,
+            self.bytes_ob_sval,
+            self.unicode_state,
+            self.unicode_length,
+            self.unicode_asciiobject_size,
+        ];
+        all.extend(
+            [
+                self.thread_holds_gil,
+                self.type_tp_dictoffset,
+                self.heap_type_ht_cached_keys,
+                self.unicode_compact_size,
+            ]
+            .into_iter()
+            .flatten(),
+        );
+        all
+    }
+}
+
+/// 3.13 (`include/python3.13/internal/pycore_runtime.h`, `struct _Py_DebugOffsets`: 73 words).
+pub const DEBUG_WORDS_313: DebugWordMap = DebugWordMap {
+    words: 71,
+    free_threaded: 2,
+    runtime_interpreters_head: 5,
+    interp_next: 8,
+    interp_threads_head: 9,
+    interp_imports_modules: 11,
+    interp_ceval_gil: 14,
+    interp_gil_runtime_state: 15,
+    interp_gil_locked: 17,
+    interp_gil_holder: 18,
+    thread_next: 21,
+    thread_interp: 22,
+    thread_current_frame: 23,
+    thread_thread_id: 24,
+    thread_native_thread_id: 25,
+    thread_holds_gil: None,
+    frame_previous: 29,
+    frame_executable: 30,
+    frame_instr_ptr: 31,
+    frame_owner: 33,
+    code_filename: 35,
+    code_name: 36,
+    code_qualname: 37,
+    code_linetable: 38,
+    code_firstlineno: 39,
+    code_adaptive: 43,
+    pyobject_ob_type: 45,
+    type_tp_flags: 49,
+    type_tp_dictoffset: None,
+    heap_type_ht_cached_keys: None,
+    dict_ma_keys: 57,
+    dict_ma_values: 58,
+    long_lv_tag: 62,
+    long_ob_digit: 63,
+    bytes_ob_size: 65,
+    bytes_ob_sval: 66,
+    unicode_state: 68,
+    unicode_length: 69,
+    unicode_asciiobject_size: 70,
+    unicode_compact_size: None,
+};
+
+/// 3.14 (`include/python3.14/internal/pycore_debug_offsets.h`: 95 words): the interpreter
+/// state gains `threads_main`, the code object `co_tlbc`, and sets, floats, lists, tuples and
+/// generators are published before the fields read after them.
+pub const DEBUG_WORDS_314: DebugWordMap = DebugWordMap {
+    words: 81,
+    free_threaded: 2,
+    runtime_interpreters_head: 5,
+    interp_next: 8,
+    interp_threads_head: 9,
+    interp_imports_modules: 12,
+    interp_ceval_gil: 15,
+    interp_gil_runtime_state: 16,
+    interp_gil_locked: 18,
+    interp_gil_holder: 19,
+    thread_next: 24,
+    thread_interp: 25,
+    thread_current_frame: 26,
+    thread_thread_id: 27,
+    thread_native_thread_id: 28,
+    thread_holds_gil: None,
+    frame_previous: 32,
+    frame_executable: 33,
+    frame_instr_ptr: 34,
+    frame_owner: 36,
+    code_filename: 40,
+    code_name: 41,
+    code_qualname: 42,
+    code_linetable: 43,
+    code_firstlineno: 44,
+    code_adaptive: 48,
+    pyobject_ob_type: 51,
+    type_tp_flags: 55,
+    type_tp_dictoffset: None,
+    heap_type_ht_cached_keys: None,
+    dict_ma_keys: 67,
+    dict_ma_values: 68,
+    long_lv_tag: 72,
+    long_ob_digit: 73,
+    bytes_ob_size: 75,
+    bytes_ob_sval: 76,
+    unicode_state: 78,
+    unicode_length: 79,
+    unicode_asciiobject_size: 80,
+    unicode_compact_size: None,
+};
+
+/// 3.15 (`include/python3.15/internal/pycore_debug_offsets.h`: 111 words): the thread state
+/// gains `base_frame`, the last profiled frame, `holds_gil`, `gil_requested` and its
+/// exceptions; types publish `tp_basicsize`, `tp_dictoffset` and `ht_cached_keys`.
+pub const DEBUG_WORDS_315: DebugWordMap = DebugWordMap {
+    words: 94,
+    thread_thread_id: 30,
+    thread_native_thread_id: 31,
+    thread_holds_gil: Some(34),
+    frame_previous: 40,
+    frame_executable: 41,
+    frame_instr_ptr: 42,
+    frame_owner: 44,
+    code_filename: 48,
+    code_name: 49,
+    code_qualname: 50,
+    code_linetable: 51,
+    code_firstlineno: 52,
+    code_adaptive: 56,
+    pyobject_ob_type: 59,
+    type_tp_flags: 63,
+    type_tp_dictoffset: Some(65),
+    heap_type_ht_cached_keys: Some(67),
+    dict_ma_keys: 79,
+    dict_ma_values: 80,
+    long_lv_tag: 84,
+    long_ob_digit: 85,
+    bytes_ob_size: 87,
+    bytes_ob_sval: 88,
+    unicode_state: 90,
+    unicode_length: 91,
+    unicode_asciiobject_size: 92,
+    unicode_compact_size: Some(93),
+    ..DEBUG_WORDS_314
+};
+
+/// The word map of a version that publishes `_Py_DebugOffsets`, `None` for the others.
+pub fn debug_words(major: u8, minor: u8) -> Option<&'static DebugWordMap> {
+    match (major, minor) {
+        (3, 13) => Some(&DEBUG_WORDS_313),
+        (3, 14) => Some(&DEBUG_WORDS_314),
+        (3, 15) => Some(&DEBUG_WORDS_315),
+        _ => None,
+    }
 }
 
 /// Where a `str` object's fields are.
@@ -302,9 +507,14 @@ pub struct StackFacts {
     pub layout: Option<StackLayout>,
     pub frame_kind: FrameKind,
     pub line_table: LineTable,
-    /// `FRAME_OWNED_BY_CSTACK` (`pycore_frame.h`, 3.12+): a shim frame of C code, not Python;
-    /// skipped. `None` (3.11): every frame in the chain is a Python frame.
-    pub frame_owned_by_cstack: Option<u8>,
+    /// The owners of frames that are not Python's, skipped: `FRAME_OWNED_BY_CSTACK`
+    /// (`pycore_frame.h`, 3.12-3.14), a shim frame of C code, and `FRAME_OWNED_BY_INTERPRETER`
+    /// (3.14+, `pycore_interpframe_structs.h`), the entry frame at the bottom of each thread's
+    /// chain. Empty (3.11): every frame in the chain is a Python frame.
+    pub shim_owners: &'static [u8],
+    /// The low bits of a frame's `f_executable` that are a tag, not address: 3.14+ keep it as a
+    /// `_PyStackRef` (`Py_TAG_BITS`, 3 in the GIL build, `pycore_stackref.h`); 0 before.
+    pub executable_tag_bits: u64,
     /// `FRAME_OWNED_BY_GENERATOR` (3.11+): a generator's or coroutine's frame, which is never
     /// the outermost of a thread's chain (its `previous` is set while it runs; a chain that
     /// ends at one was read while it yielded).
@@ -324,11 +534,27 @@ pub const STACK_FACTS_313: StackFacts = StackFacts {
     layout: None,
     frame_kind: FrameKind::Interpreter311,
     line_table: LineTable::Locations311,
-    frame_owned_by_cstack: Some(3),
+    shim_owners: &[3],
+    executable_tag_bits: 0,
     frame_owned_by_generator: Some(1),
     str_facts: STR_FACTS_312,
     code_unit: 2,
     frame_finished: &[],
+};
+
+/// 3.14's (`internal/pycore_interpframe_structs.h`, `pycore_stackref.h`): the owner values
+/// move (3 = `FRAME_OWNED_BY_INTERPRETER`, 4 = `FRAME_OWNED_BY_CSTACK`: both skipped) and
+/// `f_executable` is a tagged `_PyStackRef`.
+pub const STACK_FACTS_314: StackFacts = StackFacts {
+    shim_owners: &[3, 4],
+    executable_tag_bits: 3,
+    ..STACK_FACTS_313
+};
+
+/// 3.15's: `FRAME_OWNED_BY_CSTACK` is gone; 3 (`FRAME_OWNED_BY_INTERPRETER`) is skipped.
+pub const STACK_FACTS_315: StackFacts = StackFacts {
+    shim_owners: &[3],
+    ..STACK_FACTS_314
 };
 
 /// 3.12's: the same as 3.13's but for the layout, which 3.12 does not publish.
@@ -340,7 +566,7 @@ pub const STACK_FACTS_312: StackFacts = StackFacts {
 /// 3.11's: no C-stack shim frames, a longer `PyCompactUnicodeObject`.
 pub const STACK_FACTS_311: StackFacts = StackFacts {
     layout: Some(LAYOUT_311),
-    frame_owned_by_cstack: None,
+    shim_owners: &[],
     str_facts: STR_FACTS_310,
     ..STACK_FACTS_313
 };
@@ -361,6 +587,8 @@ pub fn stack_facts(major: u8, minor: u8) -> Option<&'static StackFacts> {
         (3, 11) => Some(&STACK_FACTS_311),
         (3, 12) => Some(&STACK_FACTS_312),
         (3, 13) => Some(&STACK_FACTS_313),
+        (3, 14) => Some(&STACK_FACTS_314),
+        (3, 15) => Some(&STACK_FACTS_315),
         _ => None,
     }
 }
@@ -428,6 +656,29 @@ pub const GIL_313: GilLayout = GilLayout {
     ..GIL_310
 };
 
+/// 3.14's headers (`_PyRuntime.interpreters.head` 808, `.main` 816; `PyInterpreterState._gil`
+/// 7784); all but head -> main is read from `_Py_DebugOffsets` on attach.
+pub const GIL_314: GilLayout = GilLayout {
+    place: GilPlace::MainInterpreter {
+        interpreters_head: 808,
+        interpreters_main: 816,
+        ceval_gil: 16,
+        own_gil: 7784,
+    },
+    ..GIL_310
+};
+
+/// 3.15's headers (head 936, main 944, `_gil` 7736), used as 3.14's.
+pub const GIL_315: GilLayout = GilLayout {
+    place: GilPlace::MainInterpreter {
+        interpreters_head: 936,
+        interpreters_main: 944,
+        ceval_gil: 16,
+        own_gil: 7736,
+    },
+    ..GIL_310
+};
+
 /// Where the GIL of version `major.minor` is, `None` for a version the table does not know.
 pub fn gil_layout(major: u8, minor: u8) -> Option<&'static GilLayout> {
     match (major, minor) {
@@ -435,6 +686,8 @@ pub fn gil_layout(major: u8, minor: u8) -> Option<&'static GilLayout> {
         (3, 11) => Some(&GIL_311),
         (3, 12) => Some(&GIL_312),
         (3, 13) => Some(&GIL_313),
+        (3, 14) => Some(&GIL_314),
+        (3, 15) => Some(&GIL_315),
         _ => None,
     }
 }
@@ -685,6 +938,29 @@ pub const NAMES_313: NamesLayout = NamesLayout {
     ..NAMES_312
 };
 
+/// 3.14 (`include/python3.14/`): 3.13's dicts, ints, strings and instances, other places in
+/// the runtime and interpreter; `ma_version_tag` is gone (`_ma_watcher_tag` in its place does
+/// not move at each change), so a dict is read once, unchecked.
+pub const NAMES_314: NamesLayout = NamesLayout {
+    interpreters_head: 808,
+    interp_next: 7272,
+    interp_modules: 7688,
+    dict: DictLayout {
+        ma_version_tag: None,
+        ..NAMES_313.dict
+    },
+    ..NAMES_313
+};
+
+/// 3.15 (`include/python3.15/`; it publishes `tp_dictoffset` and `ht_cached_keys` too).
+pub const NAMES_315: NamesLayout = NamesLayout {
+    interpreters_head: 936,
+    interp_next: 7264,
+    interp_modules: 7592,
+    ht_cached_keys: 888,
+    ..NAMES_314
+};
+
 /// The thread-name layout of a supported version.
 pub fn names_layout(major: u8, minor: u8) -> Option<&'static NamesLayout> {
     match (major, minor) {
@@ -692,7 +968,17 @@ pub fn names_layout(major: u8, minor: u8) -> Option<&'static NamesLayout> {
         (3, 11) => Some(&NAMES_311),
         (3, 12) => Some(&NAMES_312),
         (3, 13) => Some(&NAMES_313),
+        (3, 14) => Some(&NAMES_314),
+        (3, 15) => Some(&NAMES_315),
         _ => None,
+    }
+}
+
+/// The supported versions as text, oldest to newest: `3.10-3.15`.
+pub fn supported_range() -> String {
+    match (VERSIONS.first(), VERSIONS.last()) {
+        (Some(a), Some(b)) => format!("{}.{}-{}.{}", a.major, a.minor, b.major, b.minor),
+        _ => String::new(),
     }
 }
 
@@ -736,9 +1022,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_table_covers_3_10_to_3_13_in_order() {
+    fn the_table_covers_3_10_to_3_15_in_order() {
         let listed: Vec<_> = VERSIONS.iter().map(|v| (v.major, v.minor)).collect();
-        assert_eq!(listed, [(3, 10), (3, 11), (3, 12), (3, 13)]);
+        assert_eq!(
+            listed,
+            [(3, 10), (3, 11), (3, 12), (3, 13), (3, 14), (3, 15)]
+        );
+        // No free-threaded build is read yet.
+        assert!(VERSIONS.iter().all(|v| !v.free_threaded));
         assert_eq!(facts(3, 9), None);
         assert_eq!(facts(3, 12).map(|f| f.debug_offsets), Some(false));
     }
@@ -772,7 +1063,9 @@ mod tests {
         assert_eq!(stack_facts(3, 11).map(|f| f.layout), Some(Some(LAYOUT_311)));
         assert_eq!(stack_facts(3, 10).map(|f| f.layout), Some(Some(LAYOUT_310)));
         assert_eq!(stack_facts(3, 9), None);
-        assert_eq!(stack_facts(3, 14), None);
+        assert_eq!(stack_facts(3, 14).map(|f| f.layout), Some(None));
+        assert_eq!(stack_facts(3, 15).map(|f| f.layout), Some(None));
+        assert_eq!(stack_facts(3, 16), None);
     }
 
     #[test]
@@ -835,7 +1128,9 @@ mod tests {
         assert_eq!(names_layout(3, 12), Some(&NAMES_312));
         assert_eq!(names_layout(3, 13), Some(&NAMES_313));
         assert_eq!(names_layout(3, 9), None);
-        assert_eq!(names_layout(3, 14), None);
+        assert_eq!(names_layout(3, 14), Some(&NAMES_314));
+        assert_eq!(names_layout(3, 15), Some(&NAMES_315));
+        assert_eq!(names_layout(3, 16), None);
         // Each version keeps an instance's attributes in its own way.
         assert_eq!(NAMES_310.attrs, InstanceAttrs::DictOffset);
         assert!(matches!(
@@ -844,6 +1139,29 @@ mod tests {
         ));
         assert_eq!(NAMES_311.str_facts, STACK_FACTS_311.str_facts);
         assert_eq!(NAMES_313.str_facts, STACK_FACTS_313.str_facts);
+    }
+
+    #[test]
+    fn every_version_with_debug_offsets_has_a_word_map_within_its_words() {
+        for v in VERSIONS {
+            let map = debug_words(v.major, v.minor);
+            assert_eq!(map.is_some(), v.debug_offsets, "{}.{}", v.major, v.minor);
+            if let Some(map) = map {
+                assert!(map.indices().iter().all(|&i| i < map.words), "{}", v.minor);
+            }
+        }
+        // Only 3.15 says which thread holds the GIL per thread.
+        assert_eq!(DEBUG_WORDS_314.thread_holds_gil, None);
+        assert!(DEBUG_WORDS_315.thread_holds_gil.is_some());
+    }
+
+    #[test]
+    fn frames_not_pythons_and_tagged_code_pointers_per_version() {
+        let skip = |minor| stack_facts(3, minor).map(|f| (f.shim_owners, f.executable_tag_bits));
+        assert_eq!(skip(11), Some((&[][..], 0)));
+        assert_eq!(skip(13), Some((&[3][..], 0)));
+        assert_eq!(skip(14), Some((&[3, 4][..], 3)));
+        assert_eq!(skip(15), Some((&[3][..], 3)));
     }
 
     #[test]
