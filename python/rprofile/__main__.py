@@ -82,6 +82,10 @@ def _parser():
     parser.add_option("--pid", dest="pid", type="int", default=None,
                       help="With --sample: attach to this running Python process until Ctrl-C "
                            "or --duration; it keeps running unchanged")
+    parser.add_option("--blocking", dest="blocking", action="store_true", default=False,
+                      help="With --sample: stop the program's threads (ptrace) for each "
+                           "sample, so that no read is torn (none dropped); the program runs "
+                           "slower for it. Use it when the summary reports many dropped reads")
     parser.add_option("--duration", dest="duration", type="float", default=None,
                       metavar="SECONDS", help="With --sample: stop sampling after this long")
     parser.add_option("--lines", dest="lines", action="store_true", default=False,
@@ -152,7 +156,7 @@ def main():
         parser.error("--flamegraph-lines needs --flamegraph")
     if options.sample or options.pid is not None:
         return _main_sampled(parser, options, args)
-    for name in ("rate", "mode", "duration", "lines", "collapsed", "flamegraph"):
+    for name in ("rate", "mode", "duration", "lines", "collapsed", "flamegraph", "blocking"):
         if getattr(options, name) != parser.defaults[name]:
             parser.error("--%s needs --sample" % name)
     sys.argv[:] = args
