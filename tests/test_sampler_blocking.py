@@ -20,7 +20,7 @@ from test_sampling import _supported
 pytestmark = pytest.mark.skipif(_supported() is not None, reason=str(_supported()))
 
 DROPPED = re.compile(r"(\d+) dropped \(torn reads\)")
-BLOCKING = "Blocking: the target was stopped for each sample."
+BLOCKING = "Blocking: the target was stopped for each sample"
 
 
 def _dropped(text):
@@ -30,7 +30,7 @@ def _dropped(text):
 
 
 def _frames(path):
-    """[([(name, file, line)] outermost first, count)] of a folded-stacks file."""
+    """[([(name, file, line or None)] outermost first, count)] of a folded-stacks file."""
     rows = []
     with open(path, encoding="utf-8") as f:
         for line in f:
@@ -38,8 +38,11 @@ def _frames(path):
             frames = []
             for frame in stack.split(";")[1:]:
                 name, _, where = frame.rpartition(" (")
-                file, _, lineno = where.rstrip(")").rpartition(":")
-                frames.append((name, file, int(lineno)))
+                file, colon, lineno = where.rstrip(")").rpartition(":")
+                # A frame whose line is not known (3.10) has no ":LINE".
+                if not colon or not lineno.lstrip("-").isdigit():
+                    file, lineno = where.rstrip(")"), None
+                frames.append((name, file, lineno and int(lineno)))
             rows.append((frames, int(count)))
     return rows
 

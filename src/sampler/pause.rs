@@ -30,6 +30,8 @@ pub const SERVE_EVERY: Duration = Duration::from_millis(1);
 /// (a `vfork` parent until its child execs) runs no Python meanwhile; the sample reads it
 /// as it is, and its stop, when it comes, is resumed by `serve`.
 const STOP_WAIT: Duration = Duration::from_millis(20);
+/// How long a stop is waited for by yielding the CPU before sleeping between looks.
+const SPIN: Duration = Duration::from_micros(100);
 /// How long the release waits for threads to stop so that they can be detached.
 const RELEASE_WAIT: Duration = Duration::from_secs(2);
 /// Listings of the threads per sample at most: a thread that started while the others were
@@ -83,6 +85,8 @@ pub struct Pause {
     tasks: HashMap<i32, Task>,
     /// Reads taken while some thread would not stop in time (read as it was, running).
     pub unstopped: u64,
+    /// When the first thread of this stop was interrupted (`None`: not stopped now).
+    since: Option<Instant>,
 }
 
 impl Pause {
@@ -95,6 +99,7 @@ impl Pause {
             own_child: parent_of(pid) == Some(std::process::id() as i32),
             tasks: HashMap::new(),
             unstopped: 0,
+            since: None,
         };
         let ids = tids::thread_ids(pid).map_err(|e| Refused(format!("process {pid}: {e}")))?;
         for tid in ids {
@@ -156,6 +161,7 @@ impl Pause {
             if self.tasks.get(&tid) != Some(&Task::Running) {
                 continue;
             }
+            self.since.get_or_insert_with(Instant::now);
             // SAFETY: PTRACE_INTERRUPT takes no address or data; `tid` is our tracee.
             let r = unsafe { libc::ptrace(libc::PTRACE_INTERRUPT, tid, 0usize, 0usize) };
             if r == 0 {
@@ -166,13 +172,16 @@ impl Pause {
                 self.tasks.remove(&tid);
             }
         }
-        let deadline = Instant::now() + wait;
+        let start = Instant::now();
         let mut nap = Duration::from_micros(2);
         for &tid in &tids {
             while self.tasks.get(&tid) == Some(&Task::Interrupted) {
                 match self.wait(tid) {
                     Ok(Some(event)) => self.on_event(tid, event),
-                    Ok(None) if Instant::now() < deadline => {
+                    // A running thread stops within microseconds: yield (to it, when it
+                    // waits for this CPU) rather than sleep, which takes tens of them.
+                    Ok(None) if start.elapsed() < SPIN => std::thread::yield_now(),
+                    Ok(None) if start.elapsed() < wait => {
                         std::thread::sleep(nap);
                         nap = (nap * 2).min(Duration::from_micros(200));
                     }
@@ -203,8 +212,9 @@ impl Pause {
         }
     }
 
-    /// Lets every stopped thread go on, each as its stop asks.
-    pub fn resume(&mut self) {
+    /// Lets every stopped thread go on, each as its stop asks; how long since the first was
+    /// interrupted.
+    pub fn resume(&mut self) -> Duration {
         let stopped: Vec<(i32, Resume)> = self
             .tasks
             .iter()
@@ -224,6 +234,7 @@ impl Pause {
                 }
             }
         }
+        self.since.take().map_or(Duration::ZERO, |t| t.elapsed())
     }
 
     /// Between samples: passes on the signals delivered to running threads, resumes a stop

@@ -173,7 +173,8 @@ impl Session {
 
     /// Samples until `stop` is set, the duration passes, or the target is gone.
     pub fn run(&mut self, stop: &AtomicBool) -> End {
-        clock::prepare_thread(NICE);
+        // A blocking run's target waits for each read: its reader yields to nothing else.
+        clock::prepare_thread(if self.options.blocking { 0 } else { NICE });
         let mut clock = Clock::start(self.options.rate);
         if let Err(Refused(why)) = self.hold() {
             let end = End::Failed(why);
@@ -311,7 +312,9 @@ impl Session {
             pause.stop()?;
             read = self.reader.read(threads).and_then(|()| self.holder());
             if let Some(pause) = self.pause.as_mut() {
-                pause.resume();
+                let stopped = pause.resume();
+                self.profile.pauses += 1;
+                self.profile.paused += stopped.as_secs_f64();
             }
             if read.is_err() || !threads.iter().any(|t| t.torn) {
                 break;

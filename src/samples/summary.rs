@@ -68,12 +68,20 @@ pub fn summary(p: &Profile) -> String {
 pub const DROPPED_HINT_PERCENT: u64 = 10;
 
 /// What follows the summary line about how the reads were taken: ` Blocking: the target was
-/// stopped for each sample.`, or, for a run that did not stop it and dropped more than
+/// stopped for each sample (N us on average, S s in all).`, or, for a run that did not stop it and dropped more than
 /// `DROPPED_HINT_PERCENT` of its reads, the share dropped and `--blocking`. A thread's read
 /// is counted once, dropped or kept (idle or not; a late read's weight counts its ticks).
 pub fn reads_note(p: &Profile, blocking: bool) -> String {
     if blocking {
-        return " Blocking: the target was stopped for each sample.".into();
+        let each = match p.pauses {
+            0 => String::new(),
+            n => format!(
+                " ({:.0} us on average, {:.3} s in all)",
+                p.paused * 1e6 / n as f64,
+                p.paused
+            ),
+        };
+        return format!(" Blocking: the target was stopped for each sample{each}.");
     }
     let dropped = p.dropped();
     let reads: u64 = p
@@ -137,6 +145,12 @@ mod tests {
         assert_eq!(
             reads_note(&p, true),
             " Blocking: the target was stopped for each sample."
+        );
+        (p.pauses, p.paused) = (4, 0.0002);
+        assert_eq!(
+            reads_note(&p, true),
+            " Blocking: the target was stopped for each sample (50 us on average, 0.000 s in \
+             all)."
         );
         let reads: u64 = p.threads.iter().map(|t| t.samples + t.idle).sum();
         // A tenth of the reads dropped: no note; more: the share and the option.

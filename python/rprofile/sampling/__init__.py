@@ -96,7 +96,9 @@ class Sampler:
     after it, so that no read is torn; the target is slower for it (see the README). It cannot
     be this process (its threads cannot stop themselves), nor a child of this process unless
     nothing here waits for that child while sampling (a wait would take the stops meant for the
-    sampler): ``python -m rprofile --sample --blocking`` runs a program so. ``start()``
+    sampler; so would ``os.wait()`` or ``os.waitpid(-1, ...)`` for any child, which this
+    process must not call meanwhile): ``python -m rprofile --sample --blocking`` runs a
+    program so. ``start()``
     raises PermissionError when the target may not be stopped (another tracer holds it).
     Use ``start()``/``stop()`` or ``with Sampler() as s: ...``; then ``print_stats()``,
     ``dump_stats(path)``, ``stats()`` (an ``rprofile.Stats``), ``print_lines()``, and the
