@@ -85,6 +85,10 @@ def _parser():
                            "without, the exact profiler runs inside it (Python 3.14+, through "
                            "sys.remote_exec; the same Python version as rprofile's) and is "
                            "removed after: -o, -s, --html, --pprof as for a script")
+    parser.add_option("--blocking", dest="blocking", action="store_true", default=False,
+                      help="With --sample: stop the program's threads (ptrace) for each "
+                           "sample, so that no read is torn (none dropped); the program runs "
+                           "slower for it. Use it when the summary reports many dropped reads")
     parser.add_option("--duration", dest="duration", type="float", default=None,
                       metavar="SECONDS", help="With --sample or --pid: stop after this long")
     parser.add_option("--lines", dest="lines", action="store_true", default=False,
@@ -159,7 +163,7 @@ def main():
         return _remote_profile.main(parser, options, args)
     if options.sample or options.pid is not None:
         return _main_sampled(parser, options, args)
-    for name in ("rate", "mode", "duration", "lines", "collapsed", "flamegraph"):
+    for name in ("rate", "mode", "duration", "lines", "collapsed", "flamegraph", "blocking"):
         if getattr(options, name) != parser.defaults[name]:
             parser.error("--%s needs --sample" % name)
     sys.argv[:] = args

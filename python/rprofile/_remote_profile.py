@@ -41,7 +41,7 @@ WRITE_TIMEOUT = 120.0
 # Options of the tracer's command line that an attach cannot honour.
 _NOT_WITH_ATTACH = ("module", "threads", "async_aware", "clock", "timeline", "speedscope",
                     "memory", "rss", "subprocesses", "rate", "mode", "lines", "collapsed",
-                    "flamegraph", "flamegraph_lines", "limit", "buffer_size")
+                    "flamegraph", "flamegraph_lines", "limit", "buffer_size", "blocking")
 
 # Run by the target (in a fresh namespace, on its main thread). Everything is inside a function
 # so that nothing but its own frame is left; an exception escaping it would be printed on the

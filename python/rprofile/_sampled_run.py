@@ -22,18 +22,22 @@ def _attach_when_ready(proc, options):
     while True:
         try:
             return _sampler(options, proc.pid).start()
-        except (ValueError, OSError):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                if proc.poll() is None:
-                    raise
-                return None
-            time.sleep(0.001)
+        except (ValueError, OSError) as exc:
+            # A refusal to block is final; anything else may be a program still starting.
+            refused = isinstance(exc, PermissionError) and _refused(exc)
+            if refused or (proc.poll() is None and time.monotonic() > deadline):
+                raise
+        if proc.poll() is not None:
+            return None
+        time.sleep(0.001)
 
 
 def _sampler(options, pid):
     sampler = Sampler(options.rate, options.mode, pid=pid, duration=options.duration,
                       all_threads=getattr(options, "all_threads", True),
-                      subprocesses=getattr(options, "subprocesses", False))
+                      subprocesses=getattr(options, "subprocesses", False),
+                      blocking=getattr(options, "blocking", False),
+                      _child_unwaited=True)
     sampler.program = getattr(options, "program", sampler.program)
     return sampler
 
@@ -47,6 +51,11 @@ def run_program(command, options):
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         sampler = _attach_when_ready(proc, options)
+        if sampler is not None and sampler.blocking:
+            # Ptrace stops are reported to every thread's waits here: the program is waited
+            # for by /proc until the sampler has let go of it.
+            _wait_by_proc(proc.pid, sampler)
+            sampler.stop()
         status = proc.wait()
     finally:
         signal.signal(signal.SIGINT, previous)
@@ -54,10 +63,31 @@ def run_program(command, options):
         print("rprofile: the program ended before its interpreter could be sampled",
               file=sys.stderr)
     else:
-        sampler.stop()
+        if not sampler.blocking:
+            sampler.stop()
         if not report(sampler, options):
             return 1
     return 128 - status if status < 0 else status
+
+
+def _refused(exc):
+    """Whether a PermissionError is the sampler's own refusal to block (it says why), not
+    the system's plain EPERM."""
+    return exc.strerror is not None and exc.strerror != os.strerror(exc.errno or 1)
+
+
+def _wait_by_proc(pid, sampler):
+    """Waits until process `pid` (this process's child) has exited, by its /proc state, or
+    the sampler has ended, without a wait system call."""
+    while sampler.running:
+        try:
+            with open("/proc/%d/stat" % pid, "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return
+        if state in (b"Z", b"X"):
+            return
+        time.sleep(0.01)
 
 
 def attach(pid, options):
@@ -66,8 +96,9 @@ def attach(pid, options):
     when an output could not be written."""
     sampler = _sampler(options, pid).start()
     until = "for %g s" % options.duration if options.duration else "until it exits or Ctrl-C"
-    print("rprofile: sampling process %d at %g Hz (%s mode) %s" % (pid, options.rate,
-          options.mode, until), file=sys.stderr, flush=True)
+    print("rprofile: sampling process %d at %g Hz (%s mode%s) %s" % (
+          pid, options.rate, options.mode, ", blocking" if sampler.blocking else "", until),
+          file=sys.stderr, flush=True)
     _wait(sampler, options)
     sampler.stop()
     return 0 if report(sampler, options) else 1
@@ -196,6 +227,8 @@ def explain(exc, pid):
     what = "process %d" % pid if pid is not None else "the program"
     if isinstance(exc, ProcessLookupError):
         return "%s: no such process" % what
+    if isinstance(exc, PermissionError) and _refused(exc):
+        return exc.strerror
     if isinstance(exc, PermissionError) or getattr(exc, "errno", None) == errno.EPERM:
         return ("not permitted to read %s's memory (ptrace access): run rprofile as the "
                 "process's user, or as root or with CAP_SYS_PTRACE%s"

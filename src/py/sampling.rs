@@ -17,6 +17,7 @@ use crate::py::oserror::os_error;
 use crate::py::pickling::{reduce, unpickling_error};
 use crate::py::sampler::runtime_with;
 use crate::sampler::family::{Family, Member, State};
+use crate::sampler::pause::Refused;
 use crate::sampler::runtime::Symbols;
 use crate::sampler::session::{End, Options, Session, MAX_RATE};
 use crate::sampler::stacks;
@@ -44,6 +45,14 @@ enum Run {
 }
 
 impl Run {
+    /// A blocking run's hold on its target (the root process), on the sampling thread.
+    fn hold(&mut self) -> Result<(), Refused> {
+        match self {
+            Run::One(session) => session.hold(),
+            Run::Family(family) => family.hold(),
+        }
+    }
+
     fn run(&mut self, stop: &AtomicBool) -> End {
         match self {
             Run::One(session) => session.run(stop),
@@ -60,6 +69,8 @@ pub struct SamplerCore {
     thread: Option<JoinHandle<(Run, End)>>,
     /// The run's count of ticks read, shared with its thread.
     reads: Arc<AtomicU64>,
+    /// Whether the target is stopped for each read.
+    blocking: bool,
 }
 
 #[pymethods]
@@ -67,10 +78,11 @@ impl SamplerCore {
     /// Finds the runtime of `pid` and checks its stacks can be read (one read); raises
     /// OSError (ProcessLookupError, PermissionError) or ValueError (not Python, or a version
     /// whose stacks cannot be read). `subprocesses`: also every Python process it starts, and
-    /// those start, found as they start.
+    /// those start, found as they start. `blocking`: every thread of each process read is
+    /// stopped for each read (ptrace; `start()` raises PermissionError when it may not be).
     #[new]
     #[pyo3(signature = (pid, rate, mode, duration=None, cpu_states=false, all_threads=true,
-                        subprocesses=false))]
+                        subprocesses=false, blocking=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -81,6 +93,7 @@ impl SamplerCore {
         cpu_states: bool,
         all_threads: bool,
         subprocesses: bool,
+        blocking: bool,
     ) -> PyResult<SamplerCore> {
         if !(rate.is_finite() && rate > 0.0 && rate <= MAX_RATE) {
             return Err(PyValueError::new_err(format!(
@@ -107,6 +120,7 @@ impl SamplerCore {
             duration,
             cpu_states: cpu_states || mode == Mode::Cpu,
             all_threads,
+            blocking,
         };
         let mut session = Session::new(&rt, options).map_err(|e| reader_error(py, e))?;
         // One read now, so that a process we may not read fails here, not on the thread; one
@@ -130,24 +144,54 @@ impl SamplerCore {
             stop: Arc::new(AtomicBool::new(false)),
             thread: None,
             reads,
+            blocking,
         })
     }
 
-    /// Starts sampling on a native thread.
-    fn start(&mut self) -> PyResult<()> {
+    /// Starts sampling on a native thread. A blocking run first holds its target there (the
+    /// thread that stops it must be the one that holds it): PermissionError, with why, when
+    /// it may not, and no sampling.
+    fn start(&mut self, py: Python<'_>) -> PyResult<()> {
         let Some(mut run) = self.run.take() else {
             return Err(PyRuntimeError::new_err("this sampler has already run"));
         };
         let stop = Arc::clone(&self.stop);
+        let (held_tx, held_rx) = std::sync::mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("rprofile-sampler".into())
             .spawn(move || {
-                let end = run.run(&stop);
+                let held = run.hold();
+                let refused = held.is_err();
+                let _ = held_tx.send(held);
+                let end = match refused {
+                    true => End::Stopped,
+                    false => run.run(&stop),
+                };
                 (run, end)
             })
             .map_err(|e| PyRuntimeError::new_err(format!("cannot start the sampler: {e}")))?;
-        self.thread = Some(thread);
-        Ok(())
+        match py.detach(move || held_rx.recv()) {
+            Ok(Ok(())) => {
+                self.thread = Some(thread);
+                Ok(())
+            }
+            Ok(Err(Refused(why))) => {
+                let _ = py.detach(|| thread.join());
+                Err(pyo3::exceptions::PyPermissionError::new_err((
+                    libc::EPERM,
+                    why,
+                )))
+            }
+            Err(_) => Err(PyRuntimeError::new_err(
+                "the sampler's thread ended at its start",
+            )),
+        }
+    }
+
+    /// Whether the target is stopped for each read.
+    #[getter]
+    fn blocking(&self) -> bool {
+        self.blocking
     }
 
     /// Ticks read so far (with child processes: ticks at which any was read).
@@ -171,10 +215,12 @@ impl SamplerCore {
         let (run, end) = py
             .detach(|| thread.join())
             .map_err(|_| PyRuntimeError::new_err("the sampler's thread panicked"))?;
-        Ok(match run {
+        let mut sampled = match run {
             Run::One(session) => SampledProfile::of(session.into_profile(), end),
             Run::Family(family) => py.detach(|| SampledProfile::of_family(*family, end)),
-        })
+        };
+        sampled.blocking = self.blocking;
+        Ok(sampled)
     }
 }
 
@@ -218,6 +264,8 @@ pub struct SampledProfile {
     processes: Vec<Process>,
     /// Processes found beyond the most that are followed, not read.
     unfollowed: u64,
+    /// The target was stopped for each read (not kept in a pickle).
+    blocking: bool,
 }
 
 impl SampledProfile {
@@ -227,6 +275,7 @@ impl SampledProfile {
             end,
             processes: Vec::new(),
             unfollowed: 0,
+            blocking: false,
         }
     }
 
@@ -261,6 +310,7 @@ impl SampledProfile {
             end,
             processes,
             unfollowed,
+            blocking: false,
         }
     }
 
@@ -345,15 +395,24 @@ impl SampledProfile {
     /// kept.
     fn within(&self, py: Python<'_>, ident: u64, filename: &str, name: &str) -> SampledProfile {
         let profile = &self.profile;
-        SampledProfile::of(
+        let mut sampled = SampledProfile::of(
             py.detach(|| within(profile, ident, filename, name)),
             self.end.clone(),
-        )
+        );
+        sampled.blocking = self.blocking;
+        sampled
     }
 
-    /// One line: samples taken of asked, threads, dropped and cut stacks, duration.
+    /// One line: samples taken of asked, threads, dropped and cut stacks, duration; whether
+    /// the target was stopped for each read, or that it could be when many reads were torn.
     fn summary(&self) -> String {
-        summary::summary(&self.profile)
+        summary::summary(&self.profile) + &summary::reads_note(&self.profile, self.blocking)
+    }
+
+    /// Whether the target was stopped for each read.
+    #[getter]
+    fn blocking(&self) -> bool {
+        self.blocking
     }
 
     /// The per-thread table (name, samples, on a CPU, idle, dropped), fitted to `width`.
@@ -425,6 +484,7 @@ impl SampledProfile {
                     end: p.end.clone(),
                     processes: Vec::new(),
                     unfollowed: 0,
+                    blocking: self.blocking,
                 });
                 let end = match (&profile, &p.end) {
                     (None, End::Failed(why)) => why.clone(),

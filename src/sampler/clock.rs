@@ -39,16 +39,30 @@ impl Clock {
     /// set; returns how many ticks that is since the last wait: 1 on time, more when reads (or
     /// a wait for a CPU) took longer than an interval.
     pub fn wait(&mut self, elapsed: Duration, stop: &AtomicBool) -> u64 {
+        self.wait_serving(elapsed, stop, STOP_SLICE, || {})
+    }
+
+    /// `wait`, calling `serve` after every sleep of at most `every` (a blocking run passes on
+    /// the signals its stopped target was sent).
+    pub fn wait_serving(
+        &mut self,
+        elapsed: Duration,
+        stop: &AtomicBool,
+        every: Duration,
+        mut serve: impl FnMut(),
+    ) -> u64 {
         let tick = interval_ticks(elapsed, self.interval) + 1;
         let passed = tick - self.due;
         self.due = tick;
         let due = self.start + self.interval.mul_f64(tick as f64);
+        let slice = every.min(STOP_SLICE);
         loop {
             let now = Instant::now();
             if now >= due || stop.load(Ordering::Relaxed) {
                 return passed;
             }
-            sleep_until(due.min(now + STOP_SLICE));
+            sleep_until(due.min(now + slice));
+            serve();
         }
     }
 }

@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use super::clock::{self, Clock};
 use super::descendants::{Descendants, Stat};
+use super::pause::{Refused, SERVE_EVERY};
 use super::runtime::{self, find_runtime_with, Runtime, Symbols};
 use super::session::{asked_to_end, outcome, End, Options, Session};
 use super::stacks::Error;
@@ -240,7 +241,18 @@ impl Family {
             if !self.members.iter().any(Member::live) {
                 break End::Exited;
             }
-            let passed = clock.wait(elapsed, stop);
+            let passed = match self.options.blocking {
+                true => {
+                    let members = &mut self.members;
+                    clock.wait_serving(elapsed, stop, SERVE_EVERY, || {
+                        members
+                            .iter_mut()
+                            .filter_map(|m| m.session.as_mut())
+                            .for_each(Session::serve)
+                    })
+                }
+                false => clock.wait(elapsed, stop),
+            };
             if self.members.iter().any(|m| m.session.is_some()) {
                 self.reads.fetch_add(1, Ordering::Relaxed);
             }
@@ -442,6 +454,12 @@ impl Family {
         };
         match session.check() {
             Ok(threads) if threads > 0 => {
+                // A blocking run holds each process it reads, from its first read.
+                if let Err(Refused(why)) = session.hold() {
+                    m.profile = keep(session);
+                    m.give_up(why);
+                    return;
+                }
                 m.runtime = Some((rt.address, rt.library.clone()));
                 m.first_read.get_or_insert(now);
                 m.last_read = now;
@@ -481,6 +499,15 @@ impl Family {
             .iter()
             .any(|p| p.pid == m.ppid && p.argv == m.argv);
         (!forked).then_some(kind)
+    }
+
+    /// A blocking run's hold on the process it was started on (see `Session::hold`), on the
+    /// thread that samples.
+    pub fn hold(&mut self) -> Result<(), Refused> {
+        match self.members.first_mut().and_then(|m| m.session.as_mut()) {
+            Some(session) => session.hold(),
+            None => Ok(()),
+        }
     }
 
     /// How the run goes.
@@ -557,6 +584,7 @@ mod tests {
             duration: Some(Duration::from_secs_f64(duration)),
             cpu_states: false,
             all_threads: true,
+            blocking: false,
         }
     }
 

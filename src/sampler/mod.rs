@@ -16,6 +16,7 @@
 //! - `names`: `thread_names(rt)`, every thread's name as `threading` gives it;
 //! - `tids`: the target's OS thread ids (3.10's read from glibc's thread descriptors);
 //! - `status`: which threads are on a CPU (`ThreadStates`) and which holds the GIL (`Gil`);
+//! - `pause`: `--blocking`: every thread of the target stopped (ptrace) for each read;
 //! - `clock`: the sampling clock (absolute ticks) and the reading thread's settings;
 //! - `session`: a sampling run: the clock, the reads, and what the mode keeps of them;
 //! - `descendants`: the processes a process started, and theirs, found in `/proc`;
@@ -31,6 +32,7 @@ pub mod maps;
 pub mod memory;
 pub mod names;
 pub mod pages;
+pub mod pause;
 pub mod remote;
 pub mod runtime;
 pub mod session;

@@ -3,7 +3,9 @@
 //! `samples::Profile`. A tick that is already past when a read ends is counted as asked but
 //! not taken. The run ends when asked to, after its duration, when the target exits, or when
 //! its reads keep failing (it exec'd another program). `family` drives several sessions on one
-//! clock through `sample` and `finish`.
+//! clock through `sample` and `finish`. A blocking run (`Options::blocking`) holds the target
+//! (`pause`) from `hold` to `finish`, on the thread that samples: each read is taken with
+//! every thread of the target stopped.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -11,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::clock::{self, Clock};
 use super::names;
+use super::pause::{Pause, Refused, SERVE_EVERY};
 use super::runtime::Runtime;
 use super::stacks::{Error, StackReader, ThreadSample, MAX_FRAMES};
 use super::status::{Gil, ThreadStates};
@@ -27,6 +30,12 @@ pub const MAX_RATE: f64 = 20_000.0;
 /// Whole reads that fail in a row before the run ends: the target is gone or is no longer
 /// the program it was.
 pub const MAX_FAILED_READS: u32 = 200;
+
+/// Stops and reads again of a blocking read in which a thread was torn: stopped where the
+/// interpreter is between two stores of one change (a generator's frame unlinked before the
+/// thread's innermost frame moved: the C compiler orders such stores as it likes), it is let
+/// run for tens of microseconds and read anew, rather than dropped.
+const STOPPED_REREADS: u32 = 3;
 
 /// The least time between two reads of the threads' names (a read costs ~20 us a thread).
 const NAMES_EVERY: Duration = Duration::from_millis(20);
@@ -47,6 +56,8 @@ pub struct Options {
     pub cpu_states: bool,
     /// Every thread; `false`: only the main thread (`ThreadSample::main`).
     pub all_threads: bool,
+    /// Stop the target's threads for each read (`pause`): no torn read, at a cost to it.
+    pub blocking: bool,
 }
 
 /// Why a run ended.
@@ -85,6 +96,11 @@ pub struct Session {
     truncated_function: Option<u32>,
     /// Ticks read so far, for whoever watches the run from another thread (a progress line).
     pub reads: Arc<AtomicU64>,
+    /// A blocking run's hold on the target, from `hold` (on the sampling thread) to `finish`.
+    pause: Option<Pause>,
+    /// A blocking run's threads on a CPU (by OS id) just before they were stopped: stopped,
+    /// every thread reads as such.
+    on_cpu_before: Vec<(u64, bool)>,
 }
 
 impl Session {
@@ -124,6 +140,8 @@ impl Session {
             frames: Vec::new(),
             truncated_function: None,
             reads: Arc::new(AtomicU64::new(0)),
+            pause: None,
+            on_cpu_before: Vec::new(),
         })
     }
 
@@ -134,10 +152,35 @@ impl Session {
         self.profile = profile;
     }
 
+    /// A blocking run's hold on the target: every thread seized, on the calling thread, which
+    /// is the one that samples from now on (ptrace's tracer). Refused with why in one line
+    /// when ptrace is not permitted. Nothing for a run that does not block.
+    pub fn hold(&mut self) -> Result<(), Refused> {
+        if self.options.blocking && self.pause.is_none() {
+            self.pause = Some(Pause::seize(self.runtime.pid)?);
+            // A torn read of a stopped target is no race that reading again would get past.
+            self.reader.rereads = 0;
+        }
+        Ok(())
+    }
+
+    /// Between a blocking run's samples: the signals sent to the target passed on.
+    pub fn serve(&mut self) {
+        if let Some(pause) = self.pause.as_mut() {
+            pause.serve();
+        }
+    }
+
     /// Samples until `stop` is set, the duration passes, or the target is gone.
     pub fn run(&mut self, stop: &AtomicBool) -> End {
-        clock::prepare_thread(NICE);
+        // A blocking run's target waits for each read: its reader yields to nothing else.
+        clock::prepare_thread(if self.options.blocking { 0 } else { NICE });
         let mut clock = Clock::start(self.options.rate);
+        if let Err(Refused(why)) = self.hold() {
+            let end = End::Failed(why);
+            self.finish(&end, clock.elapsed());
+            return end;
+        }
         let mut weight = 0u64;
         let mut failed = 0u32;
         let end = loop {
@@ -147,7 +190,10 @@ impl Session {
             }
             // Ticks missed while reading (or while this thread waited for a CPU) are not made
             // up; the next sample stands for them.
-            let passed = clock.wait(elapsed, stop);
+            let passed = match self.pause.as_mut() {
+                Some(pause) => clock.wait_serving(elapsed, stop, SERVE_EVERY, || pause.serve()),
+                None => clock.wait(elapsed, stop),
+            };
             self.profile.asked += passed;
             weight += passed;
             let read = self.sample(weight);
@@ -163,6 +209,10 @@ impl Session {
     /// Ends a run that lasted `duration`: names the threads as they are now (a thread may have
     /// been renamed since it was first seen), unless the target is gone.
     pub fn finish(&mut self, end: &End, duration: Duration) {
+        // Let go of the target first, on the thread that holds it.
+        if let Some(mut pause) = self.pause.take() {
+            pause.release();
+        }
         self.profile.duration = duration.as_secs_f64();
         if *end != End::Exited {
             self.name_threads();
@@ -215,9 +265,15 @@ impl Session {
 
     /// One sample, standing for `weight` ticks: read every thread, keep those the mode counts.
     pub fn sample(&mut self, weight: u64) -> Result<(), Error> {
+        if let Err(Refused(why)) = self.hold() {
+            return Err(Error::Unsupported(why));
+        }
         let mut threads = std::mem::take(&mut self.threads);
-        let read = self.reader.read(&mut threads);
-        let kept = read.and_then(|()| self.keep(&threads, weight));
+        let read = match self.pause.is_some() {
+            true => self.read_stopped(&mut threads),
+            false => self.reader.read(&mut threads).and_then(|()| self.holder()),
+        };
+        let kept = read.and_then(|holder| self.keep(&threads, weight, holder));
         self.threads = threads;
         if self.names_wanted && self.names_read.is_none_or(|at| at.elapsed() >= NAMES_EVERY) {
             self.name_threads();
@@ -225,11 +281,69 @@ impl Session {
         kept
     }
 
-    fn keep(&mut self, threads: &[ThreadSample], weight: u64) -> Result<(), Error> {
-        let holder = match &self.gil {
-            Some(gil) => gil.holder()?,
-            None => None,
-        };
+    /// Where the GIL is (`gil` mode), as the last read saw it.
+    fn holder(&self) -> Result<Option<u64>, Error> {
+        match &self.gil {
+            Some(gil) => Ok(gil.holder()?),
+            None => Ok(None),
+        }
+    }
+
+    /// A blocking read: which threads are on a CPU (before they stop and all read as
+    /// stopped), every thread stopped, the stacks and the GIL's holder read, the threads let
+    /// go, on every path.
+    fn read_stopped(&mut self, threads: &mut Vec<ThreadSample>) -> Result<Option<u64>, Error> {
+        self.on_cpu_before.clear();
+        if self.options.cpu_states {
+            for t in threads.iter() {
+                let on_cpu = self.states.running(t.native_thread_id).unwrap_or(false);
+                self.on_cpu_before.push((t.native_thread_id, on_cpu));
+            }
+        }
+        let mut read = Err(Error::Io(std::io::Error::from_raw_os_error(libc::ESRCH)));
+        for again in 0..=STOPPED_REREADS {
+            if again > 0 {
+                // Let it run a little past the point where it was caught.
+                std::thread::sleep(Duration::from_micros(20 << again));
+            }
+            let Some(pause) = self.pause.as_mut() else {
+                break;
+            };
+            pause.stop()?;
+            read = self.reader.read(threads).and_then(|()| self.holder());
+            if let Some(pause) = self.pause.as_mut() {
+                let stopped = pause.resume();
+                self.profile.pauses += 1;
+                self.profile.paused += stopped.as_secs_f64();
+            }
+            if read.is_err() || !threads.iter().any(|t| t.torn) {
+                break;
+            }
+        }
+        read
+    }
+
+    /// Whether thread `tid` was on a CPU at this sample.
+    fn on_cpu(&mut self, tid: u64) -> bool {
+        if !self.options.cpu_states {
+            return false;
+        }
+        if self.pause.is_some() {
+            // A thread new since the last read was not asked before it stopped: not counted.
+            return self
+                .on_cpu_before
+                .iter()
+                .any(|&(t, on_cpu)| t == tid && on_cpu);
+        }
+        self.states.running(tid).unwrap_or(false)
+    }
+
+    fn keep(
+        &mut self,
+        threads: &[ThreadSample],
+        weight: u64,
+        holder: Option<u64>,
+    ) -> Result<(), Error> {
         self.profile.taken += 1;
         self.sync_functions();
         for t in threads {
@@ -253,8 +367,7 @@ impl Session {
             if t.frames.is_empty() {
                 continue;
             }
-            let on_cpu =
-                self.options.cpu_states && self.states.running(t.native_thread_id).unwrap_or(false);
+            let on_cpu = self.on_cpu(t.native_thread_id);
             let counted = match self.options.mode {
                 Mode::Wall => true,
                 Mode::Cpu => on_cpu,
@@ -355,6 +468,7 @@ mod tests {
             duration: None,
             cpu_states: true,
             all_threads: false,
+            blocking: false,
         };
         match Session::new(&rt, options(Mode::Cpu)) {
             Err(Error::Unsupported(why)) => assert!(why.contains("cpu mode"), "{why}"),

@@ -137,6 +137,9 @@ pub struct StackReader {
     /// thread's ident.
     tids: Option<Tids>,
     main_ident: u64,
+    /// Reads again of a torn thread (`REREADS`; none when the target is stopped for the read,
+    /// where nothing moves between two reads).
+    pub rereads: usize,
 }
 
 impl StackReader {
@@ -206,6 +209,7 @@ impl StackReader {
             pages: Pages::default(),
             tids: None,
             main_ident: 0,
+            rereads: REREADS,
         }
     }
 
@@ -289,7 +293,7 @@ impl StackReader {
             };
             let mut frames = std::mem::take(&mut sample.frames);
             let mut walked = self.walk(tstate, &head, &mut frames);
-            for _ in 0..REREADS {
+            for _ in 0..self.rereads {
                 if walked.is_ok() {
                     break;
                 }

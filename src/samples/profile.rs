@@ -126,6 +126,10 @@ pub struct Profile {
     pub truncated: u64,
     /// Wall seconds from the first sample to the last.
     pub duration: f64,
+    /// A blocking run: the reads taken with the target stopped, and the seconds it was
+    /// stopped for them (not pickled: a pickled run is not known to have blocked).
+    pub pauses: u64,
+    pub paused: f64,
     /// `(native id, 0)`, or `(0, ident)` for a thread without one -> its index.
     thread_index: HashMap<(u64, u64), u32>,
     scratch: Vec<u32>,
@@ -152,6 +156,8 @@ impl Profile {
             taken: 0,
             truncated: 0,
             duration: 0.0,
+            pauses: 0,
+            paused: 0.0,
             thread_index: HashMap::new(),
             scratch: Vec::new(),
         }

@@ -64,6 +64,42 @@ pub fn summary(p: &Profile) -> String {
     )
 }
 
+/// Torn reads dropped, in percent of reads, beyond which the summary suggests `--blocking`.
+pub const DROPPED_HINT_PERCENT: u64 = 10;
+
+/// What follows the summary line about how the reads were taken: ` Blocking: the target was
+/// stopped for each sample (N us on average, S s in all).`, or, for a run that did not stop it and dropped more than
+/// `DROPPED_HINT_PERCENT` of its reads, the share dropped and `--blocking`. A thread's read
+/// is counted once, dropped or kept (idle or not; a late read's weight counts its ticks).
+pub fn reads_note(p: &Profile, blocking: bool) -> String {
+    if blocking {
+        let each = match p.pauses {
+            0 => String::new(),
+            n => format!(
+                " ({:.0} us on average, {:.3} s in all)",
+                p.paused * 1e6 / n as f64,
+                p.paused
+            ),
+        };
+        return format!(" Blocking: the target was stopped for each sample{each}.");
+    }
+    let dropped = p.dropped();
+    let reads: u64 = p
+        .threads
+        .iter()
+        .map(|t| t.samples + t.idle + t.dropped)
+        .sum();
+    if reads == 0 || dropped * 100 <= reads * DROPPED_HINT_PERCENT {
+        return String::new();
+    }
+    format!(
+        " {}% of the reads were torn by the running program and dropped, which leans the \
+         shares towards code that reads cleanly: --blocking (blocking=True) stops the target \
+         for each sample.",
+        dropped * 100 / reads
+    )
+}
+
 /// Per thread: name, OS id (`-` when not known), samples counted (on a CPU), not counted
 /// (idle), dropped, and the seconds the counted ones stand for; fitted to `width` columns.
 pub fn threads_table(p: &Profile, width: u16) -> String {
@@ -102,6 +138,31 @@ mod tests {
     use super::*;
     use crate::samples::profile::tests::{small, Refusing};
     use crate::samples::profile::Mode;
+
+    #[test]
+    fn the_note_says_blocking_or_suggests_it_past_a_tenth_dropped() {
+        let mut p = small();
+        assert_eq!(
+            reads_note(&p, true),
+            " Blocking: the target was stopped for each sample."
+        );
+        (p.pauses, p.paused) = (4, 0.0002);
+        assert_eq!(
+            reads_note(&p, true),
+            " Blocking: the target was stopped for each sample (50 us on average, 0.000 s in \
+             all)."
+        );
+        let reads: u64 = p.threads.iter().map(|t| t.samples + t.idle).sum();
+        // A tenth of the reads dropped: no note; more: the share and the option.
+        p.threads[0].dropped = reads / 9;
+        assert_eq!(reads_note(&p, false), "");
+        p.threads[0].dropped = reads;
+        let note = reads_note(&p, false);
+        assert!(
+            note.starts_with(" 50% of the reads") && note.contains("--blocking"),
+            "{note}"
+        );
+    }
 
     #[test]
     fn the_line_says_what_was_taken_and_lost() {

@@ -58,6 +58,26 @@ class SampledProcess(NamedTuple):
         return self.samples / self.sampler.rate if self.sampler is not None else 0.0
 
 
+def _check_blocking(pid, child_unwaited):
+    """Refuses a blocking Sampler whose stops this process would deadlock on or take: its own
+    threads, or (unless the caller waits for it apart) a child, whose waits see ptrace stops."""
+    if pid == os.getpid():
+        raise ValueError("blocking=True stops the target's threads for each read, and a "
+                         "Sampler cannot stop the threads of its own process: sample another "
+                         "process (pid=...), or leave blocking off")
+    if child_unwaited:
+        return
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return
+    if ppid == os.getpid():
+        raise ValueError("blocking=True cannot read a child of this process: its waits "
+                         "(Popen.wait, os.waitpid) would take the ptrace stops meant for the "
+                         "sampler; run it under `python -m rprofile --sample --blocking`")
+
+
 class Sampler:
     """Samples the stacks of every thread of a process ``rate`` times a second.
 
@@ -71,6 +91,15 @@ class Sampler:
     process's pid) and ``processes()`` gives each one's. In ``wall`` and ``cpu`` modes each
     sample also reads whether each thread is on a CPU (``/proc``), which tells idle threads
     apart and gives ``print_lines()`` its CPU seconds.
+    ``blocking=True`` (another process only, Linux): every thread of the target (and, with
+    ``subprocesses``, of each process read) is stopped with ptrace for each read and resumed
+    after it, so that no read is torn; the target is slower for it (see the README). It cannot
+    be this process (its threads cannot stop themselves), nor a child of this process unless
+    nothing here waits for that child while sampling (a wait would take the stops meant for the
+    sampler; so would ``os.wait()`` or ``os.waitpid(-1, ...)`` for any child, which this
+    process must not call meanwhile): ``python -m rprofile --sample --blocking`` runs a
+    program so. ``start()``
+    raises PermissionError when the target may not be stopped (another tracer holds it).
     Use ``start()``/``stop()`` or ``with Sampler() as s: ...``; then ``print_stats()``,
     ``dump_stats(path)``, ``stats()`` (an ``rprofile.Stats``), ``print_lines()``, and the
     exporters ``write_collapsed``, ``write_speedscope``, ``write_flamegraph``, ``to_html``,
@@ -78,7 +107,7 @@ class Sampler:
     """
 
     def __init__(self, rate=1000, mode="wall", *, pid=None, duration=None, all_threads=True,
-                 subprocesses=False):
+                 subprocesses=False, blocking=False, _child_unwaited=False):
         if mode not in MODES:
             raise ValueError("mode must be one of %s, not %r" % (", ".join(MODES), mode))
         if not 0 < rate <= MAX_SAMPLING_RATE:
@@ -90,6 +119,9 @@ class Sampler:
         self.duration = duration
         self.all_threads = all_threads
         self.subprocesses = subprocesses
+        if blocking:
+            _check_blocking(self.pid, _child_unwaited)
+        self.blocking = bool(blocking)
         # What the flame graph's title names: the program, or the process.
         self.program = "pid %d" % self.pid
         self._core = None
@@ -101,7 +133,8 @@ class Sampler:
         if self._core is not None:
             raise RuntimeError("this Sampler is already running")
         core = _SamplerCore(self.pid, float(self.rate), self.mode, self.duration,
-                            self.mode != "gil", self.all_threads, bool(self.subprocesses))
+                            self.mode != "gil", self.all_threads, bool(self.subprocesses),
+                            self.blocking)
         core.start()
         self._core = core
         self._profile = None

@@ -9,6 +9,7 @@ attach PID               sample a running process
 --subprocesses           also every Python process the target starts, each one's output in a
                          file of its own named with its pid (FILE_PID.EXT, profile.PID.pstats)
 --mode wall|cpu|gil      which threads a sample counts
+--blocking               stop the target's threads for each sample (consistent stacks)
 --pstats (default) | --collapsed | --flamegraph, with -o/--output FILE
 --sort KEY, -l/--limit N, --no-summary   the printed table
 """
@@ -58,6 +59,9 @@ def _parser():
                          help="sample every thread, not just the main thread")
         sub.add_argument("--mode", choices=["wall", "cpu", "gil"], default="wall",
                          help="wall: every sample; cpu: threads on a CPU; gil: the GIL holder")
+        sub.add_argument("--blocking", action="store_true",
+                         help="stop the target's threads during each sample for consistent "
+                              "stacks (slower target)")
         sub.add_argument("--subprocesses", action="store_true",
                          help="also profile the Python processes the target starts, each "
                               "one's output to a file named with its pid")
@@ -99,6 +103,7 @@ def main(argv=None):
     options = types.SimpleNamespace(
         rate=1e6 / args.interval, mode=args.mode, duration=args.duration, lines=False,
         limit=20, all_threads=args.all_threads, subprocesses=args.subprocesses,
+        blocking=args.blocking,
         apart=args.subprocesses,
         outfile=outfile if args.format == "pstats" else None,
         collapsed=outfile if args.format == "collapsed" else None,
