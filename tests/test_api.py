@@ -130,6 +130,24 @@ def test_module_function_signatures_match_cprofile(name):
         getattr(cProfile, name))
 
 
+def test_the_deprecated_profile_module_is_never_imported(tmp_path):
+    # 3.15 deprecates `import profile`; a user's test suite run with -W error would fail on
+    # rprofile importing it. run() and runctx() used to borrow its helper.
+    import subprocess
+
+    script = (
+        "import sys, rprofile, rprofile.stats, rprofile.__main__\n"
+        "rprofile.run('len(\"x\")', %r)\n"
+        "rprofile.runctx('len(\"x\")', {}, {}, %r)\n"
+        "rprofile.Stats(%r).print_stats()\n"
+        "print('profile' in sys.modules)\n"
+    ) % ((str(tmp_path / "x.prof"),) * 3)
+    r = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-c", script],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1] == "False"
+
+
 def test_module_exports():
     for name in ("run", "runctx", "Profile", "label"):
         assert name in rprofile.__all__
