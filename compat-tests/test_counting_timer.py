@@ -32,6 +32,10 @@ if str(HERE) not in sys.path:
 # on where the library was mapped; it moves from process to process in cProfile itself.
 DISABLE = ("~", 0, "<method 'disable' of '_lsprof.Profiler' objects>")
 
+# cProfile's label(), from the module defining its Profile (3.15: profiling.tracing, whose
+# label cProfile does not re-export).
+_label = sys.modules[cProfile.Profile.__module__].label
+
 PROGRAMS = sorted(
     p.stem for p in (HERE / "programs").glob("*.py") if not p.stem.startswith("_")
 )
@@ -86,7 +90,7 @@ def entries(prof, exact):
     the listing becomes a sorted list (two entries can share a label)."""
 
     def row(e):
-        return (cProfile.label(e.code), e.callcount, e.reccallcount) + (
+        return (_label(e.code), e.callcount, e.reccallcount) + (
             (e.totaltime, e.inlinetime) if exact else ()
         )
 

@@ -96,7 +96,29 @@ def _pstats_for_the_suite():
 # Per-case decisions
 # ---------------------------------------------------------------------------------------------
 
-KNOWN_CLASSES = {"AddCallersTestCase", "StatsTestCase"}
+KNOWN_CLASSES = {"AddCallersTestCase", "StatsTestCase", "LazyImportTest"}
+
+
+def _ensure_lazy_imports_of_rprofile(imported_module, modules_to_block):
+    """The suite's ``ensure_lazy_imports`` (3.14+) for the module standing in for pstats:
+    importing ``rprofile.stats`` in a fresh interpreter must not import `modules_to_block`.
+    CPython's helper runs ``python -S``, where an installed rprofile is not importable; this
+    one keeps site-packages and checks that nothing blocked is loaded before the import."""
+    import subprocess
+    import sys
+
+    assert imported_module == "pstats", imported_module
+    script = (
+        "import sys\n"
+        "blocked = set(%r)\n"
+        "before = blocked & sys.modules.keys()\n"
+        "import rprofile.stats\n"
+        "after = blocked & sys.modules.keys()\n"
+        "assert not before, 'imported at startup: %%s' %% before\n"
+        "assert not after, 'imported by rprofile.stats: %%s' %% after\n"
+    ) % (sorted(modules_to_block),)
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
 
 
 def _not_applicable(cls_name, name):
@@ -165,6 +187,9 @@ def test_cpython_pstats_case(cls_name, name, profiler, tmp_path, monkeypatch):
                mock.patch.object(cpython_test_pstats, "SortKey", IMPL_SORTKEY)]
     if profiler == "rprofile":
         patches.append(mock.patch.object(cpython_test_pstats, "cProfile", rprofile))
+    if hasattr(cpython_test_pstats, "ensure_lazy_imports") and not SELFTEST:
+        patches.append(mock.patch.object(cpython_test_pstats, "ensure_lazy_imports",
+                                         _ensure_lazy_imports_of_rprofile))
     for p in patches:
         p.start()
     try:

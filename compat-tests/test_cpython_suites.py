@@ -1,8 +1,9 @@
 """CPython's own cProfile test suite, run against rprofile in place of cProfile.
 
 The suites are the ones shipped with the interpreter running pytest, found from that interpreter
-(``sysconfig``'s stdlib directory + ``test``): ``test/test_cprofile.py``, ``test/test_profile.py``
-and their helper ``test/profilee.py``. Nothing is copied, so every Python version is checked
+(``sysconfig``'s stdlib directory + ``test``): ``test/test_cprofile.py`` (3.15:
+``test/test_profiling/test_tracing_profiler.py``, the suite of ``profiling.tracing``, which
+cProfile now is), ``test/test_profile.py`` and their helper ``test/profilee.py``. Nothing is copied, so every Python version is checked
 against its own cProfile's expectations (the golden ``pstats`` output of the tick-timer program in
 ``profilee.py``, the calling-convention labels, ``run``/``runctx``, the command line, ...).
 
@@ -11,8 +12,8 @@ How a CPython case is run against rprofile:
 * ``test_cprofile.CProfileTest`` (which also inherits every ``test_profile.ProfileTest`` body) is
   subclassed with ``profilerclass = rprofile.Profile`` and ``profilermodule = rprofile``; its
   expected output stays cProfile's ``_ProfileOutput``.
-* Interpreter subprocesses the suite starts with ``-m cProfile`` are started with
-  ``-m rprofile`` instead, and every subprocess a case starts is checked to have run rprofile.
+* Interpreter subprocesses the suite starts with ``-m cProfile`` (or ``-m profiling.tracing``)
+  are started with ``-m rprofile`` instead, and every subprocess a case starts is checked to have run rprofile.
 * A case that imports ``_lsprof`` gets a ``_lsprof`` module whose ``Profiler`` is rprofile's
   native base class (the counterpart of ``_lsprof.Profiler``, which it names itself after).
 Each case becomes one pytest test, ``test_cpython_case[<module>.<class>.<method>]``, that runs the
@@ -22,6 +23,7 @@ reason, so that a fix shows up as an XPASS failure and the mark gets removed.
 """
 
 import contextlib
+import importlib
 import os
 import sys
 import sysconfig
@@ -37,7 +39,16 @@ import rprofile
 from rprofile import _rprofile
 
 STDLIB_TEST_DIR = os.path.join(sysconfig.get_paths()["stdlib"], "test")
-_SUITE_FILES = ("test_cprofile.py", "test_profile.py", "profilee.py")
+# cProfile's suite, by version: its file and module.
+_CPROFILE_SUITES = [("test_cprofile.py", "test.test_cprofile"),
+                    (os.path.join("test_profiling", "test_tracing_profiler.py"),
+                     "test.test_profiling.test_tracing_profiler")]
+_CPROFILE_FILE, _CPROFILE_MODULE = next(
+    (suite for suite in _CPROFILE_SUITES
+     if os.path.isfile(os.path.join(STDLIB_TEST_DIR, suite[0]))), _CPROFILE_SUITES[0])
+# The suite's name in the keys and test ids below ("test_cprofile" up to 3.14).
+CPROFILE = _CPROFILE_MODULE.rpartition(".")[2]
+_SUITE_FILES = (_CPROFILE_FILE, "test_profile.py", "profilee.py")
 
 _missing = [f for f in _SUITE_FILES if not os.path.isfile(os.path.join(STDLIB_TEST_DIR, f))]
 if _missing:
@@ -49,11 +60,13 @@ if _missing:
 
 # Import as attributes of module objects only: a TestCase class bound at this module's top level
 # would be collected by pytest and run against cProfile itself.
-import test.test_cprofile as cpython_test_cprofile  # noqa: E402
+cpython_test_cprofile = importlib.import_module(_CPROFILE_MODULE)
 import test.test_profile as cpython_test_profile  # noqa: E402
 
-for _mod in (cpython_test_cprofile, cpython_test_profile):
-    if not os.path.samefile(os.path.dirname(os.path.abspath(_mod.__file__)), STDLIB_TEST_DIR):
+for _mod, _file in ((cpython_test_cprofile, _CPROFILE_FILE),
+                    (cpython_test_profile, "test_profile.py")):
+    if not os.path.samefile(os.path.abspath(_mod.__file__),
+                            os.path.join(STDLIB_TEST_DIR, _file)):
         raise ImportError(
             "%s was imported from %s, not from this interpreter's stdlib test directory %s "
             "(is another 'test' package shadowing it on sys.path?)"
@@ -82,8 +95,8 @@ class RProfileTestCommandLine(cpython_test_cprofile.TestCommandLine):
 
 # (CPython module, class name) -> class to run, for every TestCase class the two modules define.
 ADAPTED_CLASSES = {
-    ("test_cprofile", "CProfileTest"): RProfileCProfileTest,
-    ("test_cprofile", "TestCommandLine"): RProfileTestCommandLine,
+    (CPROFILE, "CProfileTest"): RProfileCProfileTest,
+    (CPROFILE, "TestCommandLine"): RProfileTestCommandLine,
     # The pure-Python profile module's own class: not run (see NOT_APPLICABLE_CLASSES).
     ("test_profile", "ProfileTest"): cpython_test_profile.ProfileTest,
 }
@@ -93,8 +106,8 @@ NOT_APPLICABLE_CLASSES = {
         "test_profile.ProfileTest is the suite of the pure-Python 'profile' module: its golden "
         "output is profile's (':0(max)'-style labels, timings shifted by profile's own per-event "
         "accounting) and its profilermodule is 'profile'. Every one of its test bodies runs "
-        "against rprofile as test_cprofile.CProfileTest.<same name>, which inherits them with "
-        "cProfile's expectations."
+        "against rprofile as %s.CProfileTest.<same name>, which inherits them with "
+        "cProfile's expectations." % CPROFILE
     ),
 }
 
@@ -117,8 +130,8 @@ XFAIL = {}
 # Cases whose body imports _lsprof to exercise the profiler type directly; they get rprofile's
 # native base class as _lsprof.Profiler.
 LSPROF_CASES = {
-    ("test_cprofile", "CProfileTest", "test_bad_counter_during_dealloc"),
-    ("test_cprofile", "CProfileTest", "test_evil_external_timer"),
+    (CPROFILE, "CProfileTest", "test_bad_counter_during_dealloc"),
+    (CPROFILE, "CProfileTest", "test_evil_external_timer"),
 }
 
 
@@ -142,7 +155,7 @@ class _Subprocesses:
             args = list(args)
             for i, arg in enumerate(args[:-1]):
                 if arg == "-m":
-                    if args[i + 1] == "cProfile":
+                    if args[i + 1] in ("cProfile", "profiling.tracing"):
                         args[i + 1] = "rprofile"
                     self.modules_run.append(args[i + 1])
                     break

@@ -1028,6 +1028,26 @@ def test_stats_from_profile_objects(profile_files, profiler):
     assert results[1] == results[0]
 
 
+def test_print_call_subheading_of_a_subclass(profile_files):
+    """3.15's print_call_heading prints the callers' sub-header through print_call_subheading,
+    which a subclass may override; before 3.15 there is no such method."""
+    if not hasattr(Ref, "print_call_subheading"):
+        assert not hasattr(Impl, "print_call_subheading")
+        return
+
+    class Own:
+        def print_call_subheading(self, name_size):
+            print("subheading of width", name_size, file=self.stream)
+
+    outputs = []
+    for base in (Ref, Impl):
+        s = type("Sub", (Own, base), {})(profile_files["cprofile_tick"], stream=io.StringIO())
+        s.sort_stats("stdname").print_callers().print_callees()
+        outputs.append(s.stream.getvalue())
+    assert outputs[1] == outputs[0]
+    assert outputs[0].count("subheading of width") == 2
+
+
 def test_duck_typed_profiler_object():
     """Anything with create_stats() and a stats attribute is read as a profiler."""
 

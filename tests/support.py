@@ -34,3 +34,14 @@ def run_unittest_case(case):
     if result.skipped:
         pytest.skip("skipped by CPython's suite itself: "
                     + "; ".join(reason for _test, reason in result.skipped))
+
+
+def runcall_with_flags(prof, func, **kw):
+    """prof.runcall(func), its enable() given the constructor's `subcalls`/`builtins` found in
+    `kw`: from 3.14, as cProfile's, enable() sets both to True unless told otherwise, so the
+    constructor's flags alone no longer count."""
+    prof.enable(**{k: kw[k] for k in ("subcalls", "builtins") if k in kw})
+    try:
+        return func()
+    finally:
+        prof.disable()

@@ -10,6 +10,7 @@ import tracemalloc
 import pytest
 
 import rprofile
+from support import runcall_with_flags
 
 keep = []
 
@@ -83,7 +84,7 @@ def tracemalloc_net():
 def rprofile_memory(**kw):
     keep.clear()
     prof = rprofile.Profile(memory=True, builtins=False, **kw)
-    prof.runcall(program)
+    runcall_with_flags(prof, program, builtins=False)
     stats = prof.memory_stats()
     # Functions defined inside one of FUNCS (Point.__init__; comprehensions, which are functions
     # of their own before 3.12) count for it, as tracemalloc sees their lines in it.

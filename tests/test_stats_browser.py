@@ -267,7 +267,8 @@ def test_several_files(args, profiles):
 
 def test_read_empty_statistics(profiles):
     """pstats.Stats refuses an empty dict with a TypeError naming its class, which is
-    `__main__.Stats` under `python -m pstats`: the class name is the one difference allowed."""
+    `__main__.Stats` under `python -m pstats`: the class name is the one difference allowed.
+    3.15's browser makes its stats from the dict it read, and takes an empty one."""
     def normalize(text):
         for name in ("__main__.Stats", "pstats.Stats", "rprofile.stats.Stats"):
             text = text.replace("<class '%s'>" % name, "<class 'Stats'>")
@@ -275,7 +276,10 @@ def test_read_empty_statistics(profiles):
 
     p = assert_same(["a.prof"], lines("read emptydict.prof", "stats 1", "quit"), profiles,
                     normalize=normalize)
-    assert "TypeError: Cannot create or construct a <class '__main__.Stats'>" in p.stdout
+    if sys.version_info >= (3, 15):
+        assert "emptydict.prof\n\n         0 function calls in 0.000 seconds" in p.stdout
+    else:
+        assert "TypeError: Cannot create or construct a <class '__main__.Stats'>" in p.stdout
 
 
 @pytest.mark.parametrize("script", [

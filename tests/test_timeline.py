@@ -13,7 +13,7 @@ from collections import Counter, defaultdict
 import pytest
 
 import rprofile
-from support import Tick
+from support import Tick, runcall_with_flags
 
 
 def fib(n):
@@ -42,7 +42,7 @@ def work():
 
 def profile(func, **kw):
     prof = rprofile.Profile(Tick(), **kw) if "timer" not in kw else rprofile.Profile(**kw)
-    prof.runcall(func)
+    runcall_with_flags(prof, func, **kw)
     return prof
 
 

@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 import pytest
 
 import rprofile
-from support import Tick
+from support import Tick, runcall_with_flags
 
 MEMORY = {"malloc", "calloc", "realloc", "free", "realloc_free"}
 ALLOC = {"malloc", "calloc", "realloc"}
@@ -49,7 +49,7 @@ def run(func=program, **kw):
     kw.setdefault("timeline", True)
     kw.setdefault("memory", True)
     prof = rprofile.Profile(**kw)
-    prof.runcall(func)
+    runcall_with_flags(prof, func, **kw)
     return prof
 
 

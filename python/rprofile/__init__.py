@@ -7,8 +7,6 @@ marshal dumps that ``pstats`` and the tools built on it read.
 import sys
 import time
 
-import profile as _pyprofile
-
 from rprofile._rprofile import Profiler as _Profiler
 from rprofile._rprofile import profiler_entry, profiler_subentry
 
@@ -42,13 +40,28 @@ def load_ipython_extension(ip):
 
 def run(statement, filename=None, sort=-1):
     """Run statement under the profiler, then print the stats (or save them to filename)."""
-    return _pyprofile._Utils(Profile).run(statement, filename, sort)
+    _run_and_show(lambda prof: prof.run(statement), filename, sort)
 
 
 def runctx(statement, globals, locals, filename=None, sort=-1):
     """Run statement under the profiler with the given globals and locals, then print the
     stats (or save them to filename)."""
-    return _pyprofile._Utils(Profile).runctx(statement, globals, locals, filename, sort)
+    _run_and_show(lambda prof: prof.runctx(statement, globals, locals), filename, sort)
+
+
+def _run_and_show(how, filename, sort):
+    # What cProfile's run()/runctx() do, through `profile` (not imported: deprecated in 3.15):
+    # SystemExit ends the statement quietly; the stats are shown whatever happened.
+    prof = Profile()
+    try:
+        how(prof)
+    except SystemExit:
+        pass
+    finally:
+        if filename is not None:
+            prof.dump_stats(filename)
+        else:
+            prof.print_stats(sort)
 
 
 class MemoryStat(tuple):

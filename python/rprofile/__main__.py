@@ -136,7 +136,12 @@ def _script_target(parser, progname):
     except OSError as exc:
         parser.error("can't open file %r: %s" % (progname, exc.strerror or exc))
     sys.path.insert(0, os.path.dirname(progname))
-    code = compile(source, progname, "exec")
+    if sys.version_info >= (3, 15):
+        code = compile(source, progname, "exec", module="__main__")
+    else:
+        code = compile(source, progname, "exec")
+    if sys.version_info >= (3, 14):
+        return code, _main_module(progname).__dict__
     if sys.version_info >= (3, 12):
         spec = importlib.machinery.ModuleSpec(name="__main__", loader=None, origin=progname)
         globs = {"__spec__": spec, "__file__": spec.origin, "__name__": spec.name,
@@ -145,6 +150,20 @@ def _script_target(parser, progname):
         globs = {"__file__": progname, "__name__": "__main__",
                  "__package__": None, "__cached__": None}
     return code, globs
+
+
+def _main_module(progname):
+    """3.14+ (gh-140729): the script runs in a real module, sys.modules["__main__"] from now
+    on, without a spec as when run directly, so that multiprocessing's spawn and forkserver
+    children find its functions."""
+    spec = importlib.machinery.ModuleSpec(name="__main__", loader=None, origin=progname)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["__main__"] = module
+    module.__dict__.update({"__spec__": None, "__file__": spec.origin, "__name__": spec.name,
+                            "__package__": None})
+    if sys.version_info < (3, 15):
+        module.__cached__ = None
+    return module
 
 
 def main():
@@ -290,6 +309,9 @@ def _own_main(prof, module, args, code, globs):
         globs["alter_sys"] = True
         code = "run_module(modname, run_name='__main__', alter_sys=alter_sys)"
         return lambda _code, g, l: prof.runctx(code, g, l)
+
+    if sys.modules["__main__"].__dict__ is globs:  # 3.14+: already the program's __main__
+        return prof.runctx
 
     import types
 

@@ -131,7 +131,7 @@ class ProfileBrowser(cmd.Cmd):
                 return 0
             line = self._current
         try:
-            stats = self.stats_class(line)
+            stats = self._read(line)
         except OSError as exc:
             # As pstats: the bare strerror (an OSError without one is not caught here either).
             self._say(exc.args[1])
@@ -143,6 +143,31 @@ class ProfileBrowser(cmd.Cmd):
         self._current = line
         self.prompt = line + "% "
         return 0
+
+    def _read(self, name):
+        """The stats of file `name`, read as the running version's browser reads them."""
+        if sys.version_info < (3, 15):
+            return self.stats_class(name)
+        # 3.15 unmarshals the file itself and makes the stats of the dict (a SampledStats for
+        # a sampled profile's, its marker dropped): an empty one is taken, and a failure to
+        # read the rows names no file.
+        import marshal
+        import os
+        import time
+
+        with open(name, "rb") as f:
+            raw = marshal.load(f)
+        cls = self.stats_class
+        if ("__sampled__",) in raw:
+            raw = dict(raw)
+            raw.pop(("__sampled__",))
+            cls = getattr(sys.modules.get(cls.__module__), "SampledStats", cls)
+        stats = cls(_Loaded(raw))
+        try:
+            stats.files = [time.ctime(os.stat(name).st_mtime) + "    " + name]
+        except Exception:
+            stats.files = [name]
+        return stats
 
     def help_read(self):
         self._say("Read in profile data from a specified file.")
@@ -196,6 +221,16 @@ class ProfileBrowser(cmd.Cmd):
 
     def help_help(self):
         self._say("Show help for a given command.")
+
+
+class _Loaded:
+    """Stats already read, in the shape Stats() takes them from a profiler (3.15's browser)."""
+
+    def __init__(self, stats):
+        self.stats = stats
+
+    def create_stats(self):
+        pass
 
 
 def main(stats_class, argv=None):

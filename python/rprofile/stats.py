@@ -62,6 +62,13 @@ _SAMPLED_KEY = ("__sampled__",)
 # 3.15's pstats.SampledStats, on an interpreter that has it.
 _PSTATS_SAMPLED = getattr(_pstats, "SampledStats", ())
 
+# 3.15's pstats: the call reports' sub-header is a method of its own (print_call_subheading),
+# a profiler with no stats makes an empty Stats, and a file's marker test runs on any data.
+_PSTATS_315 = hasattr(_pstats.Stats, "print_call_subheading")
+
+# The sub-header of the call reports over callers in cProfile's tuple form.
+_CALL_COLUMNS = "    ncalls  tottime  cumtime"
+
 # Files above this size are probed before being read whole.
 _PROBE_SIZE = 1 << 20
 
@@ -277,8 +284,9 @@ class Stats:
                         raise _naming_file(e, name) from None
                 except Exception as e:
                     raise _naming_file(e, name) from None
-                if isinstance(loaded, dict) and _SAMPLED_KEY in loaded:
-                    del loaded[_SAMPLED_KEY]
+                # (3.15's pstats asks any data, and fails as `in` fails on what cannot hold it.)
+                if (isinstance(loaded, dict) or _PSTATS_315) and _SAMPLED_KEY in loaded:
+                    loaded.pop(_SAMPLED_KEY)
                     sampled = True
             try:
                 file_stats = os.stat(path)
@@ -314,6 +322,10 @@ class Stats:
             if core is None:
                 loaded = arg.stats
             arg.stats = {}
+            if not loaded and _PSTATS_315:
+                # 3.15: an empty Stats rather than the TypeError below.
+                self._set_core(_StatsCore())
+                return
         else:
             loaded = None
         if sampled and not isinstance(self, SampledStats):
@@ -602,7 +614,19 @@ class Stats:
         return self
 
     def print_call_heading(self, name_size, column_title):
-        self._out().write(self._core.format_call_heading(name_size, column_title))
+        text = self._core.format_call_heading(name_size, column_title)
+        if not _PSTATS_315:
+            self._out().write(text)
+            return
+        # 3.15: the sub-header comes from print_call_subheading, which subclasses override.
+        heading, _, sub = text.partition("\n")
+        self._out().write(heading + "\n")
+        if sub:
+            self.print_call_subheading(name_size)
+
+    if _PSTATS_315:
+        def print_call_subheading(self, name_size):
+            self._out().write(" " * name_size + _CALL_COLUMNS + "\n")
 
     # -- the HTML report (beyond pstats) ---------------------------------------------------
 
@@ -775,9 +799,10 @@ class SampledStats(Stats):
     def print_call_subheading(self, name_size):
         self._out().write(" " * name_size + _SAMPLED_CALL_COLUMNS + "\n")
 
-    def print_call_heading(self, name_size, column_title):
-        self._out().write(
-            self._core.format_call_heading(name_size, column_title, _SAMPLED_CALL_COLUMNS))
+    if not _PSTATS_315:  # (3.15's Stats.print_call_heading calls print_call_subheading)
+        def print_call_heading(self, name_size, column_title):
+            self._out().write(
+                self._core.format_call_heading(name_size, column_title, _SAMPLED_CALL_COLUMNS))
 
 
 class _Discard:
@@ -806,8 +831,9 @@ class _GeneralStats:
 for _name in ("get_top_level_stats", "dump_stats", "sort_stats", "reverse_order", "strip_dirs",
               "calc_callees", "eval_print_amount", "get_stats_profile", "get_print_list",
               "print_stats", "print_callees", "print_callers", "print_call_heading",
-              "print_call_line", "print_title", "print_line"):
-    setattr(_GeneralStats, _name, getattr(_pstats.Stats, _name))
+              "print_call_subheading", "print_call_line", "print_title", "print_line"):
+    if hasattr(_pstats.Stats, _name):  # (print_call_subheading: 3.15+)
+        setattr(_GeneralStats, _name, getattr(_pstats.Stats, _name))
 
 
 class _SampledGeneral:
@@ -815,6 +841,7 @@ class _SampledGeneral:
     the marker written back, over pstats' dict-based code."""
 
     print_title = SampledStats.print_title
+    print_call_subheading = SampledStats.print_call_subheading
 
     def print_call_heading(self, name_size, column_title):
         print("Function ".ljust(name_size) + column_title, file=self.stream)

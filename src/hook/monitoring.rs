@@ -120,10 +120,11 @@ pub fn install(slf: &Bound<'_, Profiler>) -> PyResult<()> {
     let mon = monitoring(py)?;
     // Registered under cProfile's name: tools that ask `sys.monitoring.get_tool(2)` which
     // profiler holds the slot get the answer they would get from cProfile.
-    if mon
-        .call_method1("use_tool_id", (TOOL_ID, "cProfile"))
-        .is_err()
-    {
+    if let Err(e) = mon.call_method1("use_tool_id", (TOOL_ID, "cProfile")) {
+        // 3.14's _lsprof lets sys.monitoring's own error through ("tool 2 is already in use").
+        if cfg!(Py_3_14) {
+            return Err(e);
+        }
         return Err(PyValueError::new_err(
             "Another profiling tool is already active",
         ));

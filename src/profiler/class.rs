@@ -301,7 +301,13 @@ impl Profiler {
     ) -> PyResult<()> {
         let a = args::parse("enable", &["subcalls", "builtins"], 2, args, kwargs)?;
         let p = slf.get();
-        let (subcalls, builtins) = p.read(|st| (st.agg.subcalls, st.builtins));
+        // Until 3.13 a flag not given is left as it is (the constructor's); 3.14's enable()
+        // defaults both to True, so the constructor's flags no longer count.
+        let (subcalls, builtins) = if cfg!(Py_3_14) {
+            (true, true)
+        } else {
+            p.read(|st| (st.agg.subcalls, st.builtins))
+        };
         // Both parsed before either is applied (parsing may run __bool__/__index__), as _lsprof.
         let subcalls = args::flag(subcalls, a[0].as_ref())?;
         let builtins = args::flag(builtins, a[1].as_ref())?;

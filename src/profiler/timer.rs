@@ -1,7 +1,7 @@
 //! A Python timer (`Profile(timer=f)`): called as `_lsprof` calls it, its result converted to
 //! timer units as `_lsprof` converts it.
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyFloat, PyInt, PyList, PyTuple};
 
@@ -41,10 +41,31 @@ pub unsafe fn call(py: Python<'_>, p: &Profiler) -> i64 {
     match result {
         Ok(t) => t,
         Err(e) => {
-            e.write_unraisable(py, Some(&timer));
+            report(py, e, &timer);
             0
         }
     }
+}
+
+/// Reports a timer's error as unraisable, in the words of the running version's `_lsprof`.
+fn report(py: Python<'_>, e: PyErr, timer: &Bound<'_, PyAny>) {
+    #[cfg(Py_3_14)]
+    {
+        unsafe extern "C" {
+            // Public since 3.13; not declared by pyo3-ffi.
+            fn PyErr_FormatUnraisable(format: *const std::ffi::c_char, ...);
+        }
+        e.restore(py);
+        // SAFETY: GIL held, an exception set; the format takes one object, `timer`, alive.
+        unsafe {
+            PyErr_FormatUnraisable(
+                c"Exception ignored while calling _lsprof timer %R".as_ptr(),
+                timer.as_ptr(),
+            )
+        };
+    }
+    #[cfg(not(Py_3_14))]
+    e.write_unraisable(py, Some(timer));
 }
 
 /// Converts a timer result to timer units; tuples and lists (as `profile` accepts, e.g.
@@ -58,6 +79,16 @@ fn timer_value(v: &Bound<'_, PyAny>, unit: f64) -> PyResult<i64> {
         return Ok(total);
     }
     if unit > 0.0 {
+        if cfg!(Py_3_15) {
+            // 3.15 reads an int64 (anything with __index__).
+            return v
+                .call_method0("__index__")
+                .map_err(|_| not_integer(v))?
+                .extract::<i64>()
+                .map_err(|_| {
+                    PyOverflowError::new_err("Python int too large to convert to C int64_t")
+                });
+        }
         if !v.is_instance_of::<PyInt>() {
             return Err(PyTypeError::new_err(format!(
                 "expect int, got {}",
@@ -70,34 +101,60 @@ fn timer_value(v: &Bound<'_, PyAny>, unit: f64) -> PyResult<i64> {
 }
 
 /// `_PyTime_FromSecondsObject(..., ROUND_FLOOR)`: a float is multiplied by 1e9 and floored, an
-/// int is multiplied exactly; out of range raises OverflowError.
+/// int is multiplied exactly; out of range raises OverflowError. 3.15 also takes any real number
+/// (`__float__`).
 fn seconds_to_ns(v: &Bound<'_, PyAny>) -> PyResult<i64> {
     if let Ok(f) = v.cast::<PyFloat>() {
-        let d = f.value();
-        if d.is_nan() {
-            return Err(PyValueError::new_err("Invalid value NaN (not a number)"));
-        }
-        let ns = (d * 1e9).floor();
-        if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&ns) {
-            return Err(pyo3::exceptions::PyOverflowError::new_err(
-                "timestamp too large to convert to C _PyTime_t",
-            ));
-        }
-        return Ok(ns as i64);
+        return float_seconds_to_ns(f.value());
     }
-    let secs: i64 = v
-        .call_method0("__index__")
-        .and_then(|i| i.extract())
-        .map_err(|_| {
-            PyTypeError::new_err(format!(
-                "'{}' object cannot be interpreted as an integer",
-                v.get_type()
-                    .name()
-                    .map(|n| n.to_string())
-                    .unwrap_or_default()
-            ))
-        })?;
-    secs.checked_mul(1_000_000_000).ok_or_else(|| {
-        pyo3::exceptions::PyOverflowError::new_err("timestamp too large to convert to C _PyTime_t")
+    let index = match v.call_method0("__index__") {
+        Ok(index) => index,
+        Err(_) if cfg!(Py_3_15) => return float_seconds_to_ns(v.extract::<f64>()?),
+        Err(_) if cfg!(Py_3_14) => {
+            return Err(PyTypeError::new_err(format!(
+                "'{}' object cannot be interpreted as an integer or float",
+                type_name(v)
+            )));
+        }
+        Err(_) => return Err(not_integer(v)),
+    };
+    index
+        .extract::<i64>()
+        .ok()
+        .and_then(|secs| secs.checked_mul(1_000_000_000))
+        .ok_or_else(out_of_range)
+}
+
+fn float_seconds_to_ns(d: f64) -> PyResult<i64> {
+    if d.is_nan() {
+        return Err(PyValueError::new_err("Invalid value NaN (not a number)"));
+    }
+    let ns = (d * 1e9).floor();
+    if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&ns) {
+        return Err(out_of_range());
+    }
+    Ok(ns as i64)
+}
+
+/// The OverflowError of a time out of `_PyTime_t`'s range, in the running version's words.
+fn out_of_range() -> PyErr {
+    PyOverflowError::new_err(if cfg!(Py_3_14) {
+        "timestamp out of range for C PyTime_t"
+    } else {
+        "timestamp too large to convert to C _PyTime_t"
     })
+}
+
+fn not_integer(v: &Bound<'_, PyAny>) -> PyErr {
+    PyTypeError::new_err(format!(
+        "'{}' object cannot be interpreted as an integer",
+        type_name(v)
+    ))
+}
+
+fn type_name(v: &Bound<'_, PyAny>) -> String {
+    v.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_default()
 }
