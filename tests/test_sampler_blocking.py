@@ -14,7 +14,8 @@ import sys
 import pytest
 
 from rprofile.sampling import Sampler
-from test_sampler_truth import _collapsed, _edges, _program, _reachable_through_builtins, _run
+from test_sampler_truth import (_collapsed, _edges, _frames, _program,
+                                _reachable_through_builtins, _run)
 from test_sampling import _supported
 
 pytestmark = pytest.mark.skipif(_supported() is not None, reason=str(_supported()))
@@ -27,24 +28,6 @@ def _dropped(text):
     found = DROPPED.search(text)
     assert found, text
     return int(found.group(1))
-
-
-def _frames(path):
-    """[([(name, file, line or None)] outermost first, count)] of a folded-stacks file."""
-    rows = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            stack, _, count = line.rstrip("\n").rpartition(" ")
-            frames = []
-            for frame in stack.split(";")[1:]:
-                name, _, where = frame.rpartition(" (")
-                file, colon, lineno = where.rstrip(")").rpartition(":")
-                # A frame whose line is not known (3.10) has no ":LINE".
-                if not colon or not lineno.lstrip("-").isdigit():
-                    file, lineno = where.rstrip(")"), None
-                frames.append((name, file, lineno and int(lineno)))
-            rows.append((frames, int(count)))
-    return rows
 
 
 def _sampled_pairs_not_traced(tmp_path, program, seconds, rate):

@@ -87,6 +87,24 @@ def test_generator_stacks_keep_their_callers(tmp_path):
     assert cut <= 0.005 * (whole + cut), (cut, whole, bad.most_common(5), err)
 
 
+def _frames(path):
+    """[([(name, file, line or None)] outermost first, count)] of a folded-stacks file."""
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            stack, _, count = line.rstrip("\n").rpartition(" ")
+            frames = []
+            for frame in stack.split(";")[1:]:
+                name, _, where = frame.rpartition(" (")
+                file, colon, lineno = where.rstrip(")").rpartition(":")
+                # A frame whose line is not known (3.10) has no ":LINE".
+                if not colon or not lineno.lstrip("-").isdigit():
+                    file, lineno = where.rstrip(")"), None
+                frames.append((name, file, lineno and int(lineno)))
+            rows.append((frames, int(count)))
+    return rows
+
+
 def _edges(path):
     """{(caller, callee): count} of a stats file, functions as (file, first line, name)."""
     return {(caller, callee): value if isinstance(value, int) else value[0]
@@ -124,11 +142,22 @@ def _reachable_through_builtins(traced):
 @pytest.mark.parametrize("program", ["jinja_render.py", "docutils_html.py"])
 def test_every_sampled_pair_is_one_the_tracer_recorded(tmp_path, program):
     traced_file, sampled_file = tmp_path / "traced.prof", tmp_path / "sampled.prof"
+    stacks = tmp_path / "stacks.txt"
     _run("-o", str(traced_file), _program(program), "0.3")
-    proc = _run("--sample", "--rate", "4000", "-o", str(sampled_file), _program(program), "2.5")
+    proc = _run("--sample", "--rate", "4000", "-o", str(sampled_file), "--collapsed", str(stacks),
+                _program(program), "2.5")
     traced = _edges(traced_file)
     functions = {f for edge in traced for f in edge}
     reach = _reachable_through_builtins(traced)
+    # A generator being made: on 3.11+ calling a generator function runs its first instruction
+    # (RETURN_GENERATOR, at the `def` line) in a frame of its own on the caller's stack, a call
+    # the tracer does not record (Jinja's `tokenize` makes `tokeniter`, which another generator
+    # runs). Such samples, innermost at the callee's first line, are not judged.
+    making = collections.Counter()
+    for frames, count in _frames(stacks):
+        if len(frames) >= 2 and frames[-1][2] is not None:
+            (caller, caller_file, _), (callee, callee_file, line) = frames[-2], frames[-1]
+            making[(caller_file, caller), (callee_file, line, callee)] += count
     judged = wrong = 0
     strays = collections.Counter()
     for (caller, callee), count in _edges(sampled_file).items():
@@ -144,8 +173,9 @@ def test_every_sampled_pair_is_one_the_tracer_recorded(tmp_path, program):
         # the lexer's generator, which a sampled stack shows.
         if callee[0] in IMPORT_SYSTEM or callee[0] in ("<template>", "<string>"):
             continue
+        count -= min(count, making[(caller[0], caller[2]), callee])
         judged += count
-        if callee not in reach.get(caller, ()):
+        if count and callee not in reach.get(caller, ()):
             wrong += count
             strays[(caller[2], callee[2])] += count
     assert judged > 5000, (judged, proc.stderr)
