@@ -56,7 +56,7 @@ pub fn parse<'py>(
     Ok(out)
 }
 
-fn type_name(v: &Bound<'_, PyAny>) -> String {
+pub(crate) fn type_name(v: &Bound<'_, PyAny>) -> String {
     v.get_type()
         .name()
         .map(|n| n.to_string())

@@ -5,6 +5,7 @@ use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyFloat, PyInt, PyList, PyTuple};
 
+use crate::profiler::args::type_name;
 use crate::profiler::exception::SavedException;
 use crate::profiler::state::Profiler;
 
@@ -150,11 +151,4 @@ fn not_integer(v: &Bound<'_, PyAny>) -> PyErr {
         "'{}' object cannot be interpreted as an integer",
         type_name(v)
     ))
-}
-
-fn type_name(v: &Bound<'_, PyAny>) -> String {
-    v.get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_default()
 }
