@@ -276,9 +276,16 @@ mod tests {
     #[test]
     fn ticks_convert_to_the_seconds_of_the_monotonic_clock() {
         init();
-        let (t0, n0) = (now(), monotonic_ns());
+        // A reading of both clocks at one instant: a pair the scheduler did not split.
+        let pair = || loop {
+            let (before, t, after) = (monotonic_ns(), now(), monotonic_ns());
+            if after - before < 20_000 {
+                return (t, before / 2 + after / 2);
+            }
+        };
+        let (t0, n0) = pair();
         std::thread::sleep(std::time::Duration::from_millis(30));
-        let (t1, n1) = (now(), monotonic_ns());
+        let (t1, n1) = pair();
         let measured = (t1 - t0) as f64 * seconds_per_tick();
         let reference = (n1 - n0) as f64 / 1e9;
         assert!(

@@ -331,7 +331,12 @@ mod tests {
         let block = std::hint::black_box(vec![1u8; 8 << 20]);
         let mut s = Sampler::new(Duration::from_millis(1), 0, 1000, WhenFull::KeepNewest);
         s.start().expect("this machine has /proc");
+        // 30 ticks' time, longer when the machine is loaded enough to hold the sampler back.
         std::thread::sleep(Duration::from_millis(30));
+        let until = std::time::Instant::now() + Duration::from_secs(5);
+        while s.samples().0.len() < 3 && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         s.stop();
         std::hint::black_box(&block);
         let (kept, _) = s.samples();

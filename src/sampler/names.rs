@@ -211,16 +211,7 @@ impl Reader {
         let Some(tag) = self.o.dict.ma_version_tag else {
             return self.dict_items(dict);
         };
-        for _ in 0..TRIES {
-            let before = self.ptr(dict, tag)?;
-            let items = self.dict_items(dict);
-            if self.ptr(dict, tag)? == before {
-                return items;
-            }
-        }
-        Err(Error::Layout(format!(
-            "{what} changed while it was read, {TRIES} times in a row"
-        )))
+        steady(what, || self.ptr(dict, tag), || self.dict_items(dict))
     }
 
     /// The `(key, value)` pointers of the dict at `dict`, in insertion order.
@@ -438,6 +429,25 @@ impl Reader {
     }
 }
 
+/// `read()` taken between two equal `tag()`s, tried `TRIES` times; an error when the tag moved
+/// every time (`what` names the thing read).
+fn steady<T>(
+    what: &str,
+    mut tag: impl FnMut() -> io::Result<u64>,
+    mut read: impl FnMut() -> Result<T, Error>,
+) -> Result<T, Error> {
+    for _ in 0..TRIES {
+        let before = tag()?;
+        let items = read();
+        if tag()? == before {
+            return items;
+        }
+    }
+    Err(Error::Layout(format!(
+        "{what} changed while it was read, {TRIES} times in a row"
+    )))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -503,41 +513,46 @@ mod tests {
 
     #[test]
     fn a_dict_that_changes_under_every_read_is_given_up_and_a_steady_one_is_read() {
-        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
         let k = keys_312(0, 1, &[(10, 11)]);
         // ob_refcnt, ob_type, ma_used, ma_version_tag, ma_keys, ma_values.
-        let dict: [AtomicU64; 6] = [1, 0, 1, 5, addr(&k), 0].map(AtomicU64::new);
+        let dict = words(&[1, 0, 1, 5, addr(&k), 0]);
         let at = dict.as_ptr() as u64;
         let r = reader(NAMES_312);
         assert_eq!(r.steady_items(at, "d").ok(), Some(vec![(10, 11)]));
-        // Another thread moves the tag all the time, as a target whose threads come and go.
-        let stop = AtomicBool::new(false);
-        let result = std::thread::scope(|s| {
-            s.spawn(|| {
-                while !stop.load(Ordering::Relaxed) {
-                    dict[3].fetch_add(1, Ordering::Relaxed);
-                }
-            });
-            // Until it is seen changing each time (it may lose its core for a while).
-            let mut result = r.steady_items(at, "threading._active");
-            for _ in 0..100_000 {
-                if result.is_err() {
-                    break;
-                }
-                result = r.steady_items(at, "threading._active");
-            }
-            stop.store(true, Ordering::Relaxed);
-            result
+        // A tag that moves between every two reads (a target whose threads come and go).
+        let moving = std::cell::Cell::new(0u64);
+        let reads = std::cell::Cell::new(0u32);
+        let tag = || {
+            moving.set(moving.get() + 1);
+            Ok(moving.get())
+        };
+        let result = steady("threading._active", tag, || {
+            reads.set(reads.get() + 1);
+            Ok(())
         });
         match result {
-            Err(Error::Layout(why)) => {
-                assert_eq!(
-                    why,
-                    format!("threading._active changed while it was read, {TRIES} times in a row")
-                )
-            }
+            Err(Error::Layout(why)) => assert_eq!(
+                why,
+                format!("threading._active changed while it was read, {TRIES} times in a row")
+            ),
             other => panic!("{other:?}"),
         }
+        assert_eq!(reads.get(), TRIES);
+        // One that stands still on the third try is read then.
+        moving.set(0);
+        reads.set(0);
+        let tag = || {
+            moving.set(moving.get() + 1);
+            Ok(moving.get().min(5))
+        };
+        assert_eq!(
+            steady("d", tag, || {
+                reads.set(reads.get() + 1);
+                Ok(reads.get())
+            })
+            .ok(),
+            Some(3)
+        );
         // Without a tag (a version that has none) the dict is read once, as it is.
         let mut untagged = NAMES_312;
         untagged.dict.ma_version_tag = None;
