@@ -68,7 +68,6 @@ def profile(module, main, **kwargs):
     prof = module.Profile(**kwargs)
     # A cyclic collection inside the run would call finalizers at a point that depends on how
     # much each profiler allocates, not on the program.
-    gc.collect()
     gc.disable()
     try:
         prof.runcall(main)
