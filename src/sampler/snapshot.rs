@@ -25,6 +25,8 @@ pub struct Snapshot {
     /// `(address, length, offset in bytes)` of the ranges read at `begin`, in address order.
     held: Vec<(u64, usize, usize)>,
     bytes: Vec<u8>,
+    /// The range of `held` that served the last read: a walk's reads follow one another.
+    last: usize,
     /// The ranges read (served or not) since `begin`, and those of the samples before: the
     /// next `begin`'s (a stack that alternates between callees has each read from it).
     wanted: Vec<(u64, usize)>,
@@ -104,12 +106,16 @@ impl Snapshot {
     /// at the next `begin`); whether it did.
     pub fn held(&mut self, addr: u64, out: &mut [u8]) -> bool {
         let end = addr.checked_add(out.len() as u64);
-        let held = self.held.iter().find(|&&(start, len, _)| {
+        let holds = |&(start, len, _): &(u64, usize, usize)| {
             start <= addr && end.is_some_and(|end| end <= start + len as u64)
-        });
-        let Some(&(start, _, offset)) = held else {
-            return false;
         };
+        if !self.held.get(self.last).is_some_and(holds) {
+            match self.held.iter().position(holds) {
+                Some(i) => self.last = i,
+                None => return false,
+            }
+        }
+        let (start, _, offset) = self.held[self.last];
         let at = offset + (addr - start) as usize;
         out.copy_from_slice(&self.bytes[at..at + out.len()]);
         self.note(addr, out.len());
