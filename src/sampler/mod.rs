@@ -9,6 +9,7 @@
 //! - `runtime`: `find_runtime(pid)`, which puts the above together;
 //! - `error`: why something of the target was not read;
 //! - `pages`: the target's memory a page at a time, kept for one walk of a thread's frames;
+//! - `snapshot`: what the last sample read, read again in one call at the next one's start;
 //! - `remote`: typed, bounded reads of the target (integers, bytes, `str` objects);
 //! - `layout`: the layout one target is read with, and its structs' fields as spans;
 //! - `linetable`: the line tables (3.10's, and 3.11+'s location table), instruction -> line;
@@ -36,6 +37,7 @@ pub mod pause;
 pub mod remote;
 pub mod runtime;
 pub mod session;
+pub mod snapshot;
 pub mod stacks;
 pub mod status;
 pub mod symbols;

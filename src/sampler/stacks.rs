@@ -11,12 +11,15 @@
 //! whose `f_lasti` counts code units, 3.11+'s interpreter frames that point at their instruction:
 //! `versions::FrameKind` says which, and `StackReader::frames` alone reads it.
 //!
-//! Speed: one system call per thread state (its fields as one span); a thread's frames are read
-//! a page at a time (`Pages`: 3.11+'s data stack holds a 20-deep stack in one or two pages,
-//! 3.10's frame objects lie on a few heap pages); and one call per thread for the headers of all
-//! its frames' code objects, which checks that each cached code object is still the one cached
-//! (an address can be reused after a free). Names and location tables are read only for a code
-//! object not seen before.
+//! Speed: what a sample reads is read again at the next one's start, in one system call
+//! (`Snapshot`: the interpreter list, thread states, frames and code headers), and served from
+//! there; what it does not hold is read as follows. One call per thread state (its fields as one
+//! span); a thread's frames are read a page at a time (`Pages`: 3.11+'s data stack holds a
+//! 20-deep stack in one or two pages, 3.10's frame objects lie on a few heap pages); and one
+//! call per thread for the headers of all its frames' code objects, which checks that each
+//! cached code object is still the one cached (an address can be reused after a free). Names
+//! and location tables are read only for a code object not seen before. `check_chain`'s read
+//! is never served from the snapshot: it is the stack's second, fresh look.
 //!
 //! A running target changes under the reader: every count and length read from it is capped,
 //! and a thread whose stack cannot be read whole is read again from its thread state (a few
@@ -27,6 +30,8 @@
 use std::collections::HashMap;
 use std::io;
 
+use rustc_hash::FxBuildHasher;
+
 pub use super::error::Error;
 use super::layout::{self, Spans};
 use super::linetable;
@@ -34,6 +39,7 @@ use super::memory;
 use super::pages::Pages;
 use super::remote::{self, at};
 use super::runtime::Runtime;
+use super::snapshot::Snapshot;
 use super::tids::{self, Tids};
 use super::versions::{FrameKind, StackFacts, StackLayout};
 use crate::samples::profile::{Frame, Function};
@@ -89,7 +95,7 @@ struct Code {
     first_line: i64,
     linetable: Vec<u8>,
     /// Instruction (code unit index) -> line, as found so far.
-    lines: HashMap<u64, i32>,
+    lines: HashMap<u64, i32, FxBuildHasher>,
 }
 
 /// One frame of a walked chain, as read.
@@ -118,7 +124,8 @@ pub struct StackReader {
     off: StackLayout,
     facts: &'static StackFacts,
     spans: Spans,
-    codes: HashMap<u64, Code>,
+    /// Fx-hashed: looked up for every frame of every sample.
+    codes: HashMap<u64, Code, FxBuildHasher>,
     /// The functions the frames name, in first-seen order.
     pub functions: indexmap::IndexSet<Function>,
     buf: Vec<u8>,
@@ -133,6 +140,9 @@ pub struct StackReader {
     check: Vec<u8>,
     /// Pages read in this walk of a thread's frames (they share a few).
     pages: Pages,
+    /// What the last sample read, read again in one call as the next starts: the runtime's
+    /// lists, thread states, frames and code headers (`check_chain` reads past it).
+    snap: Snapshot,
     /// 3.10: where threads' OS ids are read (`None`: nowhere here, they are 0), and the main
     /// thread's ident.
     tids: Option<Tids>,
@@ -198,7 +208,7 @@ impl StackReader {
             off,
             facts,
             spans: Spans::of(&off),
-            codes: HashMap::new(),
+            codes: HashMap::default(),
             functions: indexmap::IndexSet::new(),
             buf: Vec::new(),
             addrs: Vec::new(),
@@ -207,6 +217,7 @@ impl StackReader {
             chain: Vec::new(),
             check: Vec::new(),
             pages: Pages::default(),
+            snap: Snapshot::default(),
             tids: None,
             main_ident: 0,
             rereads: REREADS,
@@ -220,6 +231,11 @@ impl StackReader {
 
     fn ptr(&self, addr: u64, offset: u64) -> io::Result<u64> {
         remote::read_u64(self.pid, at(addr, offset)?)
+    }
+
+    /// The `u64` at `addr + offset`, from the sample's snapshot where it holds it.
+    fn snapped_u64(&mut self, addr: u64, offset: u64) -> io::Result<u64> {
+        self.snap.read_u64(self.pid, at(addr, offset)?)
     }
 
     fn string(&self, addr: u64) -> io::Result<String> {
@@ -237,14 +253,15 @@ impl StackReader {
     /// a thread whose own stack was torn is in `out` with `torn` set.
     pub fn read(&mut self, out: &mut Vec<ThreadSample>) -> Result<(), Error> {
         let mut used = 0;
-        let mut interp = self.ptr(self.runtime, self.off.interpreters_head)?;
+        self.snap.begin(self.pid);
+        let mut interp = self.snapped_u64(self.runtime, self.off.interpreters_head)?;
         for _ in 0..MAX_INTERPRETERS {
             if interp == 0 {
                 out.truncate(used);
                 return Ok(());
             }
             used = self.threads(interp, out, used)?;
-            interp = self.ptr(interp, self.off.interp_next)?;
+            interp = self.snapped_u64(interp, self.off.interp_next)?;
         }
         out.truncate(used);
         Err(Error::Layout(format!(
@@ -261,13 +278,16 @@ impl StackReader {
     ) -> Result<usize, Error> {
         let o = self.off;
         let span = self.spans.thread;
-        let mut tstate = self.ptr(interp, o.threads_head)?;
+        let mut tstate = self.snapped_u64(interp, o.threads_head)?;
         let mut head = vec![0u8; span.bytes()];
         for _ in 0..MAX_THREADS {
             if tstate == 0 {
                 return Ok(used);
             }
-            memory::read(self.pid, at(tstate, span.lo)?, &mut head)?;
+            let pid = self.pid;
+            let addr = at(tstate, span.lo)?;
+            self.snap
+                .read(addr, &mut head, |out| memory::read(pid, addr, out))?;
             let back = span.u64_at(&head, o.thread_interp);
             if back != interp {
                 return Err(Error::Layout(format!(
@@ -297,6 +317,8 @@ impl StackReader {
                 if walked.is_ok() {
                     break;
                 }
+                // Read anew: not from the bytes the torn walk was read from.
+                self.snap.forget();
                 walked = memory::read(self.pid, at(tstate, span.lo)?, &mut head)
                     .map_err(Error::Io)
                     .and_then(|()| self.walk(tstate, &head, &mut frames));
@@ -324,7 +346,8 @@ impl StackReader {
     /// The frames of thread state `tstate`, whose span is `head`, into `frames`, checked to be
     /// a stack the thread had: whether it was cut at `MAX_FRAMES`.
     fn walk(&mut self, tstate: u64, head: &[u8], frames: &mut Vec<Frame>) -> Result<bool, Error> {
-        let truncated = self.frames(self.current_frame(head)?, frames)?;
+        let innermost = self.current_frame(head)?;
+        let truncated = self.frames(innermost, frames)?;
         let returned = self.check_chain(tstate, head)?;
         frames.drain(..returned.min(frames.len()));
         Ok(truncated)
@@ -428,12 +451,12 @@ impl StackReader {
     }
 
     /// The innermost frame of the thread state whose span is `head`.
-    fn current_frame(&self, head: &[u8]) -> Result<u64, Error> {
-        let (o, span) = (&self.off, self.spans.thread);
+    fn current_frame(&mut self, head: &[u8]) -> Result<u64, Error> {
+        let (o, span) = (self.off, self.spans.thread);
         Ok(match o.thread_cframe {
             Some(cframe) => match span.u64_at(head, cframe) {
                 0 => 0,
-                cframe => self.ptr(cframe, o.current_frame)?,
+                cframe => self.snapped_u64(cframe, o.current_frame)?,
             },
             None => span.u64_at(head, o.current_frame),
         })
@@ -479,7 +502,9 @@ impl StackReader {
                 truncated = false;
                 break;
             }
-            self.pages.read(self.pid, at(frame, span.lo)?, raw)?;
+            let (pid, addr, pages) = (self.pid, at(frame, span.lo)?, &mut self.pages);
+            self.snap
+                .read(addr, raw, |out| pages.read(pid, addr, out))?;
             let seen = self.seen(raw)?;
             generator = self.runs_generator(raw);
             if running || !matches!(seen, Seen::Finished) {
@@ -571,8 +596,9 @@ impl StackReader {
         Ok(Seen::Python(code, unit))
     }
 
-    /// Reads the headers of the pending frames' code objects in one call, and reads anew each
-    /// code object that is not cached or whose header changed.
+    /// Checks the headers of the pending frames' code objects: those the sample's snapshot
+    /// holds from it, the rest read in one call; reads anew each code object that is not cached
+    /// or whose header changed.
     fn check_codes(&mut self) -> Result<(), Error> {
         let span = self.spans.code;
         self.addrs.clear();
@@ -581,34 +607,54 @@ impl StackReader {
                 self.addrs.push(code);
             }
         }
+        let mut raw = [0u8; 256];
+        let raw = raw
+            .get_mut(..span.bytes())
+            .ok_or_else(|| Error::Layout(format!("a code span of {} bytes", span.bytes())))?;
         self.starts.clear();
-        for &c in &self.addrs {
-            self.starts.push(at(c, span.lo)?);
+        for i in 0..self.addrs.len() {
+            let code = self.addrs[i];
+            let start = at(code, span.lo)?;
+            if self.snap.held(start, raw) {
+                self.check_code(code, raw)?;
+            } else {
+                self.starts.push(start);
+            }
+        }
+        if self.starts.is_empty() {
+            return Ok(());
         }
         let mut buf = std::mem::take(&mut self.buf);
         let whole = memory::read_many(self.pid, &self.starts, span.bytes(), &mut buf);
         let result = (|| {
             let whole = whole?;
-            for i in 0..self.addrs.len() {
-                let code = self.addrs[i];
+            for i in 0..self.starts.len() {
+                let start = self.starts[i];
                 let read_now;
                 let header = match buf.get(i * span.bytes()..(i + 1) * span.bytes()) {
                     Some(h) if i < whole => h,
                     _ => {
                         let len = span.bytes() as u64;
-                        read_now = remote::read_bytes(self.pid, self.starts[i], len, 4096)?;
+                        read_now = remote::read_bytes(self.pid, start, len, 4096)?;
                         &read_now[..]
                     }
                 };
-                let fresh = self.codes.get(&code).is_some_and(|c| *c.header == *header);
-                if !fresh {
-                    self.cache_code(code, header.into())?;
-                }
+                self.snap.note(start, span.bytes());
+                self.check_code(start - span.lo, header)?;
             }
             Ok(())
         })();
         self.buf = buf;
         result
+    }
+
+    /// Caches the code object at `code` anew unless the one cached there has header `header`.
+    fn check_code(&mut self, code: u64, header: &[u8]) -> Result<(), Error> {
+        let fresh = self.codes.get(&code).is_some_and(|c| *c.header == *header);
+        if !fresh {
+            self.cache_code(code, header.into())?;
+        }
+        Ok(())
     }
 
     /// Reads the code object at `code` whose header is `header`, and caches it.
@@ -636,7 +682,7 @@ impl StackReader {
                 function: function as u32,
                 first_line,
                 linetable,
-                lines: HashMap::new(),
+                lines: HashMap::default(),
             },
         );
         Ok(())

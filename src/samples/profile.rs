@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
 use indexmap::{Equivalent, IndexSet};
+use rustc_hash::FxBuildHasher;
 
 /// Which threads a sample counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,10 +114,12 @@ pub struct Profile {
     pub interval: f64,
     pub mode: Mode,
     pub functions: IndexSet<Function>,
-    pub frames: IndexSet<Frame>,
+    /// Fx-hashed, as `stacks`: every sample looks up each of its frames (SipHash was a fifth of
+    /// a sample's instructions).
+    pub frames: IndexSet<Frame, FxBuildHasher>,
     pub threads: Vec<Thread>,
     /// (thread index, frame indices outermost first) -> its count, in first-seen order.
-    pub stacks: indexmap::IndexMap<(u32, Box<[u32]>), Count>,
+    pub stacks: indexmap::IndexMap<(u32, Box<[u32]>), Count, FxBuildHasher>,
     /// Ticks of the clock that asked for a sample, and samples actually taken (fewer when the
     /// sampler fell behind or a whole read failed).
     pub asked: u64,
@@ -149,9 +152,9 @@ impl Profile {
             interval,
             mode,
             functions: IndexSet::new(),
-            frames: IndexSet::new(),
+            frames: IndexSet::default(),
             threads: Vec::new(),
-            stacks: indexmap::IndexMap::new(),
+            stacks: indexmap::IndexMap::default(),
             asked: 0,
             taken: 0,
             truncated: 0,

@@ -20,7 +20,7 @@ pub fn within(p: &Profile, ident: u64, filename: &str, name: &str) -> Profile {
         })
         .collect();
     let mut out = p.clone();
-    out.stacks = indexmap::IndexMap::with_capacity(p.stacks.len());
+    out.stacks = indexmap::IndexMap::with_capacity_and_hasher(p.stacks.len(), Default::default());
     for ((thread, frames), c) in &p.stacks {
         let ran = p
             .threads
