@@ -12,9 +12,8 @@ import subprocess
 import sys
 
 import pytest
-from test_sampling import PROGRAMS, _supported
+from sampler_support import PROGRAMS, needs_sampler
 
-needs_sampler = pytest.mark.skipif(_supported() is not None, reason=str(_supported()))
 needs_dev_full = pytest.mark.skipif(not os.path.exists("/dev/full"),
                                     reason="no /dev/full to fail a write")
 

@@ -8,12 +8,9 @@ in headless Chromium (tests/chromium.py) after the SVG's script ran; a screensho
 import re
 from pathlib import Path
 
-import pytest
+from sampler_support import needs_sampler, run_rprofile, sampled_program
 
-from chromium import Browser, find_chromium
-from test_sampling import _program, _rprofile, _supported
-
-pytestmark = pytest.mark.skipif(_supported() is not None, reason=str(_supported()))
+pytestmark = needs_sampler
 
 SHOTS = Path(__file__).resolve().parents[1] / ".build" / "report-screenshots"
 # tests/sampled_programs/deep.py: `down` recursing 1,000 frames deep, burning at the bottom.
@@ -23,8 +20,8 @@ PROGRAM = "deep.py"
 def flamegraph(tmp_path, *flags):
     """The program's flame graph SVG, written with `flags`."""
     path = tmp_path / "graph.svg"
-    _rprofile("--sample", "-o", str(tmp_path / "p.prof"), "--flamegraph", str(path), *flags,
-              _program(PROGRAM))
+    run_rprofile("--sample", "-o", str(tmp_path / "p.prof"), "--flamegraph", str(path), *flags,
+              sampled_program(PROGRAM))
     return path
 
 
@@ -45,22 +42,18 @@ def test_a_frame_per_function_unless_lines_are_asked(tmp_path):
     assert label not in by_line
 
 
-def test_the_svg_opens_on_its_frames(tmp_path):
-    if find_chromium() is None:
-        pytest.fail("no Chromium to run the flame graph's browser test: install Debian's "
-                    "chromium (tools/test-all does, as root with apt-get)", pytrace=False)
-    with Browser() as b:
-        page = b.open(flamegraph(tmp_path).as_uri(), width=1280, height=900)
-        page.wait_for("typeof searchbtn !== 'undefined' && !!searchbtn")
-        assert page.console_errors() == []
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(str(SHOTS / "flamegraph-svg.png"))
-        # The frames whose box shows in the first screen, and the whole's (`all`) among them.
-        seen = page.eval("""[...document.querySelectorAll('#frames > g')].filter(g => {
-                const r = g.querySelector('rect').getBoundingClientRect();
-                return r.width > 0 && r.bottom > 0 && r.top < innerHeight;
-            }).map(g => g.querySelector('title').textContent)""")
-        height = page.eval("document.documentElement.getBoundingClientRect().height")
+def test_the_svg_opens_on_its_frames(tmp_path, browser):
+    page = browser.open(flamegraph(tmp_path).as_uri(), width=1280, height=900)
+    page.wait_for("typeof searchbtn !== 'undefined' && !!searchbtn")
+    assert page.console_errors() == []
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(str(SHOTS / "flamegraph-svg.png"))
+    # The frames whose box shows in the first screen, and the whole's (`all`) among them.
+    seen = page.eval("""[...document.querySelectorAll('#frames > g')].filter(g => {
+            const r = g.querySelector('rect').getBoundingClientRect();
+            return r.width > 0 && r.bottom > 0 && r.top < innerHeight;
+        }).map(g => g.querySelector('title').textContent)""")
+    height = page.eval("document.documentElement.getBoundingClientRect().height")
     assert height > 900, "the graph of a 1,000-deep stack is taller than the screen"
     assert any(t.startswith("all (") for t in seen), seen[:5]
     assert any(t.startswith("<module> (") for t in seen), seen[:5]

@@ -24,7 +24,7 @@ from rprofile import _inline
 from rprofile.stats import SampledStats, Stats
 
 # Why this interpreter cannot be sampled, or None: the sampler's own tests' check.
-from test_sampling import _supported as sampler_unsupported
+from sampler_support import sampler_unsupported
 
 # Deterministic calls: every profiler counts the same rows with the same counts.
 WORK = textwrap.dedent("""\

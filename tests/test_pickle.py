@@ -22,6 +22,7 @@ import pytest
 import rprofile
 from rprofile import Stats
 from rprofile.stats import SampledStats, _restore_stats, _StatsCore
+from sampler_support import sampler_unsupported
 from support import Tick
 
 PROTOCOLS = list(range(2, pickle.HIGHEST_PROTOCOL + 1))
@@ -318,15 +319,10 @@ def test_thread_snapshots_round_trip():
         assert round_trip(snap).to_dict() == snap.to_dict()
 
 
-def _sampler_unsupported():
-    from test_sampling import _supported
-
-    return _supported()
-
 
 def test_sampling_runs_round_trip():
-    if _sampler_unsupported():
-        pytest.skip(_sampler_unsupported())
+    if sampler_unsupported():
+        pytest.skip(sampler_unsupported())
     from rprofile.sampling import Sampler
 
     with Sampler(rate=500) as s:

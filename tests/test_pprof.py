@@ -18,8 +18,8 @@ import pytest
 
 import rprofile
 from rprofile import Stats
-from test_report import cli
-from test_sampling import _supported as sampler_unsupported
+from report_support import cli
+from sampler_support import sampler_unsupported
 
 HERE = Path(__file__).resolve().parent
 

@@ -12,6 +12,7 @@ import pytest
 
 import rprofile
 import rprofile.pytest_plugin
+from sampler_support import sampler_unsupported
 
 pytest_plugins = ["pytester"]
 
@@ -265,11 +266,6 @@ def test_phases(pytester, args, expected):
         assert found == dict.fromkeys(names, 1), suffix
 
 
-def _sampler_unsupported():
-    from test_sampling import _supported
-
-    return _supported()
-
 
 BURNING = """
 import time
@@ -291,8 +287,8 @@ def test_short():
 
 
 def test_sample_writes_a_sampled_profile_of_a_test_that_burns_cpu(pytester):
-    if _sampler_unsupported() is not None:
-        pytest.skip(_sampler_unsupported())
+    if sampler_unsupported() is not None:
+        pytest.skip(sampler_unsupported())
     pytester.makepyfile(test_burning=BURNING)
     rate = 400
     result = pytester.runpytest("--rprofile-sample", "--rprofile-rate=%d" % rate)

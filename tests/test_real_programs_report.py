@@ -17,8 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from test_report_browser import browser  # noqa: F401 (the fixture: one Chromium a module)
-
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAMS = Path(__file__).resolve().parent / "real_programs"
 SHOTS = ROOT / ".build" / "report-screenshots"

@@ -6,14 +6,13 @@ import errno
 import json
 import os
 import re
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
 import rprofile
 from rprofile import Stats
+from report_support import cli
 
 PROGRAM = textwrap.dedent("""\
     def leaf(n):
@@ -33,11 +32,6 @@ def data_of(path):
                   re.S)
     assert m, "no data blob"
     return html, json.loads(m.group(1))
-
-
-def cli(*args, cwd, env=None):
-    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120, env=dict(os.environ, **(env or {})))
 
 
 @pytest.fixture

@@ -9,65 +9,14 @@ import json
 import marshal
 import os
 import pstats
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
-from chromium import Browser, find_chromium
+from report_support import PROGRAM, open_report, run, save
 
-ROOT = Path(__file__).resolve().parents[1]
-SHOTS = ROOT / ".build" / "report-screenshots"
-
-# main -> a -> leaf, main -> b -> leaf, main -> c: each function takes visible time, and
-# calls no builtin, so the call paths are known exactly.
-PROGRAM = textwrap.dedent("""\
-    def leaf(n):
-        s = 0
-        for i in range(n):
-            s += i
-        return s
-
-    def a():
-        return leaf(60000)
-
-    def b():
-        return leaf(30000)
-
-    def c():
-        s = 0
-        for i in range(40000):
-            s += i
-        return s
-
-    def main():
-        for _ in range(3):
-            a()
-            b()
-            c()
-
-    main()
-    """)
 PATHS = {"<module>", "<module>;main", "<module>;main;a", "<module>;main;a;leaf",
          "<module>;main;b", "<module>;main;b;leaf", "<module>;main;c"}
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if find_chromium() is None:
-        pytest.fail("no Chromium to run the report's browser tests: install Debian's chromium "
-                    "(tools/test-all does, as root with apt-get)", pytrace=False)
-    with Browser() as b:
-        yield b
-
-
-def run(*args, cwd, env=None):
-    proc = subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120, env=env)
-    assert proc.returncode == 0, proc.stderr
-    return proc
 
 
 @pytest.fixture(scope="module")
@@ -75,20 +24,6 @@ def work(tmp_path_factory):
     d = tmp_path_factory.mktemp("report")
     (d / "prog.py").write_text(PROGRAM)
     return d
-
-
-def open_report(browser, path, shot=None):
-    page = browser.open(Path(path).as_uri())
-    page.wait_for("document.body.dataset.ready === '1'")
-    assert page.console_errors() == []
-    if shot:
-        save(page, shot)
-    return page
-
-
-def save(page, name):
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(str(SHOTS / (name + ".png")))
 
 
 def table_names(page):
@@ -428,7 +363,7 @@ def make(kind, d):
 
 
 # Why this interpreter cannot be sampled, or None: the sampler's own tests' check.
-from test_sampling import _supported as sampler_unsupported  # noqa: E402
+from sampler_support import sampler_unsupported  # noqa: E402
 
 
 KINDS = ["cprofile", "profile", "rprofile", "threads", "timeline", "memory", "sampled",

@@ -14,19 +14,7 @@ import textwrap
 import pytest
 
 import rprofile
-from test_report_browser import (
-    PROGRAM,
-    browser,  # noqa: F401 (the fixture `chrome` gives)
-    open_report,
-    run,
-    save,
-)
-
-
-@pytest.fixture(scope="module")
-def chrome(request):
-    """test_report_browser's Chromium (which fails the tests where there is none)."""
-    return request.getfixturevalue("browser")
+from report_support import PROGRAM, open_report, run, save
 
 
 # -- tabs and links inside a notebook's frame ---------------------------------------------------
@@ -61,7 +49,7 @@ def shown_view(page):
                               "!s.hidden).map(s => s.id).join()"))
 
 
-def test_tabs_and_links_route_inside_a_notebooks_frame(chrome, tmp_path):
+def test_tabs_and_links_route_inside_a_notebooks_frame(browser, tmp_path):
     (tmp_path / "prog.py").write_text(PROGRAM)
     run("-m", "cProfile", "-o", "p.prof", "prog.py", cwd=tmp_path)
     output = rprofile.Stats(str(tmp_path / "p.prof"))._repr_html_()
@@ -69,7 +57,7 @@ def test_tabs_and_links_route_inside_a_notebooks_frame(chrome, tmp_path):
     (tmp_path / "notebook.html").write_text(
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>notebook</title></head><body>"
         "<h1>notebook</h1><div class='output_html'>%s</div></body></html>" % output)
-    page = chrome.open((tmp_path / "notebook.html").as_uri(), width=1100, height=900)
+    page = browser.open((tmp_path / "notebook.html").as_uri(), width=1100, height=900)
     page.wait_for(in_frame("d.body.dataset.ready === '1'"))
     assert shown_view(page) == "v-table"
     frame_click(page, "nav a[data-view=flame]")
@@ -94,10 +82,10 @@ def test_tabs_and_links_route_inside_a_notebooks_frame(chrome, tmp_path):
     assert page.console_errors() == []
 
 
-def test_tabs_still_route_by_the_url_in_a_file(chrome, tmp_path):
+def test_tabs_still_route_by_the_url_in_a_file(browser, tmp_path):
     (tmp_path / "prog.py").write_text(PROGRAM)
     run("-m", "rprofile", "--html", "r.html", "prog.py", cwd=tmp_path)
-    page = open_report(chrome, tmp_path / "r.html")
+    page = open_report(browser, tmp_path / "r.html")
     page.click("nav a[data-view=flame]")
     page.wait_for("location.hash === '#flame' && !document.querySelector('#v-flame').hidden")
     page.click("nav a[data-view=table]")
@@ -128,7 +116,7 @@ def banner(page):
 
 
 @pytest.mark.parametrize("when_full", ["keep_newest", "keep_oldest"])
-def test_a_timeline_that_dropped_events_says_how_many_and_which(chrome, tmp_path, when_full):
+def test_a_timeline_that_dropped_events_says_how_many_and_which(browser, tmp_path, when_full):
     (tmp_path / "calls.py").write_text(CALLS.rsplit("main()", 1)[0])
     namespace = runpy.run_path(str(tmp_path / "calls.py"))
     prof = rprofile.Profile(timeline=True, buffer_size=50, when_full=when_full)
@@ -138,7 +126,7 @@ def test_a_timeline_that_dropped_events_says_how_many_and_which(chrome, tmp_path
     dropped = prof.timeline.dropped
     assert dropped > 0
     prof.to_html(str(tmp_path / "r.html"))
-    page = open_report(chrome, tmp_path / "r.html", "timeline-dropped-" + when_full)
+    page = open_report(browser, tmp_path / "r.html", "timeline-dropped-" + when_full)
     text = banner(page)
     assert text is not None
     assert format(dropped, ",") in text
@@ -146,17 +134,17 @@ def test_a_timeline_that_dropped_events_says_how_many_and_which(chrome, tmp_path
     assert "buffer_size=" in text and "--buffer-size" in text
 
 
-def test_the_command_lines_timeline_report_says_what_it_dropped(chrome, tmp_path):
+def test_the_command_lines_timeline_report_says_what_it_dropped(browser, tmp_path):
     (tmp_path / "prog.py").write_text(CALLS)
     proc = run("-m", "rprofile", "--timeline", "t.json", "--buffer-size", "100", "--html",
                "r.html", "prog.py", cwd=tmp_path)
     dropped = int(re.search(r"(\d+) earlier ones were dropped", proc.stderr).group(1))
-    page = open_report(chrome, tmp_path / "r.html")
+    page = open_report(browser, tmp_path / "r.html")
     text = banner(page)
     assert text is not None and format(dropped, ",") in text and "oldest" in text
     # A buffer that held everything: nothing to say.
     run("-m", "rprofile", "--timeline", "t.json", "--html", "r.html", "prog.py", cwd=tmp_path)
-    assert banner(open_report(chrome, tmp_path / "r.html")) is None
+    assert banner(open_report(browser, tmp_path / "r.html")) is None
 
 
 # -- the table's columns fit their values --------------------------------------------------------
@@ -174,7 +162,7 @@ RECURSIVE = textwrap.dedent("""\
     """)
 
 
-def test_the_tables_columns_fit_their_values_in_a_900_pixel_window(chrome, tmp_path):
+def test_the_tables_columns_fit_their_values_in_a_900_pixel_window(browser, tmp_path):
     deep = tmp_path.joinpath(*["a_rather_long_directory_name_%d" % i for i in range(6)])
     deep.mkdir(parents=True)
     (deep / "recursive_prog.py").write_text(RECURSIVE)
@@ -183,7 +171,7 @@ def test_the_tables_columns_fit_their_values_in_a_900_pixel_window(chrome, tmp_p
     st = pstats.Stats(str(tmp_path / "r.prof"))
     (func, (cc, nc, *_)), = [(f, v) for f, v in st.stats.items() if f[2] == "down"]
     assert nc != cc
-    page = chrome.open((tmp_path / "r.html").as_uri(), width=900, height=700)
+    page = browser.open((tmp_path / "r.html").as_uri(), width=900, height=700)
     page.wait_for("document.body.dataset.ready === '1'")
     save(page, "table-900px")
     cells = page.eval("""(() => {
@@ -209,14 +197,14 @@ def test_the_tables_columns_fit_their_values_in_a_900_pixel_window(chrome, tmp_p
     assert cells["first"] < left, cells
 
 
-def test_cumulative_times_above_the_total_are_explained(chrome, tmp_path):
+def test_cumulative_times_above_the_total_are_explained(browser, tmp_path):
     # As a 3.12 profile of two threads on one stack has them (cProfile's too): calls closed out
     # of order, a time counted in two outermost calls, so cumtime exceeds the sum of tottimes.
     outer, inner = ("w.py", 1, "outer"), ("w.py", 5, "inner")
     stats = {outer: (1, 1, 0.1, 0.5, {}), inner: (2, 2, 0.1, 0.4, {outer: (2, 2, 0.1, 0.4)})}
     (tmp_path / "w.prof").write_bytes(marshal.dumps(stats))
     run("-m", "rprofile.stats", "--html", "w.html", "w.prof", cwd=tmp_path)
-    page = open_report(chrome, tmp_path / "w.html", "table-above-100")
+    page = open_report(browser, tmp_path / "w.html", "table-above-100")
     st = pstats.Stats(str(tmp_path / "w.prof"))
     most = "%.2f%%" % (100 * max(v[3] for v in st.stats.values()) / st.total_tt)
     note = page.eval("(() => { const n = document.querySelector('#table-note'); return n && "
@@ -233,7 +221,7 @@ def test_cumulative_times_above_the_total_are_explained(chrome, tmp_path):
     stats[outer] = (1, 1, 0.5, 0.5, {})
     (tmp_path / "w.prof").write_bytes(marshal.dumps(stats))
     run("-m", "rprofile.stats", "--html", "w.html", "w.prof", cwd=tmp_path)
-    assert open_report(chrome, tmp_path / "w.html").eval(
+    assert open_report(browser, tmp_path / "w.html").eval(
         "document.querySelector('#table-note').hidden")
 
 
@@ -280,7 +268,7 @@ def paired_line(text):
     return [int(x) for x in m.groups()]
 
 
-def test_two_checkouts_of_one_program_are_compared_function_by_function(chrome, tmp_path):
+def test_two_checkouts_of_one_program_are_compared_function_by_function(browser, tmp_path):
     for copy in ("one", "two"):
         root = tmp_path / copy / "proj"
         for name, text in CHECKOUT.items():
@@ -300,7 +288,7 @@ def test_two_checkouts_of_one_program_are_compared_function_by_function(chrome, 
     assert path == len(mine(before)) and (gone, new) == (0, 0)
     assert key + path + address == len(before.stats) == len(after.stats)
     run("-m", "rprofile.stats", "--html", "cmp.html", "--compare", *files, cwd=tmp_path)
-    page = open_report(chrome, tmp_path / "cmp.html")
+    page = open_report(browser, tmp_path / "cmp.html")
     ours = compared_rows(page, "/proj/")
     save(page, "compare-checkouts")
     assert len(ours) == len(mine(before)) and all(r[1] and r[2] for r in ours), ours
@@ -309,7 +297,7 @@ def test_two_checkouts_of_one_program_are_compared_function_by_function(chrome, 
     assert str(tmp_path / "one") in note and str(tmp_path / "two") in note
 
 
-def test_a_built_in_named_by_its_address_is_paired_across_runs(chrome, tmp_path):
+def test_a_built_in_named_by_its_address_is_paired_across_runs(browser, tmp_path):
     (tmp_path / "prog.py").write_text(ADDRESS)
     labels = []
     for name in ("a.prof", "b.prof"):
@@ -327,5 +315,5 @@ def test_a_built_in_named_by_its_address_is_paired_across_runs(chrome, tmp_path)
     assert paired_line(text)[2] == 1
     run("-m", "rprofile.stats", "--html", "cmp.html", "--compare", "a.prof", "b.prof",
         cwd=tmp_path)
-    new = compared_rows(open_report(chrome, tmp_path / "cmp.html"), "__new__ of type object")
+    new = compared_rows(open_report(browser, tmp_path / "cmp.html"), "__new__ of type object")
     assert len(new) == 1 and new[0][1] and new[0][2], new

@@ -14,11 +14,10 @@ import sys
 import pytest
 
 from rprofile.sampling import Sampler
-from test_sampler_truth import (_edges, _frames, _program, generator_stacks,
-                                _reachable_through_builtins, _run)
-from test_sampling import _supported
+from sampler_support import (generator_stacks, needs_sampler, reachable_through_builtins,
+                             run_rprofile, sampled_program, stack_frames, traced_edges)
 
-pytestmark = pytest.mark.skipif(_supported() is not None, reason=str(_supported()))
+pytestmark = needs_sampler
 
 DROPPED = re.compile(r"(\d+) dropped \(torn reads\)")
 BLOCKING = "Blocking: the target was stopped for each sample"
@@ -35,15 +34,15 @@ def _sampled_pairs_not_traced(tmp_path, program, seconds, rate):
     caller -> callee pairs of the sampled stacks that the tracer did not record (built-ins
     allowed in between), counted in samples."""
     traced_file, stacks = tmp_path / "traced.prof", tmp_path / "stacks.txt"
-    _run("-o", str(traced_file), _program(program), "0.3")
-    proc = _run("--sample", "--blocking", "--rate", str(rate), "--collapsed", str(stacks),
-                _program(program), str(seconds))
-    traced = _edges(traced_file)
+    run_rprofile("-o", str(traced_file), sampled_program(program), "0.3")
+    proc = run_rprofile("--sample", "--blocking", "--rate", str(rate), "--collapsed", str(stacks),
+                sampled_program(program), str(seconds))
+    traced = traced_edges(traced_file)
     keys = {(f[0], f[2]): f for edge in traced for f in edge}
-    reach = _reachable_through_builtins(traced)
+    reach = reachable_through_builtins(traced)
     judged = wrong = 0
     strays = collections.Counter()
-    for frames, count in _frames(stacks):
+    for frames, count in stack_frames(stacks):
         for i, (caller, callee) in enumerate(zip(frames, frames[1:])):
             caller_key = keys.get((caller[1], caller[0]))
             callee_key = keys.get((callee[1], callee[0]))
@@ -76,8 +75,8 @@ def test_blocking_reads_drop_nothing_and_every_pair_is_one_the_tracer_recorded(t
 
 def test_blocking_generator_stacks_keep_their_callers(tmp_path):
     out = tmp_path / "stacks.txt"
-    proc = _run("--sample", "--blocking", "--rate", "1000", "--collapsed", str(out),
-                _program("generators.py"), "2")
+    proc = run_rprofile("--sample", "--blocking", "--rate", "1000", "--collapsed", str(out),
+                sampled_program("generators.py"), "2")
     assert BLOCKING in proc.stdout, proc.stdout
     whole, cut, bad = generator_stacks(out)
     assert whole > 0 and cut == 0, (whole, cut, bad.most_common(3), proc.stderr)
@@ -99,7 +98,7 @@ class Target:
     """tests/sampled_programs/signal_counter.py, started and ready (it wrote "ready")."""
 
     def __init__(self):
-        self.proc = subprocess.Popen([sys.executable, _program("signal_counter.py")],
+        self.proc = subprocess.Popen([sys.executable, sampled_program("signal_counter.py")],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         assert self.read_line() == b"ready\n"
         self.pid = self.proc.pid
@@ -235,7 +234,7 @@ def test_a_blocking_run_keeps_the_programs_exit_status_and_output(tmp_path):
 def test_a_blocking_run_over_subprocesses_stops_each_in_turn_and_keeps_their_status():
     # run_child.py runs child_burn.py in another interpreter, waits for it, and exits with 3.
     proc = subprocess.run([sys.executable, "-m", "rprofile", "--sample", "--blocking",
-                           "--subprocesses", _program("run_child.py"), "direct"],
+                           "--subprocesses", sampled_program("run_child.py"), "direct"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 3, proc
     assert "parent done" in proc.stdout, proc.stdout

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from rprofile._rprofile import _thread_stacks
-from test_sampling import _sampled_here
+from sampler_support import sampled_here
 
 # The main thread and a second, named thread each run f -> g -> h and wait in h: the main
 # thread on its stdin, the other on an Event. The child says "ready" with the second thread's
@@ -56,10 +56,10 @@ def _line_of(source, text):
     return found[0]
 
 
-def _supported():
+def _stacks_unsupported():
     """None where this Python's stacks must be read (a failure to read them fails the test),
     else the reader's reason."""
-    if _sampled_here():
+    if sampled_here():
         return None
     try:
         _thread_stacks(os.getpid())
@@ -106,7 +106,7 @@ def _settled_stacks(pid, worker_ident, script):
 
 
 def test_every_thread_shows_h_g_f_with_the_lines_of_its_calls(child_script):
-    why = _supported()
+    why = _stacks_unsupported()
     if why is not None:
         pytest.skip(why)
     child = subprocess.Popen([sys.executable, child_script], stdin=subprocess.PIPE,
@@ -146,7 +146,7 @@ def test_every_thread_shows_h_g_f_with_the_lines_of_its_calls(child_script):
 
 
 def test_its_own_stack_is_read_too():
-    why = _supported()
+    why = _stacks_unsupported()
     if why is not None:
         pytest.skip(why)
     call_line = sys._getframe().f_lineno + 1
@@ -157,7 +157,7 @@ def test_its_own_stack_is_read_too():
 
 
 def test_an_unsupported_version_is_a_value_error_naming_it():
-    why = _supported()
+    why = _stacks_unsupported()
     if why is None:
         pytest.skip(f"Python {sys.version_info.major}.{sys.version_info.minor} is supported")
     assert f"Python {sys.version_info.major}.{sys.version_info.minor}" in why
@@ -195,7 +195,7 @@ def test_a_running_target_is_read_many_times_without_a_crash():
     # hangs, and a read that succeeds is a stack the program had: down to <module>, never one
     # cut short. On 3.10 most reads of so fast a target are torn on a busy machine: reads go
     # on until 150 have succeeded.
-    why = _supported()
+    why = _stacks_unsupported()
     if why is not None:
         pytest.skip(why)
     child = subprocess.Popen([sys.executable, "-c", BUSY_CHILD], stdout=subprocess.PIPE,

@@ -5,8 +5,6 @@ same real programs (Jinja2, docutils): every caller -> callee pair the sampler r
 the tracer recorded, built-ins allowed in between (they are no frames to a sampler)."""
 
 import collections
-import os
-import pstats
 import re
 import subprocess
 import sys
@@ -14,41 +12,19 @@ import sys
 import pytest
 
 from rprofile.sampling import Sampler
-
-PROGRAMS = os.path.join(os.path.dirname(__file__), "sampled_programs")
-
-
-def _program(name):
-    return os.path.join(PROGRAMS, name)
-
-
-def _run(*args):
-    proc = subprocess.run([sys.executable, "-m", "rprofile", *args], capture_output=True,
-                          text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    return proc
-
-
-def _collapsed(path):
-    """[(function names outermost first, count)] of a folded-stacks file (thread dropped)."""
-    rows = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            stack, _, count = line.rstrip("\n").rpartition(" ")
-            frames = stack.split(";")[1:]
-            rows.append(([fr.split(" (")[0] for fr in frames], int(count)))
-    return rows
-
+from sampler_support import (collapsed, generator_stacks, reachable_through_builtins,
+                             run_rprofile, sampled_program, stack_frames, traced_edges)
 
 def _sample_to_collapsed(tmp_path, program, seconds, rate):
     out = tmp_path / "stacks.txt"
     args = [] if seconds is None else [str(seconds)]
-    proc = _run("--sample", "--rate", str(rate), "--collapsed", str(out), program, *args)
-    return _collapsed(out), proc.stdout + proc.stderr
+    proc = run_rprofile("--sample", "--rate", str(rate), "--collapsed", str(out), program, *args)
+    return ([(frames, count) for _, frames, count in collapsed(out)],
+            proc.stdout + proc.stderr)
 
 
 def test_no_sampled_stack_crosses_two_chains_that_never_cross(tmp_path):
-    rows, err = _sample_to_collapsed(tmp_path, _program("pairs.py"), 4, 4000)
+    rows, err = _sample_to_collapsed(tmp_path, sampled_program("pairs.py"), 4, 4000)
     leaves = collections.Counter()
     for frames, count in rows:
         for caller, callee in zip(frames, frames[1:]):
@@ -65,30 +41,9 @@ def test_no_sampled_stack_crosses_two_chains_that_never_cross(tmp_path):
     assert crossed * 100 <= seen, (leaves, err)
 
 
-GENERATORS = {"numbers", "squares", "delegate", "<genexpr>"}
-
-
-def generator_stacks(path):
-    """(whole, cut, {cut stack: count}) of the samples through generators.py's generators: whole
-    when `<module>` and `main` are under them. Generators of other files (site's, at startup) are
-    not the program's."""
-    whole = cut = 0
-    bad = collections.Counter()
-    for frames, count in _frames(path):
-        if not any(name in GENERATORS and file.endswith("generators.py")
-                   for name, file, _ in frames):
-            continue
-        if [name for name, _, _ in frames[:2]] == ["<module>", "main"]:
-            whole += count
-        else:
-            cut += count
-            bad[";".join(name for name, _, _ in frames)] += count
-    return whole, cut, bad
-
-
 def test_generator_stacks_keep_their_callers(tmp_path):
     out = tmp_path / "stacks.txt"
-    proc = _run("--sample", "--rate", "2000", "--collapsed", str(out), _program("generators.py"),
+    proc = run_rprofile("--sample", "--rate", "2000", "--collapsed", str(out), sampled_program("generators.py"),
                 "2")
     whole, cut, bad = generator_stacks(out)
     err = proc.stdout + proc.stderr
@@ -99,80 +54,31 @@ def test_generator_stacks_keep_their_callers(tmp_path):
     assert cut <= 0.005 * (whole + cut), (cut, whole, bad.most_common(5), err)
 
 
-def _frames(path):
-    """[([(name, file, line or None)] outermost first, count)] of a folded-stacks file."""
-    rows = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            stack, _, count = line.rstrip("\n").rpartition(" ")
-            frames = []
-            for frame in stack.split(";")[1:]:
-                name, _, where = frame.rpartition(" (")
-                file, colon, lineno = where.rstrip(")").rpartition(":")
-                # A frame whose line is not known (3.10) has no ":LINE".
-                if not colon or not lineno.lstrip("-").isdigit():
-                    file, lineno = where.rstrip(")"), None
-                frames.append((name, file, lineno and int(lineno)))
-            rows.append((frames, int(count)))
-    return rows
-
-
-def _edges(path):
-    """{(caller, callee): count} of a stats file, functions as (file, first line, name)."""
-    return {(caller, callee): value if isinstance(value, int) else value[0]
-            for callee, (_, _, _, _, callers) in pstats.Stats(str(path)).stats.items()
-            for caller, value in callers.items()}
-
-
 IMPORT_SYSTEM = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
-
-
-def _builtin(func):
-    return func[0] == "~"
-
-
-def _reachable_through_builtins(traced):
-    """{caller: callees reached directly or through built-ins only}."""
-    callees = collections.defaultdict(set)
-    for caller, callee in traced:
-        callees[caller].add(callee)
-    reach = {}
-    for start in callees:
-        seen, todo, out = set(), list(callees[start]), set()
-        while todo:
-            f = todo.pop()
-            if f in seen:
-                continue
-            seen.add(f)
-            out.add(f)
-            if _builtin(f):
-                todo.extend(callees.get(f, ()))
-        reach[start] = out
-    return reach
 
 
 @pytest.mark.parametrize("program", ["jinja_render.py", "docutils_html.py"])
 def test_every_sampled_pair_is_one_the_tracer_recorded(tmp_path, program):
     traced_file, sampled_file = tmp_path / "traced.prof", tmp_path / "sampled.prof"
     stacks = tmp_path / "stacks.txt"
-    _run("-o", str(traced_file), _program(program), "0.3")
-    proc = _run("--sample", "--rate", "4000", "-o", str(sampled_file), "--collapsed", str(stacks),
-                _program(program), "2.5")
-    traced = _edges(traced_file)
+    run_rprofile("-o", str(traced_file), sampled_program(program), "0.3")
+    proc = run_rprofile("--sample", "--rate", "4000", "-o", str(sampled_file), "--collapsed", str(stacks),
+                sampled_program(program), "2.5")
+    traced = traced_edges(traced_file)
     functions = {f for edge in traced for f in edge}
-    reach = _reachable_through_builtins(traced)
+    reach = reachable_through_builtins(traced)
     # A generator being made: on 3.11+ calling a generator function runs its first instruction
     # (RETURN_GENERATOR, at the `def` line) in a frame of its own on the caller's stack, a call
     # the tracer does not record (Jinja's `tokenize` makes `tokeniter`, which another generator
     # runs). Such samples, innermost at the callee's first line, are not judged.
     making = collections.Counter()
-    for frames, count in _frames(stacks):
+    for frames, count in stack_frames(stacks):
         if len(frames) >= 2 and frames[-1][2] is not None:
             (caller, caller_file, _), (callee, callee_file, line) = frames[-2], frames[-1]
             making[(caller_file, caller), (callee_file, line, callee)] += count
     judged = wrong = 0
     strays = collections.Counter()
-    for (caller, callee), count in _edges(sampled_file).items():
+    for (caller, callee), count in traced_edges(sampled_file).items():
         # Frames the tracer never saw (the interpreter's start and end) cannot be judged.
         if caller not in functions or callee not in functions:
             continue

@@ -9,7 +9,6 @@ import pstats
 import re
 import subprocess
 import sys
-import sysconfig
 import textwrap
 import threading
 import time
@@ -18,68 +17,10 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from rprofile.sampling import Sampler
+from sampler_support import (attach_and_go, collapsed, needs_sampler, run_rprofile,
+                             sampled_program, samples_by_function)
 
-PROGRAMS = os.path.join(os.path.dirname(__file__), "sampled_programs")
-
-
-def _program(name):
-    return os.path.join(PROGRAMS, name)
-
-
-# The versions whose stacks the sampler reads (their GIL builds): there its tests run and a
-# stack that cannot be read fails them; elsewhere they skip, with the sampler's own reason.
-SAMPLED_VERSIONS = [(3, 10), (3, 11), (3, 12), (3, 13), (3, 14), (3, 15)]
-
-
-def _sampled_here():
-    return (sys.version_info[:2] in SAMPLED_VERSIONS
-            and not sysconfig.get_config_var("Py_GIL_DISABLED"))
-
-
-def _supported():
-    """None where the sampler must work, else why it does not (a version it does not read)."""
-    if _sampled_here():
-        return None
-    try:
-        with Sampler(rate=100):
-            pass
-    except ValueError as e:
-        return str(e)
-    return None
-
-
-pytestmark = pytest.mark.skipif(_supported() is not None, reason=str(_supported()))
-
-
-def _rprofile(*args, check=True, **kw):
-    proc = subprocess.run([sys.executable, "-m", "rprofile", *args], capture_output=True,
-                          text=True, timeout=120, **kw)
-    if check:
-        assert proc.returncode == 0, proc.stderr
-    return proc
-
-
-def _samples_by_function(path):
-    """{function name: (direct samples, cumulative samples)} from a sampled stats file."""
-    out = {}
-    for (_, _, name), (cc, nc, _, _, _) in pstats.Stats(path).stats.items():
-        d, c = out.get(name, (0, 0))
-        out[name] = (d + cc, c + nc)
-    return out
-
-
-def _collapsed(path):
-    """[(thread name, [function names outermost first], count)] from a folded-stacks file, whose
-    root frames are "name (tid N)"."""
-    rows = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            stack, _, count = line.rstrip("\n").rpartition(" ")
-            thread, *frames = stack.split(";")
-            thread = re.sub(r" \(tid \d+\)$", "", thread)
-            rows.append((thread, [fr.split(" (")[0] for fr in frames], int(count)))
-    return rows
-
+pytestmark = needs_sampler
 
 def _shares(spent_or_samples, names):
     total = sum(spent_or_samples[n] for n in names)
@@ -96,38 +37,18 @@ def _check_shares(samples, spent):
 
 def test_run_finds_the_shares_the_program_measured(tmp_path):
     out = tmp_path / "out.prof"
-    proc = _rprofile("--sample", "--rate", "1000", "-o", str(out), _program("shares.py"))
+    proc = run_rprofile("--sample", "--rate", "1000", "-o", str(out), sampled_program("shares.py"))
     spent = json.loads(proc.stdout.strip().splitlines()[-1])
-    _check_shares(_samples_by_function(str(out)), spent)
-
-
-def attach_and_go(child, *options):
-    """Attaches `python -m rprofile --sample *options` to `child`, a program that says "ready",
-    waits for a line, then does its work and prints what it measured as JSON and exits; returns
-    that JSON and the sampler's stderr, once both ended well."""
-    assert child.stdout.readline().strip() == "ready"
-    sampler = subprocess.Popen([sys.executable, "-m", "rprofile", "--sample", "--pid",
-                                str(child.pid), *options],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    # The sampler says so once it is attached; then the work starts.
-    assert sampler.stderr.readline().startswith("rprofile: sampling process %d" % child.pid)
-    child.stdin.write("go\n")
-    child.stdin.flush()
-    spent = json.loads(child.stdout.readline())
-    # The program ran to its end; the sampler saw it exit and wrote what it collected.
-    _, stderr = sampler.communicate(timeout=60)
-    assert sampler.returncode == 0, stderr
-    assert child.wait(timeout=10) == 0
-    return spent, stderr
+    _check_shares(samples_by_function(str(out)), spent)
 
 
 def test_attach_finds_the_shares_and_leaves_the_program_running(tmp_path):
-    child = subprocess.Popen([sys.executable, _program("shares.py"), "1", "attach"],
+    child = subprocess.Popen([sys.executable, sampled_program("shares.py"), "1", "attach"],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         out = tmp_path / "out.prof"
         spent, _ = attach_and_go(child, "-o", str(out))
-        _check_shares(_samples_by_function(str(out)), spent)
+        _check_shares(samples_by_function(str(out)), spent)
     finally:
         child.kill()
         child.wait()
@@ -137,8 +58,8 @@ def test_wall_mode_sees_a_sleep_and_cpu_mode_does_not(tmp_path):
     got = {}
     for mode in ("wall", "cpu"):
         out = tmp_path / (mode + ".prof")
-        _rprofile("--sample", "--mode", mode, "-o", str(out), _program("sleep_and_burn.py"))
-        got[mode] = _samples_by_function(str(out))
+        run_rprofile("--sample", "--mode", mode, "-o", str(out), sampled_program("sleep_and_burn.py"))
+        got[mode] = samples_by_function(str(out))
     wall, cpu = got["wall"], got["cpu"]
     assert wall["sleeper"][1] > 0.3 * wall["burner"][1], wall
     assert cpu.get("sleeper", (0, 0))[1] < 0.05 * cpu["burner"][1], cpu
@@ -148,9 +69,9 @@ def test_gil_mode_does_not_see_a_thread_waiting_on_a_lock(tmp_path):
     got = {}
     for mode in ("wall", "gil"):
         out = tmp_path / (mode + ".collapsed")
-        _rprofile("--sample", "--mode", mode, "--collapsed", str(out), "-o",
-                  str(tmp_path / "x.prof"), _program("gil_wait.py"))
-        got[mode] = _collapsed(str(out))
+        run_rprofile("--sample", "--mode", mode, "--collapsed", str(out), "-o",
+                  str(tmp_path / "x.prof"), sampled_program("gil_wait.py"))
+        got[mode] = collapsed(str(out))
     def waiter_samples(rows):
         return sum(c for _, frames, c in rows if "waiter" in frames)
     def burner_samples(rows):
@@ -162,9 +83,9 @@ def test_gil_mode_does_not_see_a_thread_waiting_on_a_lock(tmp_path):
 
 def test_four_threads_each_under_its_own_name(tmp_path):
     out = tmp_path / "t.collapsed"
-    _rprofile("--sample", "--collapsed", str(out), "-o", str(tmp_path / "x.prof"),
-              _program("four_threads.py"))
-    rows = _collapsed(str(out))
+    run_rprofile("--sample", "--collapsed", str(out), "-o", str(tmp_path / "x.prof"),
+              sampled_program("four_threads.py"))
+    rows = collapsed(str(out))
     for f in ("alpha", "beta", "gamma", "delta"):
         threads = {t for t, frames, _ in rows if f in frames}
         assert threads == {"worker-" + f}, (f, threads)
@@ -176,8 +97,8 @@ def _line_of(path, marker):
 
 
 def test_lines_rank_the_hot_line_first(tmp_path):
-    path = _program("hot_line.py")
-    proc = _rprofile("--sample", "--lines", path)
+    path = sampled_program("hot_line.py")
+    proc = run_rprofile("--sample", "--lines", path)
     hot, cold = _line_of(path, "# hot"), _line_of(path, "# cold")
     # The lines follow the function table.
     lines = proc.stdout[proc.stdout.index("times in seconds"):]
@@ -190,9 +111,9 @@ def test_lines_rank_the_hot_line_first(tmp_path):
 
 def test_a_stack_1000_frames_deep_is_whole(tmp_path):
     out = tmp_path / "deep.collapsed"
-    _rprofile("--sample", "--collapsed", str(out), "-o", str(tmp_path / "x.prof"),
-              _program("deep.py"))
-    rows = _collapsed(str(out))
+    run_rprofile("--sample", "--collapsed", str(out), "-o", str(tmp_path / "x.prof"),
+              sampled_program("deep.py"))
+    rows = collapsed(str(out))
     depths = [frames.count("down") for _, frames, _ in rows]
     assert max(depths) == 1001
     deepest = max(rows, key=lambda r: r[1].count("down"))
@@ -202,13 +123,13 @@ def test_a_stack_1000_frames_deep_is_whole(tmp_path):
 def test_attach_and_detach_leave_the_program_unchanged(tmp_path):
     def run(attach):
         log = tmp_path / ("attached.txt" if attach else "alone.txt")
-        child = subprocess.Popen([sys.executable, _program("long_running.py"), str(log),
+        child = subprocess.Popen([sys.executable, sampled_program("long_running.py"), str(log),
                                   "60000"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                  text=True)
         try:
             assert child.stdout.readline().strip() == "ready"
             if attach:
-                _rprofile("--sample", "--pid", str(child.pid), "--duration", "0.5", "-o",
+                run_rprofile("--sample", "--pid", str(child.pid), "--duration", "0.5", "-o",
                           str(tmp_path / "a.prof"))
                 assert child.poll() is None  # still running after the sampler left
             done = child.stdout.readline().split()
@@ -221,21 +142,21 @@ def test_attach_and_detach_leave_the_program_unchanged(tmp_path):
             child.wait()
         return log.read_text()
     assert run(True) == run(False)
-    assert _samples_by_function(str(tmp_path / "a.prof"))["step"][1] > 0
+    assert samples_by_function(str(tmp_path / "a.prof"))["step"][1] > 0
 
 
 def test_the_program_exit_status_is_kept(tmp_path):
     script = tmp_path / "exit3.py"
     script.write_text("import sys\nsys.exit(3)\n")
-    proc = _rprofile("--sample", "-o", str(tmp_path / "x.prof"), str(script), check=False)
+    proc = run_rprofile("--sample", "-o", str(tmp_path / "x.prof"), str(script), check=False)
     assert proc.returncode == 3, proc.stderr
 
 
 def test_outputs_are_read_by_their_tools(tmp_path):
     files = {ext: tmp_path / ("p." + ext) for ext in ("prof", "collapsed", "json", "svg")}
-    _rprofile("--sample", "-o", str(files["prof"]), "--collapsed", str(files["collapsed"]),
+    run_rprofile("--sample", "-o", str(files["prof"]), "--collapsed", str(files["collapsed"]),
               "--speedscope", str(files["json"]), "--flamegraph", str(files["svg"]),
-              _program("sleep_and_burn.py"))
+              sampled_program("sleep_and_burn.py"))
     stats = pstats.Stats(str(files["prof"]))
     assert any(name == "burner" for _, _, name in stats.stats)
     from snakeviz.stats import table_rows  # snakeviz's own loader of a Stats
@@ -248,7 +169,7 @@ def test_outputs_are_read_by_their_tools(tmp_path):
     svg = ET.parse(str(files["svg"]))
     text = "".join(svg.getroot().itertext())
     assert "burner" in text
-    assert any("burner" in frames for _, frames, _ in _collapsed(str(files["collapsed"])))
+    assert any("burner" in frames for _, frames, _ in collapsed(str(files["collapsed"])))
 
 
 def test_the_in_process_sampler_sees_its_own_work():
@@ -305,7 +226,7 @@ def test_threads_are_known_by_their_os_ids_in_cpu_mode_and_main_alone_when_asked
     (["missing_script.py"], "can't open file"),
 ])
 def test_bad_input_is_a_usage_error(args, message):
-    proc = _rprofile("--sample", *args, check=False)
+    proc = run_rprofile("--sample", *args, check=False)
     assert proc.returncode == 2, proc.stderr
     assert message in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
@@ -319,7 +240,7 @@ def test_bad_input_is_a_usage_error(args, message):
 def test_a_process_that_is_not_python_is_a_usage_error():
     child = subprocess.Popen(["sleep", "30"])
     try:
-        proc = _rprofile("--sample", "--pid", str(child.pid), check=False)
+        proc = run_rprofile("--sample", "--pid", str(child.pid), check=False)
         assert proc.returncode == 2
         assert "is not Python" in proc.stderr and "Traceback" not in proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1
@@ -355,9 +276,9 @@ def test_a_process_we_may_not_read_says_which_permission_is_missing():
 
 def test_a_program_that_forks_and_execs_ends_the_run_cleanly(tmp_path):
     out = tmp_path / "fe.prof"
-    proc = _rprofile("--sample", "-o", str(out), _program("fork_exec.py"))
+    proc = run_rprofile("--sample", "-o", str(out), sampled_program("fork_exec.py"))
     assert "Traceback" not in proc.stderr
-    assert _samples_by_function(str(out))["before_exec"][1] > 0
+    assert samples_by_function(str(out))["before_exec"][1] > 0
 
 
 def test_a_sampler_dropped_while_running_stops_its_thread():

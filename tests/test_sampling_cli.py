@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from test_sampling import PROGRAMS, _collapsed, _supported
+from sampler_support import PROGRAMS, collapsed, needs_sampler
 
-pytestmark = pytest.mark.skipif(_supported() is not None, reason=str(_supported()))
+pytestmark = needs_sampler
 
 
 def _sampling(*args, check=True):
@@ -39,7 +39,7 @@ def test_only_the_main_thread_unless_all_threads(tmp_path):
                                      "worker-gamma", "worker-delta"})):
         out = tmp_path / ("all.txt" if flag else "main.txt")
         _sampling("run", *flag, "--collapsed", "-o", str(out), program)
-        assert {t for t, _, _ in _collapsed(str(out))} == expected
+        assert {t for t, _, _ in collapsed(str(out))} == expected
 
 
 def test_pstats_output_and_duration(tmp_path):

@@ -17,9 +17,10 @@ import pytest
 
 from rprofile import _processes, _sampled_processes
 from rprofile.sampling import SampledProcess, Sampler
-from test_sampling import _program, _rprofile, _samples_by_function, _supported, attach_and_go
+from sampler_support import (attach_and_go, needs_sampler, run_rprofile, sampled_program,
+                             samples_by_function)
 
-pytestmark = pytest.mark.skipif(_supported() is not None, reason=str(_supported()))
+pytestmark = needs_sampler
 
 
 def _process_files(out):
@@ -27,7 +28,7 @@ def _process_files(out):
     files = {}
     for path in glob.glob(os.path.join(_sampled_processes.folder_for(out), "*.prof")):
         pid = int(os.path.basename(path).split("-")[0].split("_")[0])
-        files[pid] = _samples_by_function(path)
+        files[pid] = samples_by_function(path)
     return files
 
 
@@ -54,13 +55,13 @@ def _check_share(sampled, measured, reads):
                                          ("forkserver", "pool"), ("spawn", "executor")])
 def test_pool_workers_are_sampled_with_the_shares_they_measured(tmp_path, method, kind):
     out = str(tmp_path / "out.prof")
-    proc = _rprofile("--sample", "--subprocesses", "-o", out,
-                     _program("pool_burn.py"), method, kind)
+    proc = run_rprofile("--sample", "--subprocesses", "-o", out,
+                     sampled_program("pool_burn.py"), method, kind)
     spent = _last_json(proc.stdout)
     files = _process_files(out)
     for worker in spent["workers"]:
         assert files[worker]["heavy"][1] > 0, (worker, sorted(files), proc.stderr)
-    merged = _samples_by_function(out)
+    merged = samples_by_function(out)
     assert merged["parent_work"][1] > 0
     measured = spent["heavy"] / (spent["heavy"] + spent["light"])
     sampled = merged["heavy"][1] / (merged["heavy"][1] + merged["light"][1])
@@ -82,12 +83,12 @@ def test_pool_workers_are_sampled_with_the_shares_they_measured(tmp_path, method
 @pytest.mark.parametrize("how", ["direct", "shell"])
 def test_a_python_child_run_by_subprocess_is_sampled(tmp_path, how):
     out = str(tmp_path / "out.prof")
-    proc = _rprofile("--sample", "--subprocesses", "-o", out, _program("run_child.py"), how,
+    proc = run_rprofile("--sample", "--subprocesses", "-o", out, sampled_program("run_child.py"), how,
                      check=False)
     # The program's own output and exit status.
     assert proc.returncode == 3, proc.stderr
     assert proc.stdout.splitlines() == ["child done", "parent done"]
-    merged = _samples_by_function(out)
+    merged = samples_by_function(out)
     assert merged["child_work"][1] > 0 and merged["parent_work"][1] > 0
     files = _process_files(out)
     (child,) = [pid for pid, f in files.items() if "child_work" in f]
@@ -102,16 +103,16 @@ def test_a_python_child_run_by_subprocess_is_sampled(tmp_path, how):
 
 def test_without_subprocesses_a_child_is_not_sampled(tmp_path):
     out = str(tmp_path / "out.prof")
-    proc = _rprofile("--sample", "-o", out, _program("run_child.py"), "direct", check=False)
+    proc = run_rprofile("--sample", "-o", out, sampled_program("run_child.py"), "direct", check=False)
     assert proc.returncode == 3
-    merged = _samples_by_function(out)
+    merged = samples_by_function(out)
     assert "child_work" not in merged and merged["parent_work"][1] > 0
     assert not os.path.exists(_sampled_processes.folder_for(out))
 
 
 def test_a_killed_child_ends_only_its_own_samples(tmp_path):
     out = str(tmp_path / "out.prof")
-    proc = _rprofile("--sample", "--subprocesses", "-o", out, _program("fork_kill.py"))
+    proc = run_rprofile("--sample", "--subprocesses", "-o", out, sampled_program("fork_kill.py"))
     pids = _last_json(proc.stdout)
     assert os.WTERMSIG(pids["statuses"][0]) == 9 and pids["statuses"][1] == 0
     files = _process_files(out)
@@ -120,12 +121,12 @@ def test_a_killed_child_ends_only_its_own_samples(tmp_path):
     assert files[pids["killed"]]["victim"][1] > 0
     assert files[pids["survived"]]["survivor"][1] > 0
     assert "victim" not in files[pids["survived"]]
-    merged = _samples_by_function(out)
+    merged = samples_by_function(out)
     assert merged["victim"][1] == files[pids["killed"]]["victim"][1]
 
 
 def test_attach_finds_the_workers_already_running(tmp_path):
-    child = subprocess.Popen([sys.executable, _program("pool_wait.py")], stdin=subprocess.PIPE,
+    child = subprocess.Popen([sys.executable, sampled_program("pool_wait.py")], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, text=True)
     try:
         out = str(tmp_path / "out.prof")
@@ -142,11 +143,11 @@ def test_attach_finds_the_workers_already_running(tmp_path):
 
 def test_the_sampler_in_process_follows_the_children_it_starts():
     with Sampler(rate=1000, subprocesses=True) as s:
-        subprocess.run([sys.executable, _program("child_burn.py")], check=True,
+        subprocess.run([sys.executable, sampled_program("child_burn.py")], check=True,
                        capture_output=True)
     processes = s.processes()
     assert processes[0].pid == os.getpid() and processes[0].sampler is not None
-    (child,) = [p for p in processes[1:] if p.argv[1:] == [_program("child_burn.py")]]
+    (child,) = [p for p in processes[1:] if p.argv[1:] == [sampled_program("child_burn.py")]]
     assert child.ppid == os.getpid() and child.end == "exited" and child.samples > 0
     assert child.exit_status in (None, 0)
     names = {k[2] for k in child.sampler.stats().stats}
@@ -189,7 +190,7 @@ def test_the_summary_says_how_each_process_ended_or_why_it_was_not_read():
 def test_a_folder_that_cannot_be_made_is_a_usage_error(tmp_path):
     out = tmp_path / "out.prof"
     (tmp_path / "out.prof.processes").write_text("a file")
-    proc = _rprofile("--sample", "--subprocesses", "-o", str(out), _program("child_burn.py"),
+    proc = run_rprofile("--sample", "--subprocesses", "-o", str(out), sampled_program("child_burn.py"),
                      check=False)
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
@@ -203,19 +204,19 @@ def test_a_folder_that_cannot_be_made_is_a_usage_error(tmp_path):
 def test_the_315_command_line_writes_each_child_to_a_file_named_with_its_pid(tmp_path):
     out = tmp_path / "out.pstats"
     proc = subprocess.run([sys.executable, "-m", "rprofile.sampling", "run", "--subprocesses",
-                           "-i", "1000", "-o", str(out), _program("run_child.py"), "direct"],
+                           "-i", "1000", "-o", str(out), sampled_program("run_child.py"), "direct"],
                           capture_output=True, text=True, timeout=120, cwd=str(tmp_path))
     assert proc.returncode == 3, proc.stderr  # the program's
-    root = _samples_by_function(str(out))
+    root = samples_by_function(str(out))
     assert "parent_work" in root and "child_work" not in root
     files = glob.glob(str(tmp_path / "out_*.pstats"))
     assert len(files) == 1, (files, proc.stderr)
-    assert "child_work" in _samples_by_function(files[0])
+    assert "child_work" in samples_by_function(files[0])
     # The table printed, the child's stats in profile.PID.pstats beside.
     proc = subprocess.run([sys.executable, "-m", "rprofile.sampling", "run", "--subprocesses",
-                           "-i", "1000", _program("run_child.py"), "direct"],
+                           "-i", "1000", sampled_program("run_child.py"), "direct"],
                           capture_output=True, text=True, timeout=120, cwd=str(tmp_path))
     assert "parent_work" in proc.stdout and "child_work" not in proc.stdout
     files = glob.glob(str(tmp_path / "profile.*.pstats"))
     assert len(files) == 1, (files, proc.stdout, proc.stderr)
-    assert "child_work" in _samples_by_function(files[0])
+    assert "child_work" in samples_by_function(files[0])
