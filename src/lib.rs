@@ -1,10 +1,12 @@
 //! rprofile's native code: a deterministic profiler with cProfile's accounting, and the engine
 //! behind `rprofile.Stats`. Folders, from the interpreter inwards:
 //!
+//! - `profiler`: the Python API of the `Profiler` class (its methods and arguments) and the
+//!   results it gives (snapshot, timeline view); it drives `hook` and reads `tracer`;
 //! - `hook`: the interpreter front ends (the profile hook on 3.10/3.11, `sys.monitoring` on
-//!   3.12+), which hand each event to `profiler::events`;
-//! - `profiler`: the `Profiler` class, its state, the per-event path, threads, the memory hook,
-//!   and the results it gives (snapshot, timeline view);
+//!   3.12+), which hand each event to `tracer::events`;
+//! - `tracer`: the event path: the `Profiler`'s state, what each event does to it, threads, the
+//!   memory hook; it imports neither `hook` nor `profiler`;
 //! - `core`: the Python-free parts a profile is made of (aggregator, call stack, clocks, memory
 //!   ledger, timeline, RSS sampler); it uses nothing outside itself;
 //! - `stats` and `marshal`: the Python-free Stats engine and the marshal format, with `py`
@@ -25,6 +27,7 @@ pub mod report;
 pub mod sampler;
 pub mod samples;
 pub mod stats;
+mod tracer;
 
 use pyo3::prelude::*;
 
@@ -32,7 +35,7 @@ use pyo3::prelude::*;
 fn _rprofile(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Start measuring the default clock's rate now, so that it spans the whole process.
     crate::core::clock::init();
-    m.add_class::<profiler::state::Profiler>()?;
+    m.add_class::<tracer::state::Profiler>()?;
     // Registered so that pickle finds it by name (a snapshot unpickles through its class).
     m.add_class::<profiler::snapshot::Snapshot>()?;
     m.add_function(wrap_pyfunction!(py::marshal::_marshal_loads, m)?)?;

@@ -23,7 +23,7 @@ struct Callback {
     profiler: *mut ffi::PyObject,
     /// The same profiler as the Rust value the entry points use: read as it is, where the
     /// object pointer took an addition on every event to reach it.
-    contents: *const crate::profiler::state::Profiler,
+    contents: *const crate::tracer::state::Profiler,
     /// Which of the front end's events this callback is for (its place in the event table),
     /// so that its entry point can be swapped for that event's when the profiler's flags change.
     event: usize,
@@ -103,7 +103,7 @@ fn callback_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
 /// A new callback bound to `profiler` for `event` (the caller's index of it) whose calls go to
 /// `entry`. The profiler's state lists it (`HookState::callbacks`) until it is cleared.
 pub fn new<'py>(
-    profiler: &Bound<'py, crate::profiler::state::Profiler>,
+    profiler: &Bound<'py, crate::tracer::state::Profiler>,
     event: usize,
     entry: ffi::vectorcallfunc,
 ) -> PyResult<Bound<'py, PyAny>> {
@@ -168,7 +168,7 @@ pub unsafe fn unpack<'a>(
 /// `cb` is a callback made by [`new`] whose entry point (given to `new`) is being called by
 /// CPython, with the GIL held.
 #[inline(always)]
-pub unsafe fn profiler<'a>(cb: *mut ffi::PyObject) -> &'a crate::profiler::state::Profiler {
+pub unsafe fn profiler<'a>(cb: *mut ffi::PyObject) -> &'a crate::tracer::state::Profiler {
     // SAFETY: as for this function: the callback is bound and holds a strong reference to the
     // profiler, whose Rust value `contents` points to (a frozen class's value does not move).
     unsafe { &*(*(cb as *mut Callback)).contents }
@@ -235,7 +235,7 @@ unsafe extern "C" fn clear(obj: *mut ffi::PyObject) -> c_int {
             // No longer the profiler's to retarget: it may outlive this callback.
             let py = Python::assume_attached();
             let prof =
-                Bound::ref_from_ptr(py, &p).cast_unchecked::<crate::profiler::state::Profiler>();
+                Bound::ref_from_ptr(py, &p).cast_unchecked::<crate::tracer::state::Profiler>();
             let list = &mut (*prof.get().state_ptr()).hook.callbacks;
             if let Some(i) = list.iter().position(|&c| c == obj as usize) {
                 list.swap_remove(i);

@@ -7,10 +7,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use pyo3::ffi;
 use pyo3::prelude::*;
 
-use crate::hook::state::HookState;
-use crate::profiler::events;
-use crate::profiler::labels::builtin_label;
-use crate::profiler::state::{Profiler, FAST_NONE};
+use crate::tracer::events;
+use crate::tracer::hook_state::HookState;
+use crate::tracer::labels::builtin_label;
+use crate::tracer::state::{Profiler, FAST_NONE};
 
 impl HookState {
     pub fn new() -> PyResult<Self> {
@@ -459,7 +459,7 @@ fn set_all_threads(func: Option<ffi::Py_tracefunc>, arg: *mut ffi::PyObject) -> 
 
 /// The profiler's fast-path flag or builtins flag changed: nothing to do here, where the hook reads
 /// the flag on every event.
-pub fn fast_mode_changed(_st: &mut crate::profiler::state::State) {}
+pub fn fast_mode_changed(_st: &mut crate::tracer::state::State) {}
 
 /// The global of `threading` that `threading.setprofile` sets and `getprofile` reads (3.10,
 /// 3.11), set and read here directly: a call of those Python functions would be recorded as

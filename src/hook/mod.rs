@@ -1,7 +1,6 @@
 //! The interpreter-facing front end, chosen at build time: the C profile hook before 3.12,
-//! `sys.monitoring` from 3.12 on. Both feed `events::enter_call`/`leave_call`.
-
-pub mod state;
+//! `sys.monitoring` from 3.12 on. Both feed `tracer::events::enter_call`/`leave_call`; what
+//! each keeps per profiler is `tracer::hook_state`.
 
 #[cfg(not(Py_3_12))]
 mod legacy;

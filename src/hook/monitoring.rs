@@ -13,10 +13,10 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 
 use super::callback;
-use crate::hook::state::HookState;
-use crate::profiler::events;
-use crate::profiler::labels::builtin_label;
-use crate::profiler::state::{Profiler, State, FAST_NONE};
+use crate::tracer::events;
+use crate::tracer::hook_state::HookState;
+use crate::tracer::labels::builtin_label;
+use crate::tracer::state::{Profiler, State, FAST_NONE};
 
 /// `sys.monitoring.PROFILER_ID`.
 const TOOL_ID: u8 = 2;

@@ -2,6 +2,7 @@
 //! `PyArg_ParseTupleAndKeywords` formats `_lsprof` uses (`"|Odii"`/`"|Odpp"` for the constructor,
 //! `"|ii"`/`"|pp"` for `enable`), so errors read as cProfile's.
 
+use crate::py::text::type_name;
 use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyString, PyTuple};
@@ -54,13 +55,6 @@ pub fn parse<'py>(
         }
     }
     Ok(out)
-}
-
-pub(crate) fn type_name(v: &Bound<'_, PyAny>) -> String {
-    v.get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_default()
 }
 
 /// The `d` format: a float from anything with `__float__` or `__index__`.

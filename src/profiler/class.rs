@@ -19,13 +19,14 @@ use crate::core::clock;
 use crate::core::frames::Stack;
 use crate::core::timeline::Timeline;
 use crate::hook;
-use crate::hook::state::HookState;
+use crate::profiler::args;
 use crate::profiler::config::Config;
 use crate::profiler::mode::{set_bias, set_builtins, set_subcalls};
 use crate::profiler::snapshot::Snapshot;
-use crate::profiler::state::{unit, Profiler, State, FAST_NONE};
-use crate::profiler::track::{ThreadInfo, ThreadKey};
-use crate::profiler::{args, events};
+use crate::tracer::events;
+use crate::tracer::hook_state::HookState;
+use crate::tracer::state::{unit, Profiler, State, FAST_NONE};
+use crate::tracer::track::{ThreadInfo, ThreadKey};
 
 impl Profiler {
     /// The totals as they are now, with the objects naming the entries, taken without running
@@ -320,7 +321,7 @@ impl Profiler {
         // Refused while another profiler tracks memory, before any hook changes; tracking
         // starts after the profile hook is in, so its own allocations are not charged.
         if memory {
-            crate::profiler::memory_hook::check_available(slf)?;
+            crate::tracer::memory_hook::check_available(slf)?;
         }
         // Children started from now on are followed (before the hook is in: not profiled).
         let follows = p.follows_subprocesses();
@@ -343,7 +344,7 @@ impl Profiler {
             return Err(e);
         }
         if memory {
-            crate::profiler::memory_hook::activate(slf)?;
+            crate::tracer::memory_hook::activate(slf)?;
         }
         // SAFETY: as above.
         unsafe {
@@ -366,7 +367,7 @@ impl Profiler {
         // Before 3.12, _lsprof removes the calling thread's profile hook even when this profiler
         // was not the one enabled there; from 3.12 on it acts only when enabled.
         if !cfg!(Py_3_12) || p.read(|st| st.enabled) {
-            crate::profiler::memory_hook::deactivate(slf);
+            crate::tracer::memory_hook::deactivate(slf);
             // Even if unhooking reports an error, the hook is gone: finish disabling first.
             let unhooked = hook::uninstall(slf);
             // SAFETY: short write, then the flush (which manages its own borrows).
@@ -453,7 +454,7 @@ impl Profiler {
             full += usize::from(agg.has_full_caches());
             bytes += agg.cache_bytes();
         }
-        (tracks, full, crate::profiler::threads::CACHED_TRACKS, bytes)
+        (tracks, full, crate::tracer::threads::CACHED_TRACKS, bytes)
     }
 
     /// `(events kept, capacity, events dropped, when_full)` of the timeline, or None without one.

@@ -4,10 +4,10 @@
 
 use crate::core::clock;
 use crate::hook;
-use crate::profiler::state::{
+use crate::tracer::state::{
     unit, State, FAST_NONE, FAST_ON, FAST_WITH_THREADS, FAST_WITH_TIMELINE,
 };
-use crate::profiler::threads::HAS_THREAD_POINTER;
+use crate::tracer::threads::HAS_THREAD_POINTER;
 
 /// Sets the bias, and with it (as every change of timer, clock, bias or timeline ends here)
 /// whether the per-event clock read can take the plain path.

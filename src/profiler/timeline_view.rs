@@ -9,9 +9,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString, PyTuple};
 
 use crate::core::timeline::{self, Event, Names, Timeline};
-use crate::profiler::state::State;
-use crate::profiler::threads;
 use crate::py::oserror::os_error;
+use crate::tracer::state::State;
+use crate::tracer::threads;
 
 /// A function as the timeline shows it.
 struct Label {

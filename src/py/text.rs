@@ -1,5 +1,6 @@
 //! Python str and the UTF-8 bytes the engines keep names as, both ways: lone surrogates (from
-//! undecodable file names) as `surrogatepass` encodes them, as marshal writes them.
+//! undecodable file names) as `surrogatepass` encodes them, as marshal writes them; and a
+//! Python object's type name for error messages.
 
 use std::borrow::Cow;
 
@@ -48,4 +49,11 @@ pub fn str_bytes<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> {
             Ok(Cow::Owned(b.cast::<PyBytes>()?.as_bytes().to_vec()))
         }
     }
+}
+/// The name of `v`'s type, as error messages give it.
+pub(crate) fn type_name(v: &Bound<'_, PyAny>) -> String {
+    v.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_default()
 }

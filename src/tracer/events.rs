@@ -33,11 +33,11 @@ use crate::core::clock;
 use crate::core::counters::EntryId;
 use crate::core::frames::Stack;
 use crate::core::timeline;
-use crate::profiler::exception::SavedException;
-use crate::profiler::state::{Profiler, State};
-use crate::profiler::state::{FAST_NONE, FAST_ON, FAST_WITH_THREADS, FAST_WITH_TIMELINE};
-use crate::profiler::threads;
-use crate::profiler::timer;
+use crate::tracer::exception::SavedException;
+use crate::tracer::state::{Profiler, State};
+use crate::tracer::state::{FAST_NONE, FAST_ON, FAST_WITH_THREADS, FAST_WITH_TIMELINE};
+use crate::tracer::threads;
+use crate::tracer::timer;
 
 /// Reads the profiler's timer, in timer units, with the calibration bias applied.
 ///
@@ -148,8 +148,8 @@ macro_rules! by_mode {
 /// other value): how a front end picks the callbacks specialized for a profiler's flag.
 macro_rules! for_fast_mode {
     ($fast:expr, $make:ident) => {{
-        use $crate::profiler::events::{FAST_THREADS, FAST_TIMELINE, FAST_TIMELINE_THREADS};
-        use $crate::profiler::state::{FAST_NONE, FAST_ON};
+        use $crate::tracer::events::{FAST_THREADS, FAST_TIMELINE, FAST_TIMELINE_THREADS};
+        use $crate::tracer::state::{FAST_NONE, FAST_ON};
         match $fast {
             FAST_ON => $make::<FAST_ON>(),
             FAST_TIMELINE => $make::<FAST_TIMELINE>(),
@@ -735,13 +735,13 @@ pub unsafe fn flush_unmatched(py: Python<'_>, p: &Profiler) {
             let Some((_, slot)) = s.parked.get_index_mut(i) else {
                 break;
             };
-            let mut t = std::mem::replace(slot, crate::profiler::track::Track::empty());
-            crate::profiler::threads::swap_in(s, &mut t);
+            let mut t = std::mem::replace(slot, crate::tracer::track::Track::empty());
+            crate::tracer::threads::swap_in(s, &mut t);
             s.timeline_thread_of_track();
             resume_all_suspended(py, p);
             flush_current(py, p);
             let s = &mut *st;
-            crate::profiler::threads::swap_in(s, &mut t);
+            crate::tracer::threads::swap_in(s, &mut t);
             if let Some((_, slot)) = s.parked.get_index_mut(i) {
                 *slot = t;
             }

@@ -13,8 +13,8 @@ use pyo3::prelude::*;
 use crate::core::aggregator::Aggregator;
 use crate::core::frames::Stack;
 use crate::core::lookup_cache::EmptyCaches;
-use crate::profiler::state::State;
-use crate::profiler::track::{ThreadInfo, ThreadKey, Track};
+use crate::tracer::state::State;
+use crate::tracer::track::{ThreadInfo, ThreadKey, Track};
 
 /// Whether [`thread_pointer`] tells threads apart on this platform.
 pub const HAS_THREAD_POINTER: bool = cfg!(all(target_arch = "x86_64", target_os = "linux"));
@@ -201,7 +201,7 @@ pub unsafe fn name_current(st: *mut State) {
     unsafe { (*st).busy += 1 };
     let name = {
         // SAFETY: GIL held; any error raised here is dropped with the guard's restore.
-        let _saved = unsafe { crate::profiler::exception::SavedException::save() };
+        let _saved = unsafe { crate::tracer::exception::SavedException::save() };
         thread_name(py, ident)
     };
     // SAFETY: short writes.

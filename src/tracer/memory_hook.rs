@@ -14,8 +14,8 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 
 use crate::core::timeline;
-use crate::profiler::state::{Profiler, State};
-use crate::profiler::track::ThreadKey;
+use crate::tracer::state::{Profiler, State};
+use crate::tracer::track::ThreadKey;
 
 /// One domain's hook of one activation: the allocator it wraps (never changed after the hook
 /// is installed, so calls without the GIL may read it at any time) and whether it still charges.

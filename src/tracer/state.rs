@@ -10,8 +10,8 @@ use crate::core::aggregator::Aggregator;
 use crate::core::clock;
 use crate::core::frames::Stack;
 use crate::core::timeline::{self, Timeline};
-use crate::hook::state::HookState;
-use crate::profiler::track::{ThreadInfo, ThreadKey, Track};
+use crate::tracer::hook_state::HookState;
+use crate::tracer::track::{ThreadInfo, ThreadKey, Track};
 
 /// Everything the event path mutates. Reached only through `Profiler::state_ptr` with the GIL
 /// held, in short borrows that never span a call into Python.

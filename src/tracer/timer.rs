@@ -5,9 +5,9 @@ use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyFloat, PyInt, PyList, PyTuple};
 
-use crate::profiler::args::type_name;
-use crate::profiler::exception::SavedException;
-use crate::profiler::state::Profiler;
+use crate::py::text::type_name;
+use crate::tracer::exception::SavedException;
+use crate::tracer::state::Profiler;
 
 /// Calls the Python timer and converts its result as `_lsprof` does: an int count of
 /// `timeunit` when `timeunit > 0`, else seconds turned into integer nanoseconds (floor).
