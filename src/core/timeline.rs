@@ -8,6 +8,8 @@
 
 use std::io::{self, Write};
 
+use super::format::decimal;
+
 /// A function starts (or a coroutine resumes).
 pub const ENTER: u8 = 0;
 /// A function returns, unwinds or yields (or a coroutine awaits).
@@ -509,15 +511,6 @@ pub(crate) fn json_str<W: Write>(w: &mut W, s: &str) -> io::Result<()> {
 }
 
 /// Appends the decimal digits of `v`.
-fn digits(out: &mut Vec<u8>, v: u64) {
-    let mut buf = [0u8; 20];
-    // Ids and microseconds here stay far below i64::MAX.
-    out.extend_from_slice(super::format::digits(
-        v.min(i64::MAX as u64) as i64,
-        &mut buf,
-    ));
-}
-
 /// Appends microseconds with nanosecond digits, as Chrome's trace format takes them (this runs
 /// twice per event: formatting machinery would dominate the export).
 fn micros(out: &mut Vec<u8>, ns: i64) {
@@ -525,7 +518,7 @@ fn micros(out: &mut Vec<u8>, ns: i64) {
         out.push(b'-');
     }
     let a = ns.unsigned_abs();
-    digits(out, a / 1000);
+    decimal(out, (a / 1000) as i64);
     let frac = (a % 1000) as u16;
     out.extend_from_slice(&[
         b'.',
@@ -593,9 +586,9 @@ pub fn write_chrome<W: Write>(
         let end = end.max(start);
         line.clear();
         line.extend_from_slice(b",\n{\"ph\":\"X\",\"pid\":");
-        digits(&mut line, names.pid as u64);
+        decimal(&mut line, i64::from(names.pid));
         line.extend_from_slice(b",\"tid\":");
-        digits(&mut line, tid);
+        decimal(&mut line, i64::try_from(tid).unwrap_or(i64::MAX));
         line.extend_from_slice(b",\"ts\":");
         micros(&mut line, start);
         line.extend_from_slice(b",\"dur\":");
@@ -622,7 +615,7 @@ pub struct Counters<'a> {
 
 fn counter_line(out: &mut Vec<u8>, pid: u32, ns: i64, name: &str, arg: &str, value: i64) {
     out.extend_from_slice(b",\n{\"ph\":\"C\",\"pid\":");
-    digits(out, pid as u64);
+    decimal(out, i64::from(pid));
     out.extend_from_slice(b",\"tid\":0,\"ts\":");
     micros(out, ns);
     out.extend_from_slice(b",\"name\":\"");
@@ -630,10 +623,7 @@ fn counter_line(out: &mut Vec<u8>, pid: u32, ns: i64, name: &str, arg: &str, val
     out.extend_from_slice(b"\",\"args\":{\"");
     out.extend_from_slice(arg.as_bytes());
     out.extend_from_slice(b"\":");
-    if value < 0 {
-        out.push(b'-');
-    }
-    digits(out, value.unsigned_abs());
+    decimal(out, value);
     out.extend_from_slice(b"}}");
 }
 

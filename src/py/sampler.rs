@@ -83,7 +83,7 @@ pub fn _thread_names(py: Python<'_>, pid: i32) -> PyResult<HashMap<u64, String>>
 
 /// A reader's error as Python's: OSError for a failed read, ValueError for a version it cannot
 /// read or a layout that does not hang together.
-fn reader_error(py: Python<'_>, e: stacks::Error) -> PyErr {
+pub(crate) fn reader_error(py: Python<'_>, e: stacks::Error) -> PyErr {
     match e {
         stacks::Error::Io(error) => os_error(py, error, None),
         stacks::Error::Unsupported(why)

@@ -13,9 +13,8 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyType};
 
-use crate::py::oserror::os_error;
 use crate::py::pickling::{reduce, unpickling_error};
-use crate::py::sampler::runtime_with;
+use crate::py::sampler::{reader_error, runtime_with};
 use crate::sampler::family::{Family, Member, State};
 use crate::sampler::pause::Refused;
 use crate::sampler::runtime::Symbols;
@@ -29,15 +28,6 @@ use crate::samples::{
 
 /// A stack reader error as Python's: OSError with errno, or ValueError for a version or layout
 /// that cannot be read.
-fn reader_error(py: Python<'_>, e: stacks::Error) -> PyErr {
-    match e {
-        stacks::Error::Io(error) => os_error(py, error, None),
-        stacks::Error::Unsupported(why)
-        | stacks::Error::Layout(why)
-        | stacks::Error::NotReady(why) => PyValueError::new_err(why),
-    }
-}
-
 /// What a run reads: one process, or a process and its descendants.
 enum Run {
     One(Box<Session>),

@@ -108,11 +108,7 @@ pub fn read_u64(pid: i32, addr: u64) -> io::Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn own_pid() -> i32 {
-        // SAFETY: getpid has no preconditions and cannot fail.
-        unsafe { libc::getpid() }
-    }
+    use crate::sampler::own_pid;
 
     #[test]
     fn reads_its_own_memory() {

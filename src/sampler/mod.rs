@@ -43,3 +43,9 @@ pub mod status;
 pub mod symbols;
 pub mod tids;
 pub mod versions;
+
+/// This process's id, which the tests read themselves through.
+#[cfg(test)]
+pub(crate) fn own_pid() -> i32 {
+    i32::try_from(std::process::id()).unwrap_or(i32::MAX)
+}

@@ -79,11 +79,7 @@ impl Pages {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn own_pid() -> i32 {
-        // SAFETY: getpid has no preconditions and cannot fail.
-        unsafe { libc::getpid() }
-    }
+    use crate::sampler::own_pid;
 
     #[test]
     fn reads_across_pages_as_a_plain_read_does() {

@@ -146,11 +146,7 @@ pub fn str_is(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn own_pid() -> i32 {
-        // SAFETY: getpid has no preconditions and cannot fail.
-        unsafe { libc::getpid() }
-    }
+    use crate::sampler::own_pid;
 
     #[test]
     fn integers_and_capped_bytes() {

@@ -150,11 +150,7 @@ impl Snapshot {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn own_pid() -> i32 {
-        // SAFETY: getpid has no preconditions and cannot fail.
-        unsafe { libc::getpid() }
-    }
+    use crate::sampler::own_pid;
 
     #[test]
     fn what_a_sample_read_is_served_by_the_next_until_forgotten() {

@@ -276,16 +276,12 @@ pub fn gil_holder(rt: &Runtime) -> Result<Option<u64>, Error> {
 mod tests {
     use super::super::tids;
     use super::*;
+    use crate::sampler::own_pid;
     use std::path::PathBuf;
     use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
     use std::sync::Arc;
     use std::thread;
     use std::time::{Duration, Instant};
-
-    fn own_pid() -> i32 {
-        // SAFETY: getpid has no preconditions and cannot fail.
-        unsafe { libc::getpid() }
-    }
 
     #[test]
     fn the_state_follows_the_last_closing_parenthesis() {

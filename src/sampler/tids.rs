@@ -119,13 +119,9 @@ pub fn thread_ids(pid: i32) -> io::Result<Vec<u64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sampler::own_pid;
     use std::sync::mpsc;
     use std::thread;
-
-    fn own_pid() -> i32 {
-        // SAFETY: getpid has no preconditions and cannot fail.
-        unsafe { libc::getpid() }
-    }
 
     /// This thread's `pthread_t` and OS id.
     fn me() -> (u64, u64) {
