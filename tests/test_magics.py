@@ -20,7 +20,7 @@ from traitlets.config import Config
 
 import rprofile
 from notebooks import execute
-from rprofile import _inline
+from rprofile.outputs import inline as _inline
 from rprofile.stats import SampledStats, Stats
 
 # Why this interpreter cannot be sampled, or None: the sampler's own tests' check.

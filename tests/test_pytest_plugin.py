@@ -520,7 +520,7 @@ def test_xdist_workers_write_their_tests_files_and_the_controller_the_merge(pyte
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX file names")
 def test_file_names_are_safe_and_distinct():
-    from rprofile._pytest_session import file_stem
+    from rprofile.pytest_run.session import file_stem
 
     ids = ["a/b.py::t", "a/b.py::t[1]", "a/b.py::t[1 ]", "a/b.py::t[é]", "a/b.py::t[../x]",
            "a/b.py::t[" + "x" * 300 + "]", "../up.py::t"]

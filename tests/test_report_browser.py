@@ -445,7 +445,7 @@ def frame_eval(page, i, expression):
 
 def test_a_notebooks_inline_reports_run_in_their_frames(browser, tmp_path):
     from notebooks import execute, html_page
-    from rprofile._inline import FUNCTIONS
+    from rprofile.outputs.inline import FUNCTIONS
 
     cells = ["%load_ext rprofile", NOTEBOOK_WORK, "%rprofile -s cumulative main()",
              "%%rprofile\nmain()\nleaf(5)", "%rprofile -q -r main()", "big(%d)" % (3 * FUNCTIONS)]

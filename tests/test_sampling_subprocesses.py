@@ -15,7 +15,8 @@ import sys
 
 import pytest
 
-from rprofile import _processes, _sampled_processes
+from rprofile.children import files as _processes
+from rprofile.sampling import children as _sampled_processes
 from rprofile.sampling import SampledProcess, Sampler
 from sampler_support import (attach_and_go, needs_sampler, run_rprofile, sampled_program,
                              samples_by_function)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from rprofile import _processes
+from rprofile.children import files as _processes
 
 PROGRAMS = Path(__file__).parent / "subprocess_programs"
 START_METHODS = ["fork", "spawn", "forkserver"]
@@ -367,7 +367,7 @@ def test_profile_subprocesses_arguments():
 
 OPTIONS = textwrap.dedent('''
     import subprocess, sys
-    code = ("from rprofile import _traced_children as t; p = t._session.profile; "
+    code = ("from rprofile.children import traced as t; p = t._session.profile; "
             "print(p.clock, p.threads, p.async_aware, p._options()['memory'])")
     subprocess.run([sys.executable, "-c", code], check=True)
 ''')
@@ -391,7 +391,7 @@ def test_usage_errors(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------
-# The per-process folder (rprofile._processes).
+# The per-process folder (rprofile.children.files).
 
 @pytest.mark.parametrize("argv, expected", [
     (["py", "-X", "dev", "child.py", "a"], ("child.py a", "child.py")),

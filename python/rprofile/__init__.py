@@ -172,7 +172,7 @@ class Profile(_Profiler):
         self.__dict__.pop("stats", None)
         self.__dict__["_snapshot"] = self._take_snapshot()
         if self.subprocesses:
-            from rprofile import _traced_children
+            from rprofile.children import traced as _traced_children
 
             merged = _traced_children.merged_stats(self, self.__dict__["_snapshot"])
             if merged is not None:
@@ -213,7 +213,7 @@ class Profile(_Profiler):
         if rows is None:
             return None
         if self.subprocesses:
-            from rprofile import _traced_children
+            from rprofile.children import traced as _traced_children
 
             rows = list(rows) + list(_traced_children.children_memory(self))
         out = {}
@@ -233,7 +233,7 @@ class Profile(_Profiler):
         threads with ``threads=True`` and memory with ``memory=True``. `sort`: a pstats sort
         key (as ``print_stats`` takes) whose column the table opens sorted by; tottime by
         default."""
-        from rprofile._report import write_profile
+        from rprofile.outputs.report import write_profile
         from rprofile.stats import report_sort
 
         write_profile(self, path, title, report_sort(sort))
@@ -244,7 +244,7 @@ class Profile(_Profiler):
         ``cpu/nanoseconds`` (the profiler's time, wall by default). With ``timeline=True`` and
         no event dropped, one sample per real call path; otherwise one per caller edge
         (``Stats.dump_pprof``)."""
-        from rprofile._pprof import write_profile
+        from rprofile.outputs.pprof import write_profile
 
         write_profile(self, path, title)
 
@@ -283,7 +283,7 @@ class Profile(_Profiler):
         (``PID-NAME.prof``) and record (``PID.json``), once the profiler has been enabled; a
         temporary folder, removed when this process exits, unless ``subprocesses`` named one.
         None otherwise."""
-        from rprofile import _traced_children
+        from rprofile.children import traced as _traced_children
 
         return _traced_children.folder_of(self)
 
@@ -293,14 +293,14 @@ class Profile(_Profiler):
         ``"running"`` or ``"lost"`` (ended without saving), ``path``, ``calls``, ``seconds``,
         ``stats``), this process first; children still running are listed, not waited for.
         None otherwise."""
-        from rprofile import _traced_children
+        from rprofile.children import traced as _traced_children
 
         return _traced_children.processes(self)
 
     def print_processes(self):
         """Prints one line per process of ``processes()``: pid, parent, command, calls and
         seconds (its functions' tottime summed), and why a child has no stats."""
-        from rprofile import _processes
+        from rprofile.children import files as _processes
 
         listed = self.processes()
         if listed:
@@ -308,13 +308,13 @@ class Profile(_Profiler):
 
     def _enable_subprocesses(self):
         # Called by enable() with subprocesses set, before profiling starts.
-        from rprofile import _traced_children
+        from rprofile.children import traced as _traced_children
 
         _traced_children.start(self)
 
     def _disable_subprocesses(self):
         # Called by disable() with subprocesses set, after profiling stopped.
-        from rprofile import _traced_children
+        from rprofile.children import traced as _traced_children
 
         _traced_children.stop(self)
 
@@ -401,7 +401,7 @@ class Profile(_Profiler):
 def _boot_subprocess():
     """What rprofile_subprocesses.pth calls at the start of an interpreter whose environment
     asks for it: this process is a child of a ``subprocesses`` run, and profiles itself."""
-    from rprofile import _traced_children
+    from rprofile.children import traced as _traced_children
 
     _traced_children.boot(Profile)
 

@@ -12,13 +12,13 @@ import io
 import os
 import sys
 
-from rprofile._outputs import asked_sort as _asked_sort
+from rprofile.outputs.run import asked_sort as _asked_sort
 from rprofile._rprofile import MAX_SAMPLING_RATE
-from rprofile._outputs import check_writable as _check_writable
-from rprofile._outputs import print_memory as _print_memory
-from rprofile._outputs import print_thread_summary as _print_thread_summary
-from rprofile._outputs import write_outputs as _write_outputs
-from rprofile._outputs import write_timeline as _write_timeline
+from rprofile.outputs.run import check_writable as _check_writable
+from rprofile.outputs.run import print_memory as _print_memory
+from rprofile.outputs.run import print_thread_summary as _print_thread_summary
+from rprofile.outputs.run import write_outputs as _write_outputs
+from rprofile.outputs.run import write_timeline as _write_timeline
 
 USAGE = "rprofile [-o output_file_path] [-s sort] [-m module | scriptfile] [arg] ..."
 
@@ -238,7 +238,7 @@ def main():
                 pass  # a fork child leaving the program: it ends as the program has it end
             else:
                 if folder is not None:
-                    from rprofile import _traced_children
+                    from rprofile.children import traced as _traced_children
 
                     _traced_children.save_own(prof)
                 if options.outfile is not None:
@@ -282,7 +282,7 @@ def _processes_folder(parser, options):
     -o, kept; else temporary); None without."""
     if not options.subprocesses:
         return None
-    from rprofile import _processes
+    from rprofile.children import files as _processes
 
     if options.outfile is None:
         return _processes.temporary_folder()
@@ -300,7 +300,7 @@ def _own_main(prof, module, args, code, globs):
     script.py` or `python -m module` has it: multiprocessing pickles the program's functions
     by reference to __main__, and its spawn and forkserver children import the program from
     __main__'s file or module name."""
-    from rprofile import _traced_children
+    from rprofile.children import traced as _traced_children
 
     _traced_children.name_this_process(_report_title(module, args),
                                        args[0] if module else os.path.basename(args[0]))
@@ -332,7 +332,7 @@ def _own_main(prof, module, args, code, globs):
 
 def _print_processes(prof, options, folder):
     """The per-process lines, naming the folder where the files are kept (with -o)."""
-    from rprofile import _processes
+    from rprofile.children import files as _processes
 
     listed = prof.processes()
     kept = folder if options.outfile is not None else None
@@ -352,7 +352,7 @@ def _cannot_sample(message):
 def _main_sampled(parser, options, args):
     """`--sample`: run the program (or attach to --pid) and sample it from outside. Bad
     options are usage errors, as the tracer's are (the usage line, the error, exit status 2)."""
-    from rprofile import _sampled_run
+    from rprofile.sampling import run as _sampled_run
 
     defaults = parser.defaults
     for name in ("threads", "async_aware", "clock", "timeline", "memory", "rss"):

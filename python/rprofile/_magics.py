@@ -24,8 +24,8 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 from IPython.display import display
 
-from rprofile._inline import profile_html, sampler_html
-from rprofile._outputs import (check_writable, print_memory, print_samples, print_thread_summary,
+from rprofile.outputs.inline import profile_html, sampler_html
+from rprofile.outputs.run import (check_writable, print_memory, print_samples, print_thread_summary,
                                write_timeline)
 from rprofile.sampling import MODES, Sampler, _Loaded
 from rprofile.stats import Stats, report_sort

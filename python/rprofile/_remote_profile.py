@@ -30,7 +30,7 @@ import sys
 import tempfile
 import time
 
-from rprofile._outputs import asked_sort, check_writable, write_outputs
+from rprofile.outputs.run import asked_sort, check_writable, write_outputs
 
 # Seconds the target has to run the script once asked (RPROFILE_ATTACH_TIMEOUT overrides it).
 ATTACH_TIMEOUT = 10.0
@@ -234,7 +234,7 @@ def _refuse(message):
 
 def _check_target(pid):
     """Refuses a process that this interpreter cannot attach the profiler to."""
-    from rprofile import _sampled_run
+    from rprofile.sampling import run as _sampled_run
     from rprofile._rprofile import _find_runtime
 
     try:
@@ -378,7 +378,7 @@ class Attach:
             raise OSError("%s is not a plain file" % self.out_path)
 
     def _send_script(self):
-        from rprofile import _sampled_run
+        from rprofile.sampling import run as _sampled_run
 
         try:
             sys.remote_exec(self.pid, self.script_path)

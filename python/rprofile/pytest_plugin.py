@@ -4,7 +4,7 @@ pytest loads this module in every run where rprofile is installed; it only adds 
 Unless ``--rprofile``, ``--rprofile-sample`` or ``--rprofile-html`` is given it registers
 nothing more: no profiler, no file, no hook called per test. When asked, it checks the options
 (a bad one is pytest's usage error) and registers the session that does the work
-(``rprofile._pytest_session``). pytest-profiling's ``--profile`` and its options are left alone;
+(``rprofile.pytest_run.session``). pytest-profiling's ``--profile`` and its options are left alone;
 ours carry its names after ``--rprofile-`` where they do the same.
 """
 
@@ -95,7 +95,7 @@ def pytest_configure(config):
                                 "too, and only one tracer can: give one of them (or "
                                 "--rprofile-sample, which sets no hook)")
 
-    from rprofile._pytest_session import ProfilingSession
+    from rprofile.pytest_run.session import ProfilingSession
 
     config.pluginmanager.register(ProfilingSession(config, directory), "rprofile-session")
 

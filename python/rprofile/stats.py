@@ -653,7 +653,7 @@ class Stats:
     def _repr_html_(self):
         """The HTML report inline in a notebook (IPython's rich display): in a frame of its
         own, a big profile by its heaviest functions."""
-        from rprofile._inline import stats_html
+        from rprofile.outputs.inline import stats_html
 
         return stats_html(self)
 
@@ -881,7 +881,7 @@ def _general_class(cls):
 if __name__ == "__main__":
     # Run by `python -m`, this file is __main__: the browser gets the importable module's class.
     from rprofile._browser import main
-    from rprofile._report import stats_main
+    from rprofile.outputs.report import stats_main
     from rprofile.stats import Stats as _Stats
 
     if not stats_main(sys.argv[1:], _Stats):

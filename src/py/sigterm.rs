@@ -1,5 +1,5 @@
 //! A native SIGTERM handler in front of Python's, for a child process that saves its profile
-//! on SIGTERM (`rprofile._traced_children`).
+//! on SIGTERM (`rprofile.children.traced`).
 //!
 //! Python runs a signal's Python handler at the next bytecode of the main thread, and a
 //! blocking call wakes for it only if the signal interrupts the call: a SIGTERM that arrives

@@ -184,7 +184,7 @@ pub struct Profiler {
     /// an event is being handled.
     pub(crate) timer: UnsafeCell<Option<Py<PyAny>>>,
     /// `subprocesses=` as given (True or a folder), None when off: the Python layer
-    /// (`rprofile._traced_children`) follows child processes when it is set.
+    /// (`rprofile.children.traced`) follows child processes when it is set.
     pub(crate) subprocesses: UnsafeCell<Option<Py<PyAny>>>,
 }
 

@@ -196,7 +196,7 @@ class Sampler:
         worded as samples (samples on the stack / running, their shares of all samples, the
         seconds they stand for); with ``subprocesses=True``, the merge's, then a line per
         process."""
-        from rprofile._outputs import print_samples
+        from rprofile.outputs.run import print_samples
 
         print(self.summary())
         print_samples(self.stats().strip_dirs().sort_stats(sort))
@@ -220,7 +220,7 @@ class Sampler:
     def print_processes(self, file=None):
         """Prints a line per process of a ``subprocesses=True`` run: pid, parent, command,
         samples and the seconds they stand for, and how it ended or why it was never read."""
-        from rprofile import _sampled_processes
+        from rprofile.sampling import children as _sampled_processes
 
         _sampled_processes.print_summary(self.processes(), file=file)
 

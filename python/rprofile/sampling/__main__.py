@@ -19,7 +19,7 @@ import os
 import sys
 import types
 
-from rprofile import _sampled_run
+from rprofile.sampling import run as _sampled_run
 from rprofile._rprofile import MAX_SAMPLING_RATE
 
 # 3.15's sort choices as pstats sort keys over rprofile's sampled stats (ncalls = cumulative

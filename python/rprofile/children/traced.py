@@ -1,6 +1,6 @@
 """The tracer in child processes (``python -m rprofile --subprocesses``,
 ``Profile(subprocesses=...)``): every Python process the profiled program starts is profiled
-with the same options and saves its stats in the run's folder (``rprofile._processes``).
+with the same options and saves its stats in the run's folder (``rprofile.children.files``).
 
 How a process comes to be profiled:
 
@@ -40,7 +40,7 @@ import os
 import signal
 import sys
 
-import rprofile._processes as _processes
+from rprofile.children import files as _processes
 from rprofile._rprofile import _watch_sigterm
 
 ENV = "RPROFILE_SUBPROCESSES"

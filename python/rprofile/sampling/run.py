@@ -7,8 +7,8 @@ import subprocess
 import sys
 import time
 
-from rprofile import _sampled_processes
-from rprofile._outputs import asked_sort, print_samples, write_outputs
+from rprofile.sampling import children as _sampled_processes
+from rprofile.outputs.run import asked_sort, print_samples, write_outputs
 from rprofile.sampling import Sampler
 
 # How long a started program may take to load its interpreter before it is sampled.

@@ -1,6 +1,6 @@
 """The per-process outputs of a sampling run over several processes (``--sample
 --subprocesses``): each read process's stats saved in the run's folder next to ``-o`` through
-``rprofile._processes``, which the tracer's ``--subprocesses`` writes too (``OUT.processes``:
+``rprofile.children.files``, which the tracer's ``--subprocesses`` writes too (``OUT.processes``:
 ``KEY.json`` and ``KEY-LABEL.prof`` per process), and the lines per process under the printed
 table, in that module's columns with samples where the tracer counts calls.
 """
@@ -8,7 +8,7 @@ table, in that module's columns with samples where the tracer counts calls.
 import os
 import signal
 
-from rprofile import _processes
+from rprofile.children import files as _processes
 
 folder_for = _processes.folder_for
 

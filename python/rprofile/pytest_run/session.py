@@ -16,7 +16,8 @@ import re
 
 import pytest
 
-from rprofile import Profile, _pytest_report
+from rprofile import Profile
+from rprofile.pytest_run import report as _pytest_report
 from rprofile.sampling import Sampler
 
 # A node id keeps its characters that are safe in a file name on every system; the others

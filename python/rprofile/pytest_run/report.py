@@ -6,7 +6,7 @@ slowest tests, as pstats prints them (sampled: worded as samples)."""
 import io
 import os
 
-from rprofile._outputs import print_samples
+from rprofile.outputs.run import print_samples
 
 COMBINED = "combined.prof"
 HTML = "combined.html"

@@ -8,7 +8,7 @@ edges are written, whose totals are complete, per thread (labelled) with ``threa
 
 from rprofile._rprofile import StatsCore as _StatsCore
 from rprofile._rprofile import _write_pprof
-from rprofile._report import thread_cores
+from rprofile.outputs.report import thread_cores
 
 
 def write_profile(prof, path, title=None):

@@ -80,8 +80,8 @@ def stats_html(stats):
 def profile_html(prof, title, thread=None, sort="tottime"):
     """The inline report of an ``rprofile.Profile`` (disabled first), with its threads, its
     memory and its timeline's call paths when it recorded them; `thread`: only that thread's
-    snapshot (``_report.profile_parts``); `sort`: the column its table opens sorted by."""
-    from rprofile._report import profile_parts
+    snapshot (``outputs.report.profile_parts``); `sort`: the column its table opens sorted by."""
+    from rprofile.outputs.report import profile_parts
 
     stats, extras = profile_parts(prof, thread)
     extras["sort"] = sort
