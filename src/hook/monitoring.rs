@@ -3,6 +3,12 @@
 //!
 //! The callbacks are objects holding the profiler (`callback.rs`): the interpreter calls their
 //! entry points by vectorcall with no argument tuple, and no Python code runs per event.
+//!
+//! Each event has three functions: `*_callback` (the fast path, a leaf ending in tail calls),
+//! `*_event` (the arguments checked, off the fast path) and `*_general` (a function's first
+//! event). They stay written out: the four triplets differ in their arguments, keys and fast
+//! paths (descriptors, the async flag), so a macro would take as many parameters as lines it
+//! saves, and the instruction counts (`bench/instructions.py`) are of exactly this code.
 
 use std::ptr::addr_of_mut;
 use std::sync::atomic::{AtomicPtr, Ordering};
