@@ -547,6 +547,15 @@ impl StackReader {
         if skipped && !running {
             return Err(Error::Layout("every frame finished while read".into()));
         }
+        // A walk that reached the cap went round a cycle or down a stack that deep; no frame
+        // is twice in a stack (a cycle is links read while frames were relinked).
+        if truncated {
+            let mut addresses: Vec<u64> = self.chain.iter().map(|l| l.frame).collect();
+            addresses.sort_unstable();
+            if addresses.windows(2).any(|w| w[0] == w[1]) {
+                return Err(Error::Layout("a cycle in the frame chain".into()));
+            }
+        }
         self.check_codes()?;
         for i in 0..self.pending.len() {
             let (code, unit) = self.pending[i];
@@ -839,6 +848,26 @@ mod tests {
         assert!(matches!(
             reader.frames(fake.frame(0), &mut frames),
             Err(Error::Layout(_))
+        ));
+    }
+
+    #[test]
+    fn a_chain_that_goes_round_a_cycle_is_a_torn_read() {
+        let mut fake = Fake310::new();
+        let mut reader = reader_310();
+        let mut frames = Vec::new();
+        // Frame 2 linked back to frame 1 (links read while frames were relinked): the walk
+        // reaches the cap going round 1 -> 2 -> 1; no stack holds a frame twice.
+        let back = fake.frame(1);
+        let at = Fake310::FRAMES[2];
+        put(
+            &mut fake.objects[at],
+            versions::LAYOUT_310.frame_previous,
+            &back.to_ne_bytes(),
+        );
+        assert!(matches!(
+            reader.frames(fake.frame(0), &mut frames),
+            Err(Error::Layout(why)) if why.contains("cycle")
         ));
     }
 
