@@ -2,10 +2,11 @@
 //! `PyArg_ParseTupleAndKeywords` formats `_lsprof` uses (`"|Odii"`/`"|Odpp"` for the constructor,
 //! `"|ii"`/`"|pp"` for `enable`), so errors read as cProfile's.
 
-use crate::py::text::type_name;
 use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyString, PyTuple};
+
+use crate::py::text::type_name;
 
 /// Matches positional and keyword arguments to `names` (the first `positional` of which may be
 /// given by position); `None` for an argument not given.

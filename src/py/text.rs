@@ -50,6 +50,7 @@ pub fn str_bytes<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> {
         }
     }
 }
+
 /// The name of `v`'s type, as error messages give it.
 pub(crate) fn type_name(v: &Bound<'_, PyAny>) -> String {
     v.get_type()
