@@ -40,6 +40,8 @@ PROGRAM = textwrap.dedent("""\
 
     main()
     """)
+
+
 def run(*args, cwd, env=None):
     proc = subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True,
                           timeout=120, env=env)

@@ -15,6 +15,7 @@ from rprofile.sampling import Sampler
 from sampler_support import (collapsed, generator_stacks, reachable_through_builtins,
                              run_rprofile, sampled_program, stack_frames, traced_edges)
 
+
 def _sample_to_collapsed(tmp_path, program, seconds, rate):
     out = tmp_path / "stacks.txt"
     args = [] if seconds is None else [str(seconds)]

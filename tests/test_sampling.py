@@ -22,6 +22,7 @@ from sampler_support import (attach_and_go, collapsed, needs_sampler, run_rprofi
 
 pytestmark = needs_sampler
 
+
 def _shares(spent_or_samples, names):
     total = sum(spent_or_samples[n] for n in names)
     return {n: spent_or_samples[n] / total for n in names}
