@@ -98,7 +98,11 @@ def test_every_sampled_pair_is_one_the_tracer_recorded(tmp_path, program):
             wrong += count
             strays[(caller[2], callee[2])] += count
     assert judged > 5000, (judged, proc.stderr)
-    assert wrong * 10000 <= judged, (wrong, judged, strays.most_common(10), proc.stderr)
+    # A torn read that its check saw alike gets through now and then (the crossing test's 2 to
+    # 29 in 10,000): a stray pair seen once or twice; a pair the sampler makes up again and
+    # again is a lie of its own (a generator being made gave one pair 14 samples of 19,000).
+    assert max(strays.values(), default=0) <= 2 and wrong * 10000 <= 3 * judged, (
+        wrong, judged, strays.most_common(10), proc.stderr)
 
 
 @pytest.mark.parametrize("rate", ["1e9", "1000000", "20001"])
