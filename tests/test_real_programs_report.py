@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from report_support import SHOTS
+
 PROGRAMS = Path(__file__).resolve().parent / "real_programs"
-SHOTS = ROOT / ".build" / "report-screenshots"
 ENTRY = "main"
 # The share of the profile's time the entry function must hold, in the profile and the graph.
 SHARE = 0.9
