@@ -305,34 +305,47 @@ impl Drop for Pause {
 }
 
 impl Pause {
-    /// What `tid` has to report, without waiting (see `wait_status`); the target's own exit,
-    /// when it is this process's child, is seen and left for its parent to reap.
+    /// What `tid` has to report, without waiting (see `wait_status`). The target's own exit,
+    /// when it is this process's child, is left for its parent to reap: its leader is only
+    /// waited for once a look that reaps nothing saw a stop to take, so an exit between the
+    /// look and the wait cannot be taken (only a SIGKILL of a thread held stopped could).
     fn wait(&self, tid: i32) -> io::Result<Option<Event>> {
-        if self.own_child && tid == self.pid && exited(tid)? {
-            return Ok(Some(Event::Gone));
+        if self.own_child && tid == self.pid {
+            match pending(tid)? {
+                Pending::Nothing => return Ok(None),
+                Pending::Exit => return Ok(Some(Event::Gone)),
+                Pending::Stop => {}
+            }
         }
         wait_status(tid, libc::WNOHANG)
     }
 }
 
-/// Whether tracee `tid` has exited, its zombie left in place (`WNOWAIT`).
-fn exited(tid: i32) -> io::Result<bool> {
+/// What a tracee has to report, seen without taking it.
+enum Pending {
+    Nothing,
+    Exit,
+    Stop,
+}
+
+/// What tracee `tid` has to report, its report left in place (`WNOWAIT`).
+fn pending(tid: i32) -> io::Result<Pending> {
     // SAFETY: siginfo_t is plain data, all zeros a valid value.
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT | libc::__WALL;
+    let flags = libc::WEXITED | libc::WSTOPPED | libc::WNOHANG | libc::WNOWAIT | libc::__WALL;
     // SAFETY: `info` is a valid siginfo_t to write; P_PID selects the one tracee.
     let r = unsafe { libc::waitid(libc::P_PID, tid as libc::id_t, &mut info, flags) };
     if r != 0 {
         return Err(io::Error::last_os_error());
     }
-    // A tracee's stop is reported too, whatever the flags: only an exit's code counts.
-    let exit = matches!(
-        info.si_code,
-        libc::CLD_EXITED | libc::CLD_KILLED | libc::CLD_DUMPED
-    );
     // SAFETY: waitid filled `info`, a SIGCHLD-kind siginfo (si_pid 0: nothing to report).
-    let from = unsafe { info.si_pid() };
-    Ok(exit && from == tid)
+    if unsafe { info.si_pid() } != tid {
+        return Ok(Pending::Nothing);
+    }
+    Ok(match info.si_code {
+        libc::CLD_EXITED | libc::CLD_KILLED | libc::CLD_DUMPED => Pending::Exit,
+        _ => Pending::Stop,
+    })
 }
 
 /// The parent of process `pid`, from `/proc/PID/stat`.
@@ -512,6 +525,36 @@ mod tests {
         drop(pause);
         let _ = child.kill();
         let _ = child.wait();
+    }
+
+    #[test]
+    fn the_exit_status_of_a_held_child_is_left_for_its_parent() {
+        use std::os::unix::process::ExitStatusExt;
+        // Served without a break while it exits: a wait that took its exit would leave the
+        // parent's wait nothing (Python's Popen then says 0). The race is narrow: 20 tries.
+        for _ in 0..20 {
+            let (tx, rx) = mpsc::channel();
+            let (done, wait) = mpsc::channel::<()>();
+            std::thread::spawn(move || {
+                let child = Command::new("sh")
+                    .args(["-c", "sleep 0.05; exit 3"])
+                    .stdin(Stdio::null())
+                    .spawn();
+                let _ = tx.send(child);
+                let _ = wait.recv();
+            });
+            let mut child = rx.recv().expect("sent").expect("sh");
+            let pid = child.id() as i32;
+            let mut pause = Pause::seize(pid).expect("seized");
+            let start = Instant::now();
+            while pause.threads() > 0 && start.elapsed() < Duration::from_secs(10) {
+                pause.serve();
+            }
+            drop(pause);
+            let status = child.wait().expect("its status left to wait for");
+            assert_eq!((status.code(), status.signal()), (Some(3), None));
+            drop(done);
+        }
     }
 
     #[test]
