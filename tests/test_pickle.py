@@ -297,20 +297,7 @@ def test_snapshots_round_trip(protocol):
     assert back.marshal() == snap.marshal()
     assert round_trip(back).marshal() == snap.marshal()
     # A profiler's stats made from it, as from the original.
-    assert Stats(pstats_input(back)).stats == Stats(prof).stats
-
-
-def pstats_input(snapshot):
-    """What Stats loads from a profiler, holding `snapshot`."""
-    class Holder:
-        def __init__(self):
-            self._snapshot = snapshot
-            self.stats = {}
-
-        def create_stats(self):
-            pass
-
-    return Holder()
+    assert Stats(back).stats == Stats(prof).stats
 
 
 def test_thread_snapshots_round_trip():
@@ -334,7 +321,7 @@ def test_sampling_runs_round_trip():
         for attr in ("threads", "interval", "mode", "counts", "duration", "end"):
             assert getattr(back, attr) == getattr(prof, attr), attr
         assert back.summary() == prof.summary()
-        assert back.marshal() == prof.marshal()
+        assert list(Stats(back).stats.items()) == list(Stats(prof).stats.items())
         assert back.lines_report(120, 10) == prof.lines_report(120, 10)
         assert back.threads_table(120) == prof.threads_table(120)
     # A stopped Sampler pickles with its samples (a running one cannot: its thread is here).

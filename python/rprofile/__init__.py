@@ -178,6 +178,12 @@ class Profile(_Profiler):
             if merged is not None:
                 self.stats = merged
 
+    def _stats_source(self):
+        """What rprofile.Stats loads after create_stats(): the native snapshot while no dict
+        was built or set (children's stats added in set one)."""
+        snapshot = self.__dict__.get("_snapshot")
+        return self.stats if snapshot is None else snapshot
+
     @property
     def stats(self):
         """The stats dict of the last create_stats()/snapshot_stats(), as cProfile's."""

@@ -27,7 +27,7 @@ from IPython.display import display
 from rprofile.outputs.inline import profile_html, sampler_html
 from rprofile.outputs.run import (check_writable, print_memory, print_samples, print_thread_summary,
                                write_timeline)
-from rprofile.sampling import MODES, Sampler, _Loaded
+from rprofile.sampling import MODES, Sampler
 from rprofile.stats import Stats, report_sort
 
 # %prun's short options: -D file, -l limit (repeated), -r, -s key (repeated), -T file, -q.
@@ -222,7 +222,7 @@ class RprofileMagics(Magics):
         sys_exit = _run(prof.runctx, request.code, self.shell.user_ns)
         prof.create_stats()
         own = _own_stack(prof) if apart and not every else None
-        stats, text = request.table(Stats(prof if own is None else _Loaded(own)))
+        stats, text = request.table(Stats(prof if own is None else own))
         extra = io.StringIO()
         with contextlib.redirect_stdout(extra):
             if every:

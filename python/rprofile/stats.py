@@ -34,6 +34,9 @@ from pstats import add_callers, add_func_stats, count_calls  # noqa: F401
 from pstats import func_get_function_name, func_std_string, func_strip_path, f8  # noqa: F401
 
 from rprofile._rprofile import FuncList as _FuncList
+from rprofile._rprofile import Profiler as _Profiler
+from rprofile._rprofile import SampledProfile as _SampledProfile
+from rprofile._rprofile import Snapshot as _Snapshot
 from rprofile._rprofile import StatsCore as _StatsCore
 from rprofile._rprofile import _CodeObjectData, _marshal_loads, _write_pprof, _write_report
 
@@ -311,16 +314,21 @@ class Stats:
             self.top_level = set(arg.top_level)
             self.max_name_len = arg.max_name_len
             self._totals_known = True
+        elif isinstance(arg, (_Snapshot, _SampledProfile)):
+            # A profiler's snapshot or a sampler's profile: the native model itself, no dict
+            # or file bytes between (a sampler's marked sampled).
+            loaded = core = arg.stats_core()
+            sampled = core.sampled
+            if not loaded and _PSTATS_315:
+                # 3.15: an empty Stats rather than the TypeError below (as for a profiler's).
+                self._set_core(_StatsCore())
+                return
         elif hasattr(arg, 'create_stats'):
             arg.create_stats()
-            snapshot = getattr(arg, '__dict__', {}).get('_snapshot')
-            if snapshot is not None:
-                # An rprofile.Profile or Sampler: its totals go to the engine as bytes, no dict
-                # between (a Sampler's marked sampled).
-                loaded = core = _StatsCore.from_bytes(snapshot.marshal())
-                sampled = core is not None and core.sampled
-            if core is None:
-                loaded = arg.stats
+            # An rprofile.Profile hands over its snapshot; any other profiler, its dict.
+            loaded = arg._stats_source() if isinstance(arg, _Profiler) else arg.stats
+            if isinstance(loaded, _Snapshot):
+                loaded = core = loaded.stats_core()
             arg.stats = {}
             if not loaded and _PSTATS_315:
                 # 3.15: an empty Stats rather than the TypeError below.

@@ -15,6 +15,7 @@ use crate::core::aggregator::Totals;
 use crate::py::gc::GcPaused;
 use crate::py::objects::stats_dict;
 use crate::py::pickling::{reduce, unpickling_error};
+use crate::py::stats::StatsCore;
 use crate::py::text::str_bytes;
 use crate::stats::dump::dump;
 use crate::stats::model::Model;
@@ -157,6 +158,15 @@ impl Snapshot {
     fn marshal(&self, py: Python<'_>) -> PyResult<Py<PyBytes>> {
         let bytes = self.with_model(py, dump)?;
         Ok(PyBytes::new(py, &bytes).unbind())
+    }
+
+    /// The stats as `rprofile.Stats` holds them: the model itself, not its `.prof` bytes.
+    fn stats_core(&self, py: Python<'_>) -> PyResult<StatsCore> {
+        let model = match &self.source {
+            Source::Live { .. } => self.model(py)?,
+            Source::Model(m) => m.clone(),
+        };
+        Ok(StatsCore::of_model(model))
     }
 
     /// Pickles as the stats model (`stats::pickle`'s payload).

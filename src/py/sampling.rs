@@ -15,6 +15,7 @@ use pyo3::types::{PyBytes, PyType};
 
 use crate::py::pickling::{reduce, unpickling_error};
 use crate::py::sampler::{reader_error, runtime_with};
+use crate::py::stats::StatsCore;
 use crate::sampler::family::{Family, Member, State};
 use crate::sampler::pause::Refused;
 use crate::sampler::runtime::Symbols;
@@ -323,15 +324,15 @@ impl SampledProfile {
 
 #[pymethods]
 impl SampledProfile {
-    /// The stats as `Stats` loads them: marked sampled (Python 3.15's `("__sampled__",)` key),
-    /// so that they print with 3.15's sampled headings.
-    fn marshal<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        let bytes = py.detach(|| {
+    /// The stats as `rprofile.Stats` holds them, marked sampled (Python 3.15's
+    /// `("__sampled__",)` key), so that they print with 3.15's sampled headings.
+    fn stats_core(&self, py: Python<'_>) -> StatsCore {
+        let model = py.detach(|| {
             let mut model = sampled_stats::model(&self.profile);
             model.sampled = true;
-            crate::stats::dump::dump(&model)
+            model
         });
-        PyBytes::new(py, &bytes)
+        StatsCore::of_model(model)
     }
 
     /// Writes the stats file, unmarked, so that every pstats reads it.

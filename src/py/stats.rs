@@ -194,6 +194,15 @@ pub struct StatsCore {
 }
 
 impl StatsCore {
+    /// The stats of a model made in this process (a profiler's snapshot, a sampled profile's
+    /// stats): no marshal bytes between.
+    pub(crate) fn of_model(model: Model) -> StatsCore {
+        StatsCore {
+            model,
+            ..Default::default()
+        }
+    }
+
     /// The stats model (for the HTML report).
     pub(crate) fn model(&self) -> &Model {
         &self.model

@@ -332,7 +332,8 @@ def collect(folder, load=True):
 
 
 def merge(processes, first=None):
-    """One rprofile.Stats adding up `first` (a profile or stats, if given) and every saved
+    """One rprofile.Stats adding up `first` (a profile, a snapshot or stats, if
+    given) and every saved
     process's stats; None when there is nothing."""
     from rprofile.stats import Stats
 

@@ -191,24 +191,13 @@ def save_own(prof):
         me.save(lambda path: _write_stats(prof, path), ended="exit")
 
 
-class _Taken:
-    """A snapshot as rprofile.Stats loads a profile: through create_stats() and _snapshot."""
-
-    def __init__(self, snapshot):
-        self._snapshot = snapshot
-        self.stats = {}
-
-    def create_stats(self):
-        pass
-
-
 def merged_stats(prof, snapshot):
     """The stats dict of `snapshot` (prof's own) and the saved children's; None when `prof`
     has no children's stats to add here."""
     kids = children(prof)
     if not kids or not any(p.status == "saved" for p in kids):
         return None
-    return _processes.merge(kids, first=_Taken(snapshot)).stats
+    return _processes.merge(kids, first=snapshot).stats
 
 
 def processes(prof):
@@ -220,7 +209,7 @@ def processes(prof):
     from rprofile.stats import Stats
 
     command, label = _this_name()
-    me = _processes.ProcessInfo.in_memory(Stats(_Taken(prof._take_snapshot())), os.getpid(),
+    me = _processes.ProcessInfo.in_memory(Stats(prof._take_snapshot()), os.getpid(),
                                           os.getppid(), command, label)
     return [me] + kids
 

@@ -29,7 +29,7 @@ def write_profile(prof, path, title=None):
     if merged:
         stats = _StatsCore.from_dict(prof.stats)
     else:
-        stats = _StatsCore.from_bytes(prof._take_snapshot().marshal())
+        stats = prof._take_snapshot().stats_core()
     if stats is None:
         raise TypeError("this profile holds data of a shape pprof cannot show")
     # threads=True: each thread's edges under its name (the label `thread`).

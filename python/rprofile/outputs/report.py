@@ -41,9 +41,7 @@ def thread_cores(prof):
             # A program that never imported threading still has its main thread.
             main = ident == threading.main_thread().ident
             name = "MainThread" if main else "Thread-%d" % ident
-        core = _StatsCore.from_bytes(snapshot.marshal())
-        if core is None:
-            continue
+        core = snapshot.stats_core()
         if name in threads:
             threads[name].add(core)  # a finished thread's name reused: added up
         else:
@@ -70,10 +68,10 @@ def profile_parts(prof, thread=None):
             # are estimated (only this process's timeline was recorded).
             stats, paths = _StatsCore.from_dict(prof.stats), None
         else:
-            stats = _StatsCore.from_bytes(prof._take_snapshot().marshal())
+            stats = prof._take_snapshot().stats_core()
         threads = thread_cores(prof)
     else:
-        stats = _StatsCore.from_bytes(thread.marshal())
+        stats = thread.stats_core()
     memory = []
     rows = prof.memory_stats() or {}
     if rows and thread is not None:

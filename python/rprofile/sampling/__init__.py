@@ -18,17 +18,6 @@ __all__ = ["Sampler", "SampledProcess"]
 MODES = ("wall", "cpu", "gil")
 
 
-class _Loaded:
-    """What ``Stats`` loads a sampled profile from: its stats file's bytes, no dict between."""
-
-    def __init__(self, profile):
-        self._snapshot = profile
-        self.stats = {}
-
-    def create_stats(self):
-        pass
-
-
 class SampledProcess(NamedTuple):
     """One process of a run with ``subprocesses=True``: its ``pid``, parent (``ppid``) and
     command line (``argv``, as last read: an exec'd program's); ``end``: why its sampling
@@ -189,7 +178,8 @@ class Sampler:
         primitive calls = samples in which it was running, times = samples x interval."""
         from rprofile.stats import Stats
 
-        return Stats(_Loaded(self._samples()))
+        # Stats (which becomes a SampledStats, as for a sampled file) keeps pstats' sort keys.
+        return Stats(self._samples())
 
     def print_stats(self, sort=-1):
         """Prints the stats table as ``cProfile.Profile.print_stats`` lays it out, its figures
