@@ -182,6 +182,21 @@ def test_default_sort():
     assert order == [f"Ordered by: {expected}"]
 
 
+def test_the_sort_choices_are_pstats_own():
+    # The command line lists them without importing pstats; this version's pstats decides.
+    from rprofile.__main__ import SORT_KEYS as listed
+
+    assert list(listed) == SORT_KEYS
+
+
+def test_a_bad_sort_key_is_refused_as_cprofile_refuses_it():
+    r, c = run_both("-s", "nosuchkey", "show_env.py")
+    # "PROG: error: option -s: invalid choice: 'nosuchkey' (choose from ...)": the choices too.
+    assert r.returncode == c.returncode == 2
+    assert r.stderr.splitlines()[-1].partition(" error: ")[2] == \
+        c.stderr.splitlines()[-1].partition(" error: ")[2] != ""
+
+
 @pytest.mark.parametrize("key", SORT_KEYS)
 def test_sort_key(key):
     r, c = run_both("-s", key, "show_env.py")

@@ -3,7 +3,6 @@ running process; then print the table (or write -o) and the other outputs asked 
 
 import os
 import signal
-import subprocess
 import sys
 import time
 
@@ -45,6 +44,8 @@ def _sampler(options, pid):
 def run_program(command, options):
     """Runs `command` (a list: the interpreter and its arguments), sampling it until it exits;
     returns its exit status (as a shell gives it: 128 + n for a signal n)."""
+    import subprocess  # here: an attach (--pid) starts no program and need not import it
+
     proc = subprocess.Popen(command)
     options.program = " ".join(command[1:])
     # Ctrl-C reaches the program (same process group); we stay to report what was collected.
