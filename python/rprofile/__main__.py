@@ -31,7 +31,9 @@ SORT_KEYS = ("calls", "cumtime", "cumulative", "filename", "line", "module", "na
 def _parser():
     from optparse import OptionParser
 
-    parser = OptionParser(usage=USAGE, prog="rprofile")
+    parser = OptionParser(usage=USAGE, prog="rprofile",
+                          epilog="rprofile dump --pid PID prints what every thread of a running "
+                                 "process is doing now (rprofile dump --help).")
     parser.allow_interspersed_args = False
     parser.add_option("-o", "--outfile", dest="outfile",
                       help="Save stats to <outfile>", default=None)
@@ -171,6 +173,12 @@ def _main_module(progname):
 
 
 def main():
+    if sys.argv[1:2] == ["dump"]:
+        # `rprofile dump --pid PID`: a command of its own (py-spy's and 3.15's name); a script
+        # named dump runs as ./dump.
+        from rprofile.sampling import dump
+
+        sys.exit(dump.main(sys.argv[2:]))
     from rprofile import Profile
 
     parser = _parser()

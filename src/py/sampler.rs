@@ -1,4 +1,5 @@
-//! The sampler's Python face, for the tests only so far: `_find_runtime(pid)`,
+//! The reader's one-shot Python face: `_dump_threads(pid, blocking)` (what `rprofile dump`
+//! prints), and the pieces it is made of, which the tests check one by one: `_find_runtime(pid)`,
 //! `_thread_stacks(pid)`, `_thread_names(pid)`, `_gil_holder(pid)` and `_running_threads(pid)`.
 
 use std::collections::HashMap;
@@ -8,6 +9,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use crate::py::oserror::os_error;
+use crate::sampler::dump::{self, DumpError};
 use crate::sampler::runtime::{self, Error};
 use crate::sampler::{names, stacks, status, tids};
 
@@ -46,8 +48,18 @@ pub(crate) fn runtime_with(
         })
 }
 
-/// One thread's `(thread_ident, frames)`, frames innermost first as `(filename, line, name)`.
-type PyThreadStack = (u64, Vec<(String, Option<i64>, String)>);
+/// Frames as Python gets them: `(filename, line, name)`, innermost first.
+type PyFrames = Vec<(String, Option<i64>, String)>;
+
+fn py_frames(frames: Vec<stacks::NamedFrame>) -> PyFrames {
+    frames
+        .into_iter()
+        .map(|f| (f.filename, f.line, f.name))
+        .collect()
+}
+
+/// One thread's `(thread_ident, frames)`.
+type PyThreadStack = (u64, PyFrames);
 
 /// `[(thread_ident, [(filename, line, name), ...]), ...]`: every thread's Python call stack in
 /// process `pid`, innermost frame first, read from outside. The errors of `_find_runtime`, and
@@ -59,14 +71,7 @@ pub fn _thread_stacks(py: Python<'_>, pid: i32) -> PyResult<Vec<PyThreadStack>> 
     match py.detach(|| stacks::thread_stacks(&rt)) {
         Ok(threads) => Ok(threads
             .into_iter()
-            .map(|t| {
-                let frames = t
-                    .frames
-                    .into_iter()
-                    .map(|f| (f.filename, f.line, f.name))
-                    .collect();
-                (t.thread_id, frames)
-            })
+            .map(|t| (t.thread_id, py_frames(t.frames)))
             .collect()),
         Err(e) => Err(reader_error(py, e)),
     }
@@ -116,4 +121,52 @@ pub fn _running_threads(py: Python<'_>, pid: i32) -> PyResult<Vec<u64>> {
         Ok(running)
     })
     .map_err(|e| os_error(py, e, None))
+}
+
+/// One thread of a dump: `(native_id, ident, main, name, state, has_gil, frames, truncated,
+/// torn)`; frames innermost first as `(filename, line, name)`; `state` the `/proc` state letter.
+type PyThreadDump = (
+    u64,
+    u64,
+    bool,
+    Option<String>,
+    Option<String>,
+    bool,
+    PyFrames,
+    bool,
+    bool,
+);
+
+/// Every thread of process `pid` at one instant (see `sampler::dump`): the errors of
+/// `_thread_stacks`, and PermissionError (errno EPERM) when `blocking` may not stop it.
+#[pyfunction]
+#[pyo3(signature = (pid, blocking=false))]
+pub fn _dump_threads(py: Python<'_>, pid: i32, blocking: bool) -> PyResult<Vec<PyThreadDump>> {
+    let rt = runtime_of(py, pid)?;
+    let threads = py
+        .detach(|| dump::dump(&rt, blocking))
+        .map_err(|e| match e {
+            DumpError::Read(e) => reader_error(py, e),
+            DumpError::Refused(why) => {
+                pyo3::exceptions::PyPermissionError::new_err((libc::EPERM, why))
+            }
+        })?;
+    Ok(threads
+        .into_iter()
+        .map(|t| {
+            let frames = py_frames(t.frames);
+            let state = t.state.map(|c| char::from(c).to_string());
+            (
+                t.native_id,
+                t.ident,
+                t.main,
+                t.name,
+                state,
+                t.has_gil,
+                frames,
+                t.truncated,
+                t.torn,
+            )
+        })
+        .collect())
 }

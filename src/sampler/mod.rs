@@ -18,6 +18,7 @@
 //! - `tids`: the target's OS thread ids (3.10's read from glibc's thread descriptors);
 //! - `status`: which threads are on a CPU (`ThreadStates`) and which holds the GIL (`Gil`);
 //! - `pause`: `--blocking`: every thread of the target stopped (ptrace) for each read;
+//! - `dump`: `rprofile dump`, every thread's stack, name and state at one instant;
 //! - `clock`: the sampling clock (absolute ticks) and the reading thread's settings;
 //! - `session`: a sampling run: the clock, the reads, and what the mode keeps of them;
 //! - `descendants`: the processes a process started, and theirs, found in `/proc`;
@@ -25,6 +26,7 @@
 
 pub mod clock;
 pub mod descendants;
+pub mod dump;
 pub mod error;
 pub mod family;
 pub mod layout;

@@ -248,6 +248,16 @@ impl StackReader {
         )
     }
 
+    /// A frame of a read with its function's file and name.
+    pub fn named(&self, f: &Frame) -> NamedFrame {
+        let func = self.functions.get_index(f.function as usize);
+        NamedFrame {
+            filename: func.map(|f| f.filename.clone()).unwrap_or_default(),
+            name: func.map(|f| f.name.clone()).unwrap_or_default(),
+            line: (f.line != 0).then_some(i64::from(f.line)),
+        }
+    }
+
     /// Reads every thread of every interpreter into `out` (reusing its buffers), newest thread
     /// first. An error means the interpreter or thread lists themselves could not be walked;
     /// a thread whose own stack was torn is in `out` with `torn` set.
@@ -768,18 +778,7 @@ pub fn thread_stacks(rt: &Runtime) -> Result<Vec<ThreadStack>, Error> {
                     t.thread_id
                 )));
             }
-            let frames = t
-                .frames
-                .iter()
-                .map(|f| {
-                    let func = reader.functions.get_index(f.function as usize);
-                    NamedFrame {
-                        filename: func.map(|f| f.filename.clone()).unwrap_or_default(),
-                        name: func.map(|f| f.name.clone()).unwrap_or_default(),
-                        line: (f.line != 0).then_some(i64::from(f.line)),
-                    }
-                })
-                .collect();
+            let frames = t.frames.iter().map(|f| reader.named(f)).collect();
             Ok(ThreadStack {
                 native_thread_id: t.native_thread_id,
                 thread_id: t.thread_id,

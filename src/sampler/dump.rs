@@ -1,0 +1,123 @@
+//! `rprofile dump`: every thread of a process at one instant, as a traceback reads: its stack,
+//! its name, whether it is on a CPU and whether it holds the GIL. One read of the stacks (tried
+//! again while any thread tore), then the names, the GIL's holder and each thread's state from
+//! `/proc`; with `blocking`, every thread is stopped for the stack read and let go after it.
+
+use std::collections::HashMap;
+
+use super::error::Error;
+use super::names;
+use super::pause::{Pause, Refused};
+use super::runtime::Runtime;
+use super::stacks::{NamedFrame, StackReader, ThreadSample};
+use super::status::{self, ThreadStates};
+
+/// Whole reads tried for one in which no thread tore.
+const READS: usize = 8;
+
+/// One thread as the dump shows it.
+#[derive(Debug)]
+pub struct ThreadDump {
+    /// The OS thread id; 0 where it is not known (3.10's, when its descriptor could not be read).
+    pub native_id: u64,
+    /// `threading.get_ident()`.
+    pub ident: u64,
+    pub main: bool,
+    /// `threading`'s name for it, if `threading` named it.
+    pub name: Option<String>,
+    /// Its `/proc` state letter (`R` running or runnable, `S` sleeping, `D`, `T`, ...), None
+    /// when it could not be read (it ended, or no OS id is known).
+    pub state: Option<u8>,
+    pub has_gil: bool,
+    /// Innermost first; empty when the thread runs no Python code (or changed under every read:
+    /// then `torn`).
+    pub frames: Vec<NamedFrame>,
+    /// Deeper than the reader's cap: only the innermost frames are here.
+    pub truncated: bool,
+    /// Its stack changed under every read: no frames are given rather than wrong ones.
+    pub torn: bool,
+}
+
+/// Why a dump could not be made: the reader's error, or a blocking dump's hold refused.
+#[derive(Debug)]
+pub enum DumpError {
+    Read(Error),
+    Refused(String),
+}
+
+impl From<Error> for DumpError {
+    fn from(e: Error) -> Self {
+        DumpError::Read(e)
+    }
+}
+
+impl From<std::io::Error> for DumpError {
+    fn from(e: std::io::Error) -> Self {
+        DumpError::Read(Error::Io(e))
+    }
+}
+
+/// Every thread of the process of `rt`, in the interpreter's order (newest first).
+pub fn dump(rt: &Runtime, blocking: bool) -> Result<Vec<ThreadDump>, DumpError> {
+    let mut reader = StackReader::new(rt)?;
+    let mut samples = Vec::new();
+    let holder = if blocking {
+        let mut pause = Pause::seize(rt.pid).map_err(|Refused(why)| DumpError::Refused(why))?;
+        pause.stop()?;
+        let read = read_whole(&mut reader, &mut samples).and_then(|()| status::gil_holder(rt));
+        pause.resume();
+        drop(pause);
+        read?
+    } else {
+        read_whole(&mut reader, &mut samples)?;
+        status::gil_holder(rt)?
+    };
+    // A process that never imported threading has no names: not an error.
+    let names = names::thread_names(rt).unwrap_or_default();
+    let mut states = ThreadStates::new(rt.pid);
+    Ok(samples
+        .iter()
+        .map(|t| thread(t, &reader, &names, &mut states, holder))
+        .collect())
+}
+
+/// Reads until no thread tore, or `READS` times: a thread that calls and returns fast tears
+/// most reads of a reader that has yet to cache its code objects.
+fn read_whole(reader: &mut StackReader, samples: &mut Vec<ThreadSample>) -> Result<(), Error> {
+    for _ in 0..READS {
+        reader.read(samples)?;
+        if !samples.iter().any(|t| t.torn) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+fn thread(
+    t: &ThreadSample,
+    reader: &StackReader,
+    names: &HashMap<u64, String>,
+    states: &mut ThreadStates,
+    holder: Option<u64>,
+) -> ThreadDump {
+    let frames = if t.torn {
+        Vec::new()
+    } else {
+        t.frames.iter().map(|f| reader.named(f)).collect()
+    };
+    let state = match t.native_thread_id {
+        0 => None,
+        tid => states.state(tid).ok().flatten(),
+    };
+    ThreadDump {
+        native_id: t.native_thread_id,
+        ident: t.thread_id,
+        main: t.main,
+        name: names.get(&t.thread_id).cloned(),
+        state,
+        has_gil: holder == Some(t.tstate),
+        frames,
+        truncated: t.truncated,
+        torn: t.torn,
+    }
+}
