@@ -21,7 +21,8 @@ use libfuzzer_sys::fuzz_target;
 #[path = "../../src/marshal/mod.rs"]
 mod marshal;
 
-use marshal::read::{read, Error, Value};
+use marshal::compare::same_result;
+use marshal::read::{read, Error};
 
 /// Heap bytes per input byte the reader may hold at once. Values need about 96: an `N` item
 /// costs an `Rc<Value>` (48 bytes) and a slot in its tuple (8), and vectors grow by doubling
@@ -106,41 +107,6 @@ mod counting {
 
     pub fn live() -> usize {
         LIVE.load(Relaxed)
-    }
-}
-
-/// Equality with floats compared by bits (NaN != NaN otherwise).
-fn same(a: &Value, b: &Value) -> bool {
-    use std::rc::Rc;
-    fn all(a: &[Rc<Value>], b: &[Rc<Value>]) -> bool {
-        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y))
-    }
-    match (a, b) {
-        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
-        (Value::Complex(x, i), Value::Complex(y, j)) => {
-            x.to_bits() == y.to_bits() && i.to_bits() == j.to_bits()
-        }
-        (Value::Tuple(x), Value::Tuple(y))
-        | (Value::List(x), Value::List(y))
-        | (Value::Set(x), Value::Set(y))
-        | (Value::FrozenSet(x), Value::FrozenSet(y)) => all(x, y),
-        (Value::Dict(x), Value::Dict(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .zip(y)
-                    .all(|((k, v), (l, w))| same(k, l) && same(v, w))
-        }
-        _ => a == b,
-    }
-}
-
-type Read = Result<(std::rc::Rc<Value>, usize), Error>;
-
-fn same_result(a: &Read, b: &Read) -> bool {
-    match (a, b) {
-        (Ok((x, n)), Ok((y, m))) => n == m && same(x, y),
-        (Err(e), Err(f)) => e == f,
-        _ => false,
     }
 }
 

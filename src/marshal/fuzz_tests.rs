@@ -42,6 +42,7 @@ use proptest::prelude::*;
 use proptest::sample::{select, Index};
 use proptest::test_runner::TestCaseError;
 
+use super::compare::{same, same_result};
 use super::read::{read, Error, Value};
 use super::Writer;
 
@@ -121,41 +122,6 @@ fn guarded<R: Send + 'static>(
 
 fn hex(data: &[u8]) -> String {
     data.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Structural equality with floats compared by bits (NaN payloads, -0.0).
-fn same(a: &Value, b: &Value) -> bool {
-    fn all(a: &[Rc<Value>], b: &[Rc<Value>]) -> bool {
-        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y))
-    }
-    match (a, b) {
-        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
-        (Value::Complex(x, i), Value::Complex(y, j)) => {
-            x.to_bits() == y.to_bits() && i.to_bits() == j.to_bits()
-        }
-        (Value::Tuple(x), Value::Tuple(y))
-        | (Value::List(x), Value::List(y))
-        | (Value::Set(x), Value::Set(y))
-        | (Value::FrozenSet(x), Value::FrozenSet(y)) => all(x, y),
-        (Value::Dict(x), Value::Dict(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .zip(y)
-                    .all(|((k, v), (l, w))| same(k, l) && same(v, w))
-        }
-        _ => a == b,
-    }
-}
-
-fn same_result(
-    a: &Result<(Rc<Value>, usize), Error>,
-    b: &Result<(Rc<Value>, usize), Error>,
-) -> bool {
-    match (a, b) {
-        (Ok((x, n)), Ok((y, m))) => n == m && same(x, y),
-        (Err(e), Err(f)) => e == f,
-        _ => false,
-    }
 }
 
 fn is_eof(r: &Result<(Rc<Value>, usize), Error>) -> bool {
