@@ -15,7 +15,8 @@
 //!   base): it finds the target's interpreter runtime and reads its threads' stacks;
 //! - `samples`: what a sampling run collected and every output made from it, Python-free;
 //! - `report`: the self-contained HTML report of any profile, Python-free;
-//! - `pprof`: the pprof export (gzipped `profile.proto`) of any profile, Python-free.
+//! - `pprof`: the pprof export (gzipped `profile.proto`) of any profile, Python-free;
+//! - `timeline_export`: the timeline's Chrome trace and speedscope files, Python-free.
 
 pub mod core;
 mod hook;
@@ -27,6 +28,7 @@ pub mod report;
 pub mod sampler;
 pub mod samples;
 pub mod stats;
+mod timeline_export;
 mod tracer;
 
 use pyo3::prelude::*;

@@ -213,6 +213,8 @@ PYTHON_FREE = {
     # The pprof export: of the stats model, a sampling run, or a timeline's call paths (the
     # report's, so that both read a timeline one way).
     "pprof": {"core", "stats", "samples", "report"},
+    # The timeline's exports (Chrome trace, speedscope): of the core's events only.
+    "timeline_export": {"core"},
 }
 
 

@@ -1,5 +1,8 @@
 //! Decimal text of integers, as Python's `%d` writes it, without formatting machinery: the
 //! reports print millions of numbers and the timeline's exports two per event. Python-free.
+//! Also JSON strings, quoted as the speedscope and Chrome trace writers quote them.
+
+use std::io::{self, Write};
 
 /// "00" to "99": digits are made two at a time, one division per pair.
 pub const PAIRS: [u8; 200] = {
@@ -73,6 +76,12 @@ pub fn xml_escaped(s: &str) -> String {
         }
     }
     out
+}
+
+/// Writes `s` as a JSON string (the JSON exports' quoting).
+pub(crate) fn json_str<W: Write>(w: &mut W, s: &str) -> io::Result<()> {
+    // serde_json hands back the writer's own error (with its OS error code) unwrapped.
+    serde_json::to_writer(&mut *w, s).map_err(io::Error::from)
 }
 
 #[cfg(test)]

@@ -5,10 +5,10 @@
 //!   edge), over `frames` (a thread's call stack) and `lookup_cache` (the caches in front of its
 //!   tables);
 //! - `clock`: the default timer (the time-stamp counter or `CLOCK_MONOTONIC`) and the native clocks;
-//! - `format`: integers as decimal text, for the stats reports and the timeline's exports;
+//! - `format`: integers as decimal text and JSON strings, for the reports and the exports;
 //! - `memory`: the ledger of bytes allocated and freed per function;
-//! - `timeline`: the ring of calls, returns and memory events, and its Chrome trace and
-//!   speedscope writers; `rss`: the resident-memory sampler that feeds it.
+//! - `timeline`: the ring of calls, returns and memory events, and the spans they pair into
+//!   (its writers are `timeline_export`'s); `rss`: the resident-memory sampler that feeds it.
 
 pub mod aggregator;
 pub mod clock;

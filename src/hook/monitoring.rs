@@ -308,7 +308,7 @@ unsafe fn fast_profiler<'a>(
 // answered here with no call. Every other event goes on by a tail call that needs only values
 // already in hand, so no register has to be kept across a call: the callback is a leaf. The
 // functions events are handed on to are `extern "C"` (they cannot unwind), or the hand-over
-// needs a landing pad and stops being a jump (see `legacy::profile_hook`).
+// needs a landing pad and stops being a jump (see `legacy::callbacks::profile_hook`).
 unsafe extern "C" fn pystart_callback<const MODE: u8>(
     cb: *mut ffi::PyObject,
     args: *const *mut ffi::PyObject,

@@ -8,8 +8,9 @@ use std::path::PathBuf;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString, PyTuple};
 
-use crate::core::timeline::{self, Event, Names, Timeline};
+use crate::core::timeline::{self, Event, Timeline};
 use crate::py::oserror::os_error;
+use crate::timeline_export::{chrome, speedscope, Names};
 use crate::tracer::state::State;
 use crate::tracer::threads;
 
@@ -366,13 +367,13 @@ impl TimelineCopy {
         let mut w = BufWriter::with_capacity(1 << 20, f);
         match format {
             "chrome" => {
-                let counters = timeline::Counters {
+                let counters = chrome::Counters {
                     memory_base: self.memory_base,
                     rss: &self.rss,
                 };
-                timeline::write_chrome(&mut w, &self.events, self.dropped, &counters, &names)?
+                chrome::write_chrome(&mut w, &self.events, self.dropped, &counters, &names)?
             }
-            _ => timeline::write_speedscope(&mut w, &self.events, &names, title)?,
+            _ => speedscope::write_speedscope(&mut w, &self.events, &names, title)?,
         }
         w.flush()?;
         Ok(())

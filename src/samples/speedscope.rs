@@ -9,7 +9,7 @@
 use std::io::{self, Write};
 
 use super::profile::Profile;
-use crate::core::timeline::json_str;
+use crate::core::format::json_str;
 
 fn json_f64(w: &mut impl Write, v: f64) -> io::Result<()> {
     serde_json::to_writer(&mut *w, &v).map_err(io::Error::from)

@@ -4,10 +4,10 @@
 //!
 //! The map of one event, outermost first (a return takes the same steps with "leave"/"stop"):
 //!
-//! 1. The front end's callback (`hook/legacy.rs` `hook_for::<MODE>`, `hook/monitoring.rs` the
-//!    `PY_START`/`CALL`/... callbacks) turns the event into a key: a code object's address, or a
-//!    builtin's `PyMethodDef`. It was installed for the profiler's fast-path mode (`State::fast`,
-//!    chosen in `mode.rs`; [`for_fast_mode!`] picks the copy).
+//! 1. The front end's callback (`hook/legacy/callbacks.rs` `hook_for::<MODE>`,
+//!    `hook/monitoring.rs` the `PY_START`/`CALL`/... callbacks) turns the event into a key: a
+//!    code object's address, or a builtin's `PyMethodDef`. It was installed for the profiler's
+//!    fast-path mode (`State::fast`, chosen in `mode.rs`; [`for_fast_mode!`] picks the copy).
 //! 2. Fast path: [`enter_fast`] / [`enter_fast_as`] -> `enter_fast_on` -> `fast_parts` (the
 //!    calling thread's track in place, room in the timeline) -> `Aggregator::enter_cached_as`
 //!    (core/aggregator.rs: the key and edge caches of core/lookup_cache.rs, the push on

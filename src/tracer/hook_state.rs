@@ -1,5 +1,5 @@
 //! What a front end keeps per profiler, as a field of the profiler's `State` (data only: the
-//! front end makes it, `HookState::new` in `monitoring.rs` or `legacy.rs`).
+//! front end makes it, `HookState::new` in `monitoring.rs` or `legacy/install.rs`).
 
 #[cfg(Py_3_12)]
 use pyo3::prelude::*;
