@@ -1,5 +1,4 @@
-"""Burns in child_work() for 0.6 s and prints a line (run_child.py's child): long enough for a
-sampler that follows children to find it and read it on a loaded machine."""
+"""Burns in child_work() for 0.6 s (found and read under load too), prints a line: run_child's."""
 import time
 
 
