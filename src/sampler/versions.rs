@@ -998,11 +998,9 @@ pub enum LocalsPlace {
     },
 }
 
-/// What `rprofile dump --locals` reads of a version beyond the stack reader's layout: where a
-/// frame's locals are, and the object fields its values are shown by. Byte offsets from the
-/// installed headers (x86-64 and other LP64 targets, release build; `tools/locals-offsets.c`
-/// prints them); on 3.13+ those `_Py_DebugOffsets` publishes (`LocalsWords`) are read from the
-/// target instead.
+/// What `rprofile dump --locals` reads beyond the stack reader's layout: where a frame's locals
+/// are, and the object fields its values are shown by. Byte offsets from the headers (LP64,
+/// `tools/locals-offsets.c`); 3.13+ read those it publishes (`LocalsWords`) from the target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LocalsLayout {
     pub place: LocalsPlace,
@@ -1093,11 +1091,9 @@ pub const LOCALS_314: LocalsLayout = LocalsLayout {
 /// 3.15 (`include/python3.15/`): 3.14's.
 pub const LOCALS_315: LocalsLayout = LOCALS_314;
 
-/// The words of `_Py_DebugOffsets` (as `DebugWordMap`'s) that the locals reader takes, 3.13+:
-/// `interpreter_frame.localsplus`, `code_object.localsplusnames`, `.localspluskinds`,
-/// `type_object.tp_name`, `tuple_object.ob_item`, `.ob_size`, `list_object.ob_size`,
-/// `float_object.ob_fval`, and `set_object.used` (3.14+). `co_nlocalsplus`, `ma_used` and a
-/// cell's `ob_ref` are not published: the table's.
+/// The words of `_Py_DebugOffsets` (as `DebugWordMap`'s) the locals reader takes, 3.13+, named
+/// by their fields (`set_object.used`: 3.14+). `co_nlocalsplus`, `ma_used` and a cell's
+/// `ob_ref` are not published: the table's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LocalsWords {
     pub frame_localsplus: usize,
@@ -1112,15 +1108,11 @@ pub struct LocalsWords {
 }
 
 impl LocalsWords {
+    #[rustfmt::skip]
     pub fn indices(&self) -> Vec<usize> {
         let mut all = vec![
-            self.frame_localsplus,
-            self.code_localsplusnames,
-            self.code_localspluskinds,
-            self.type_tp_name,
-            self.tuple_ob_item,
-            self.tuple_ob_size,
-            self.list_ob_size,
+            self.frame_localsplus, self.code_localsplusnames, self.code_localspluskinds,
+            self.type_tp_name, self.tuple_ob_item, self.tuple_ob_size, self.list_ob_size,
             self.float_ob_fval,
         ];
         all.extend(self.set_used);
@@ -1128,40 +1120,22 @@ impl LocalsWords {
     }
 }
 
+#[rustfmt::skip]
 pub const LOCALS_WORDS_313: LocalsWords = LocalsWords {
-    frame_localsplus: 32,
-    code_localsplusnames: 41,
-    code_localspluskinds: 42,
-    type_tp_name: 47,
-    tuple_ob_item: 51,
-    tuple_ob_size: 52,
-    list_ob_size: 55,
-    float_ob_fval: 60,
-    set_used: None,
+    frame_localsplus: 32, code_localsplusnames: 41, code_localspluskinds: 42, type_tp_name: 47,
+    tuple_ob_item: 51, tuple_ob_size: 52, list_ob_size: 55, float_ob_fval: 60, set_used: None,
 };
 
+#[rustfmt::skip]
 pub const LOCALS_WORDS_314: LocalsWords = LocalsWords {
-    frame_localsplus: 35,
-    code_localsplusnames: 46,
-    code_localspluskinds: 47,
-    type_tp_name: 53,
-    tuple_ob_item: 57,
-    tuple_ob_size: 58,
-    list_ob_size: 61,
-    float_ob_fval: 70,
-    set_used: Some(63),
+    frame_localsplus: 35, code_localsplusnames: 46, code_localspluskinds: 47, type_tp_name: 53,
+    tuple_ob_item: 57, tuple_ob_size: 58, list_ob_size: 61, float_ob_fval: 70, set_used: Some(63),
 };
 
+#[rustfmt::skip]
 pub const LOCALS_WORDS_315: LocalsWords = LocalsWords {
-    frame_localsplus: 43,
-    code_localsplusnames: 54,
-    code_localspluskinds: 55,
-    type_tp_name: 61,
-    tuple_ob_item: 69,
-    tuple_ob_size: 70,
-    list_ob_size: 73,
-    float_ob_fval: 82,
-    set_used: Some(75),
+    frame_localsplus: 43, code_localsplusnames: 54, code_localspluskinds: 55, type_tp_name: 61,
+    tuple_ob_item: 69, tuple_ob_size: 70, list_ob_size: 73, float_ob_fval: 82, set_used: Some(75),
 };
 
 /// The locals layout of a supported version, and (3.13+) the words that replace its offsets.
