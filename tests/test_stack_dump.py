@@ -228,6 +228,18 @@ def test_blocking_stops_the_target_for_the_read_only():
     # (started() checked that it then ran to its end.)
 
 
+def test_blocking_reads_the_locals_while_the_target_is_stopped():
+    with started("locals.py") as proc:
+        out = run_rprofile("dump", "--pid", str(proc.pid), "--blocking", "--locals", "--json",
+                           check=False)
+        if out.returncode == 2 and "not permitted" in out.stderr:
+            pytest.skip(out.stderr.strip())
+        assert out.returncode == 0, out.stderr
+        assert tracer_of(proc.pid) == 0
+    (thread,) = json.loads(out.stdout)["threads"]
+    check_hold_locals({v["name"]: (v["value"], v["type"]) for v in thread["frames"][-1]["locals"]})
+
+
 def test_subprocesses_are_dumped_too():
     with started("parent.py") as proc:
         out = run_rprofile("dump", "--pid", str(proc.pid), "--subprocesses").stdout
