@@ -4,13 +4,15 @@ target left running (untraced) whatever happens."""
 
 import contextlib
 import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from rprofile.sampling.dump import dump
+from rprofile.sampling.dump import Frame, ThreadDump, as_json, dump, format_dump
 from sampler_support import needs_sampler, run_rprofile
 
 pytestmark = needs_sampler
@@ -97,10 +99,93 @@ def test_json_holds_what_the_text_shows():
     for t in doc["threads"]:
         ours = threads[t["name"]]
         assert [(f["filename"], f["line"], f["name"]) for f in t["frames"]] == \
-            [tuple(f) for f in ours.frames]
+            [(f.filename, f.line, f.name) for f in ours.frames]
         assert (t["native_id"], t["main"], t["on_cpu"]) == (ours.native_id, ours.main, False)
     first = next(t for t in doc["threads"] if t["name"] == "first")
     assert first["frames"][-1]["source"] == "b.acquire()  # first waits here"
+
+
+# What dump_programs/locals.py's `hold` frame holds, as the dump shows each, with its type.
+LOCALS = {
+    "count": (repr(7), "int"),
+    "big": (repr(-(2 ** 100)), "int"),
+    "ratio": (repr(2.5), "float"),
+    "raw": (repr(b"\x00bytes\xff"), "bytes"),
+    "table": ("<dict of 3 items>", "dict"),
+    "items": ("<list of 2 items>", "list"),
+    "pair": ("<tuple of 2 items>", "tuple"),
+    "seen": ("<set of 4 items>", "set"),
+    "nothing": ("None", "NoneType"),
+    "flag": ("True", "bool"),
+}
+
+
+def check_hold_locals(shown):
+    """`shown`: name -> (text, type) of `hold`'s locals, as the text or JSON gives them."""
+    assert list(shown) == ["count", "big", "ratio", "text", "raw", "table", "items", "pair",
+                           "seen", "basket", "nothing", "flag"]
+    for name, want in LOCALS.items():
+        assert shown[name] == want, name
+    # The long string cut, saying its whole length; the instance by its class and address.
+    text, ty = shown["text"]
+    assert ty == "str" and text.endswith("... (300 characters)"), text
+    start = text[:-len("... (300 characters)")]
+    assert 0 < len(start) - 2 < 300 and start == repr("x" * (len(start) - 2))
+    text, ty = shown["basket"]
+    assert ty == "Basket" and re.fullmatch(r"<Basket at 0x[0-9a-f]+>", text), text
+
+
+def test_locals_show_each_kind_of_value_in_text_and_json():
+    with started("locals.py") as proc:
+        out = run_rprofile("dump", "--pid", str(proc.pid), "--locals").stdout
+        doc = json.loads(run_rprofile("dump", "--pid", str(proc.pid), "--locals",
+                                      "--json").stdout)
+        plain = run_rprofile("dump", "--pid", str(proc.pid)).stdout
+    assert "Locals" not in plain
+    lines = out.splitlines()
+    start = lines.index("    Locals:", next(i for i, line in enumerate(lines)
+                                           if line.endswith("in hold")))
+    shown = {}
+    for line in lines[start + 1:]:
+        if not line.startswith("      "):
+            break
+        name, _, text = line.strip().partition(" = ")
+        shown[name] = text
+    (frames,) = [t["frames"] for t in doc["threads"]]
+    hold = frames[-1]
+    assert hold["name"] == "hold"
+    as_json = {v["name"]: (v["value"], v["type"]) for v in hold["locals"]}
+    check_hold_locals(as_json)
+    assert shown == {name: text for name, (text, _) in as_json.items()}
+    # A closure's variable is read through its cell, in the function that made it and the one
+    # that reads it; module-level code keeps no locals in its frame.
+    by_function = {f["name"]: {v["name"]: v["value"] for v in f["locals"]} for f in frames}
+    assert by_function["outer"]["shared"] == by_function["inner"]["shared"] == "7"
+    assert by_function["<module>"] == {}
+
+
+def test_dump_with_locals_gives_them_per_frame_and_none_without():
+    with started("locals.py") as proc:
+        (with_locals,) = dump(proc.pid, locals=True)
+        (without,) = dump(proc.pid)
+    hold = with_locals.frames[-1]
+    assert hold.name == "hold" and hold.locals_error is None
+    check_hold_locals({v.name: (v.text(), v.type) for v in hold.locals})
+    kinds = {v.name: v.kind for v in hold.locals}
+    assert (kinds["big"], kinds["table"], kinds["basket"]) == ("int", "container", "other")
+    assert all(f.locals is None and f.locals_error is None for f in without.frames)
+
+
+def test_a_frame_whose_locals_were_not_read_says_so_in_their_place():
+    why = "the frame returned before its locals were read"
+    frames = [Frame("a.py", 3, "f", None, why), Frame("a.py", 9, "g", [], None)]
+    thread = ThreadDump(11, 12, "T", True, "S", False, frames, False, False)
+    out = format_dump(os.getpid(), [thread])
+    assert out.splitlines()[-3:] == ["    Locals not read: " + why, '  File "a.py", line 9, in g',
+                                     "    Locals: none"]
+    doc = as_json(os.getpid(), [thread])["threads"][0]["frames"]
+    assert (doc[0]["locals"], doc[0]["locals_error"]) == (None, why)
+    assert doc[1]["locals"] == [] and "locals_error" not in doc[1]
 
 
 def test_a_deep_recursion_is_shown_whole():
@@ -141,6 +226,18 @@ def test_blocking_stops_the_target_for_the_read_only():
         assert '"spinner"' in out.stdout and "in spin" in out.stdout
         assert tracer_of(proc.pid) == 0
     # (started() checked that it then ran to its end.)
+
+
+def test_blocking_reads_the_locals_while_the_target_is_stopped():
+    with started("locals.py") as proc:
+        out = run_rprofile("dump", "--pid", str(proc.pid), "--blocking", "--locals", "--json",
+                           check=False)
+        if out.returncode == 2 and "not permitted" in out.stderr:
+            pytest.skip(out.stderr.strip())
+        assert out.returncode == 0, out.stderr
+        assert tracer_of(proc.pid) == 0
+    (thread,) = json.loads(out.stdout)["threads"]
+    check_hold_locals({v["name"]: (v["value"], v["type"]) for v in thread["frames"][-1]["locals"]})
 
 
 def test_subprocesses_are_dumped_too():

@@ -1,4 +1,4 @@
-//! The reader's one-shot Python face: `_dump_threads(pid, blocking)` (what `rprofile dump`
+//! The reader's one-shot Python face: `_dump_threads(pid, blocking, locals)` (what `rprofile dump`
 //! prints), and the pieces it is made of, which the tests check one by one: `_find_runtime(pid)`,
 //! `_thread_stacks(pid)`, `_thread_names(pid)`, `_gil_holder(pid)` and `_running_threads(pid)`.
 
@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 
 use crate::py::oserror::os_error;
 use crate::sampler::dump::{self, DumpError};
+use crate::sampler::locals::{Local, Value};
 use crate::sampler::runtime::{self, Error};
 use crate::sampler::{names, stacks, status, tids};
 
@@ -123,8 +124,44 @@ pub fn _running_threads(py: Python<'_>, pid: i32) -> PyResult<Vec<u64>> {
     .map_err(|e| os_error(py, e, None))
 }
 
+/// One local variable: `(name, type, kind, value, length)`. `kind` says what `value` is:
+/// `int`, `float`, `bool`, `none` (the value itself), `bigint` (its decimal text, None when too
+/// long), `str`, `bytes` (its first characters or bytes; `length` the whole), `container` (None;
+/// `length` its length), `other` (its address), `unreadable` (why).
+type PyLocal = (String, String, &'static str, Py<PyAny>, Option<u64>);
+
+/// A frame's `(locals, None)`, or `(None, why)` when they were not read.
+type PyFrameLocals = (Option<Vec<PyLocal>>, Option<String>);
+
+fn py_local(py: Python<'_>, local: Local) -> PyResult<PyLocal> {
+    let ty = local.value.type_name().to_string();
+    let any = |b: Bound<'_, PyAny>| b.unbind();
+    let (kind, value, length) = match local.value {
+        Value::Int(v) => ("int", any(v.into_pyobject(py)?.into_any()), None),
+        Value::BigInt(text) => ("bigint", any(text.into_pyobject(py)?.into_any()), None),
+        Value::Float(v) => ("float", any(v.into_pyobject(py)?.into_any()), None),
+        Value::Bool(v) => (
+            "bool",
+            any(v.into_pyobject(py)?.to_owned().into_any()),
+            None,
+        ),
+        Value::None => ("none", py.None(), None),
+        Value::Str(text, len) => ("str", any(text.into_pyobject(py)?.into_any()), Some(len)),
+        Value::Bytes(b, len) => (
+            "bytes",
+            any(pyo3::types::PyBytes::new(py, &b).into_any()),
+            Some(len),
+        ),
+        Value::Container(_, len) => ("container", py.None(), Some(len)),
+        Value::Other(_, addr) => ("other", any(addr.into_pyobject(py)?.into_any()), None),
+        Value::Unreadable(why) => ("unreadable", any(why.into_pyobject(py)?.into_any()), None),
+    };
+    Ok((local.name, ty, kind, value, length))
+}
+
 /// One thread of a dump: `(native_id, ident, main, name, state, has_gil, frames, truncated,
-/// torn)`; frames innermost first as `(filename, line, name)`; `state` the `/proc` state letter.
+/// torn, locals)`; frames innermost first as `(filename, line, name)`; `state` the `/proc`
+/// state letter; `locals` one per frame, as `frames` (empty unless asked).
 type PyThreadDump = (
     u64,
     u64,
@@ -135,28 +172,46 @@ type PyThreadDump = (
     PyFrames,
     bool,
     bool,
+    Vec<PyFrameLocals>,
 );
 
-/// Every thread of process `pid` at one instant (see `sampler::dump`): the errors of
-/// `_thread_stacks`, and PermissionError (errno EPERM) when `blocking` may not stop it.
+/// Every thread of process `pid` at one instant (see `sampler::dump`), with `locals` each
+/// frame's local variables: the errors of `_thread_stacks`, and PermissionError (errno EPERM)
+/// when `blocking` may not stop it.
 #[pyfunction]
-#[pyo3(signature = (pid, blocking=false))]
-pub fn _dump_threads(py: Python<'_>, pid: i32, blocking: bool) -> PyResult<Vec<PyThreadDump>> {
+#[pyo3(signature = (pid, blocking=false, locals=false))]
+pub fn _dump_threads(
+    py: Python<'_>,
+    pid: i32,
+    blocking: bool,
+    locals: bool,
+) -> PyResult<Vec<PyThreadDump>> {
     let rt = runtime_of(py, pid)?;
     let threads = py
-        .detach(|| dump::dump(&rt, blocking))
+        .detach(|| dump::dump(&rt, blocking, locals))
         .map_err(|e| match e {
             DumpError::Read(e) => reader_error(py, e),
             DumpError::Refused(why) => {
                 pyo3::exceptions::PyPermissionError::new_err((libc::EPERM, why))
             }
         })?;
-    Ok(threads
+    threads
         .into_iter()
         .map(|t| {
             let frames = py_frames(t.frames);
             let state = t.state.map(|c| char::from(c).to_string());
-            (
+            let locals = t
+                .locals
+                .into_iter()
+                .map(|frame| match frame {
+                    Ok(ls) => {
+                        let ls = ls.into_iter().map(|l| py_local(py, l));
+                        Ok((Some(ls.collect::<PyResult<_>>()?), None))
+                    }
+                    Err(why) => Ok((None, Some(why))),
+                })
+                .collect::<PyResult<Vec<PyFrameLocals>>>()?;
+            Ok((
                 t.native_id,
                 t.ident,
                 t.main,
@@ -166,7 +221,8 @@ pub fn _dump_threads(py: Python<'_>, pid: i32, blocking: bool) -> PyResult<Vec<P
                 frames,
                 t.truncated,
                 t.torn,
-            )
+                locals,
+            ))
         })
-        .collect())
+        .collect()
 }

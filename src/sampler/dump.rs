@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use super::error::Error;
+use super::locals::{Local, LocalsReader};
 use super::names;
 use super::pause::{Pause, Refused};
 use super::runtime::Runtime;
@@ -36,6 +37,9 @@ pub struct ThreadDump {
     pub truncated: bool,
     /// Its stack changed under every read: no frames are given rather than wrong ones.
     pub torn: bool,
+    /// With `locals`, each frame's local variables, as `frames`, or why they were not read;
+    /// else empty.
+    pub locals: Vec<Result<Vec<Local>, String>>,
 }
 
 /// Why a dump could not be made: the reader's error, or a blocking dump's hold refused.
@@ -57,28 +61,65 @@ impl From<std::io::Error> for DumpError {
     }
 }
 
-/// Every thread of the process of `rt`, in the interpreter's order (newest first).
-pub fn dump(rt: &Runtime, blocking: bool) -> Result<Vec<ThreadDump>, DumpError> {
+/// Every thread of the process of `rt`, in the interpreter's order (newest first); with
+/// `locals`, each frame's local variables, read right after the stacks (while the target is
+/// stopped, with `blocking`).
+pub fn dump(rt: &Runtime, blocking: bool, locals: bool) -> Result<Vec<ThreadDump>, DumpError> {
     let mut reader = StackReader::new(rt)?;
+    reader.keep_addresses = locals;
+    // A version or layout whose locals cannot be read says so in each frame's place.
+    let locals_reader = locals.then(|| LocalsReader::new(rt).map_err(|e| e.to_string()));
     let mut samples = Vec::new();
+    let mut all_locals = Vec::new();
+    let mut read = |reader: &mut StackReader, samples: &mut Vec<ThreadSample>| {
+        read_whole(reader, samples)?;
+        if let Some(locals_reader) = &locals_reader {
+            all_locals = samples
+                .iter()
+                .map(|t| frames_locals(t, locals_reader))
+                .collect();
+        }
+        status::gil_holder(rt)
+    };
     let holder = if blocking {
         let mut pause = Pause::seize(rt.pid).map_err(|Refused(why)| DumpError::Refused(why))?;
         pause.stop()?;
-        let read = read_whole(&mut reader, &mut samples).and_then(|()| status::gil_holder(rt));
+        let held = read(&mut reader, &mut samples);
         pause.resume();
         drop(pause);
-        read?
+        held?
     } else {
-        read_whole(&mut reader, &mut samples)?;
-        status::gil_holder(rt)?
+        read(&mut reader, &mut samples)?
     };
     // A process that never imported threading has no names: not an error.
     let names = names::thread_names(rt).unwrap_or_default();
     let mut states = ThreadStates::new(rt.pid);
+    let mut all_locals = all_locals.into_iter();
     Ok(samples
         .iter()
-        .map(|t| thread(t, &reader, &names, &mut states, holder))
+        .map(|t| {
+            let mut dumped = thread(t, &reader, &names, &mut states, holder);
+            dumped.locals = all_locals.next().unwrap_or_default();
+            dumped
+        })
         .collect())
+}
+
+/// The locals of each frame of `t` (innermost first), or why not.
+fn frames_locals(
+    t: &ThreadSample,
+    reader: &Result<LocalsReader, String>,
+) -> Vec<Result<Vec<Local>, String>> {
+    if t.torn {
+        return Vec::new();
+    }
+    t.addresses
+        .iter()
+        .map(|&(frame, code)| match reader {
+            Ok(reader) => reader.frame_locals(frame, code).map_err(|e| e.to_string()),
+            Err(why) => Err(why.clone()),
+        })
+        .collect()
 }
 
 /// Reads until no thread tore, or `READS` times: a thread that calls and returns fast tears
@@ -119,5 +160,6 @@ fn thread(
         frames,
         truncated: t.truncated,
         torn: t.torn,
+        locals: Vec::new(),
     }
 }

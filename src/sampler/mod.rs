@@ -15,6 +15,7 @@
 //! - `linetable`: the line tables (3.10's, and 3.11+'s location table), instruction -> line;
 //! - `stacks`: `StackReader`, every thread's Python call stack, read again and again;
 //! - `names`: `thread_names(rt)`, every thread's name as `threading` gives it;
+//! - `locals`: `LocalsReader`, a frame's local variables and their values, for the dump;
 //! - `tids`: the target's OS thread ids (3.10's read from glibc's thread descriptors);
 //! - `status`: which threads are on a CPU (`ThreadStates`) and which holds the GIL (`Gil`);
 //! - `pause`: `--blocking`: every thread of the target stopped (ptrace) for each read;
@@ -31,6 +32,7 @@ pub mod error;
 pub mod family;
 pub mod layout;
 pub mod linetable;
+pub mod locals;
 pub mod maps;
 pub mod memory;
 pub mod names;

@@ -22,7 +22,7 @@ use super::layout::{self, known_version};
 use super::remote::{self, at};
 use super::runtime::Runtime;
 use super::stacks::{Error, MAX_INTERPRETERS};
-use super::versions::{self, InstanceAttrs, KeysSize, LongSize};
+use super::versions::{self, InstanceAttrs, KeysSize};
 use super::versions::{NamesLayout, UnicodeLayout};
 
 /// Entries of one dict (used or deleted): beyond this it is taken as torn. 1.5 MiB of entries.
@@ -90,7 +90,7 @@ fn freed_or_odd(e: &Error) -> bool {
 }
 
 /// The layout of `rt`'s version: its table row, with what 3.13+ publishes read from the target.
-fn layout(rt: &Runtime) -> Result<NamesLayout, Error> {
+pub fn layout(rt: &Runtime) -> Result<NamesLayout, Error> {
     let (major, minor) = known_version(rt)?;
     let table = versions::names_layout(major, minor).ok_or_else(|| {
         Error::Unsupported(format!(
@@ -324,31 +324,12 @@ impl Reader {
     /// The value of the `int` at `addr`, if it is one of 0..2^64 (a thread ident).
     fn ident(&self, addr: u64) -> io::Result<Option<u64>> {
         let l = &self.o.long;
-        let size = self.ptr(addr, l.size)?;
-        let (ndigits, negative) = match l.size_kind {
-            LongSize::ObSize => {
-                let signed = size as i64;
-                (signed.unsigned_abs(), signed < 0)
-            }
-            LongSize::LvTag {
-                shift,
-                sign_mask,
-                negative,
-            } => (size >> shift, size & sign_mask == negative),
-        };
-        if negative || ndigits > MAX_IDENT_DIGITS {
+        let Some((false, digits)) = remote::read_int(self.pid, addr, l, MAX_IDENT_DIGITS)? else {
             return Ok(None);
-        }
-        let raw = remote::read_bytes(
-            self.pid,
-            at(addr, l.digits)?,
-            ndigits * 4,
-            MAX_IDENT_DIGITS * 4,
-        )?;
+        };
         // Least significant digit first; three 30-bit digits fit in a u128.
         let mut value: u128 = 0;
-        for digit in raw.chunks_exact(4).rev() {
-            let digit = u32::from_ne_bytes([digit[0], digit[1], digit[2], digit[3]]);
+        for &digit in digits.iter().rev() {
             value = (value << l.digit_bits) | u128::from(digit);
         }
         Ok(u64::try_from(value).ok())

@@ -5,7 +5,7 @@
 use std::io;
 
 use super::memory;
-use super::versions::{StrFacts, UnicodeLayout};
+use super::versions::{LongLayout, LongSize, StrFacts, UnicodeLayout};
 
 /// Reads `N` bytes at `addr`.
 pub fn read_array<const N: usize>(pid: i32, addr: u64) -> io::Result<[u8; N]> {
@@ -57,6 +57,23 @@ pub fn read_str(
     facts: &StrFacts,
     max_chars: u64,
 ) -> io::Result<String> {
+    let (text, length) = read_str_start(pid, addr, layout, facts, max_chars)?;
+    if length > max_chars {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    Ok(text)
+}
+
+/// The first `take` characters of the compact `str` object at `addr`, and its whole length in
+/// characters (a value shown cut). A non-compact string, or a character that is not a scalar
+/// value, is an `EINVAL` error.
+pub fn read_str_start(
+    pid: i32,
+    addr: u64,
+    layout: &UnicodeLayout,
+    facts: &StrFacts,
+    take: u64,
+) -> io::Result<(String, u64)> {
     let invalid = || io::Error::from_raw_os_error(libc::EINVAL);
     let StrHead {
         length,
@@ -64,7 +81,7 @@ pub fn read_str(
         compact,
         ascii,
     } = read_head(pid, addr, layout, facts)?;
-    if !compact || length > max_chars || !matches!(kind, 1 | 2 | 4) {
+    if !compact || !matches!(kind, 1 | 2 | 4) {
         return Err(invalid());
     }
     let data = if ascii {
@@ -73,8 +90,8 @@ pub fn read_str(
         at(addr, layout.ascii_size + facts.compact_extra)?
     };
     let width = u64::from(kind);
-    let raw = read_bytes(pid, data, length * width, max_chars * 4)?;
-    match kind {
+    let raw = read_bytes(pid, data, length.min(take) * width, take * 4)?;
+    let text = match kind {
         1 => Ok(raw.iter().map(|&b| char::from(b)).collect()),
         2 => raw
             .chunks_exact(2)
@@ -86,7 +103,60 @@ pub fn read_str(
             .map(|c| char::from_u32(u32::from_ne_bytes([c[0], c[1], c[2], c[3]])))
             .collect::<Option<String>>()
             .ok_or_else(invalid),
+    }?;
+    Ok((text, length))
+}
+
+/// The NUL-terminated C string at `addr` (a type's `tp_name`), at most `max` bytes, read a
+/// chunk at a time so that a short string at the end of a mapping is read; lossy UTF-8.
+pub fn read_c_string(pid: i32, addr: u64, max: u64) -> io::Result<String> {
+    const CHUNK: u64 = 64;
+    let mut text = Vec::new();
+    while (text.len() as u64) < max {
+        let here = at(addr, text.len() as u64)?;
+        // Up to the chunk's end, so that a read never crosses into the next page needlessly.
+        let n = CHUNK - here % CHUNK;
+        let chunk = read_bytes(pid, here, n, CHUNK)?;
+        match chunk.iter().position(|&b| b == 0) {
+            Some(end) => {
+                text.extend_from_slice(&chunk[..end]);
+                return Ok(String::from_utf8_lossy(&text).into_owned());
+            }
+            None => text.extend_from_slice(&chunk),
+        }
     }
+    Err(io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+/// The `int` object at `addr` as its sign and digits (least significant first), when it has at
+/// most `max_digits` of them; `None` when it has more.
+pub fn read_int(
+    pid: i32,
+    addr: u64,
+    l: &LongLayout,
+    max_digits: u64,
+) -> io::Result<Option<(bool, Vec<u32>)>> {
+    let size = read_u64(pid, at(addr, l.size)?)?;
+    let (ndigits, negative) = match l.size_kind {
+        LongSize::ObSize => {
+            let signed = size as i64;
+            (signed.unsigned_abs(), signed < 0)
+        }
+        LongSize::LvTag {
+            shift,
+            sign_mask,
+            negative,
+        } => (size >> shift, size & sign_mask == negative),
+    };
+    if ndigits > max_digits {
+        return Ok(None);
+    }
+    let raw = read_bytes(pid, at(addr, l.digits)?, ndigits * 4, max_digits * 4)?;
+    let digits = raw
+        .chunks_exact(4)
+        .map(|d| u32::from_ne_bytes([d[0], d[1], d[2], d[3]]))
+        .collect();
+    Ok(Some((negative, digits)))
 }
 
 /// What a `str` object's head says: its length in characters, and its `state` word's `kind`,

@@ -84,6 +84,9 @@ pub struct ThreadSample {
     pub truncated: bool,
     /// The stack changed under the read (or could not be read): `frames` is not to be used.
     pub torn: bool,
+    /// Each frame's address and code object, as `frames`: kept only by a reader told to
+    /// (`StackReader::keep_addresses`, the dump's, which reads the frames' locals), else empty.
+    pub addresses: Vec<(u64, u64)>,
 }
 
 /// What a code object gives every frame that runs it, and what checks it is still that one.
@@ -150,6 +153,9 @@ pub struct StackReader {
     /// Reads again of a torn thread (`REREADS`; none when the target is stopped for the read,
     /// where nothing moves between two reads).
     pub rereads: usize,
+    /// Whether each sample keeps its frames' addresses (`ThreadSample::addresses`): the dump's
+    /// reader does, a sampler's does not.
+    pub keep_addresses: bool,
 }
 
 impl StackReader {
@@ -221,6 +227,7 @@ impl StackReader {
             tids: None,
             main_ident: 0,
             rereads: REREADS,
+            keep_addresses: false,
         }
     }
 
@@ -335,10 +342,18 @@ impl StackReader {
             }
             let sample = &mut out[used - 1];
             sample.frames = frames;
+            sample.addresses.clear();
             match walked {
                 Ok(truncated) => {
                     sample.truncated = truncated;
                     sample.torn = false;
+                    if self.keep_addresses {
+                        // The walk's Python frames, less those that returned under it.
+                        let python = self.chain.iter().filter(|l| l.python);
+                        let returned = python.clone().count().saturating_sub(sample.frames.len());
+                        let kept = python.skip(returned).map(|l| (l.frame, l.code));
+                        sample.addresses.extend(kept);
+                    }
                 }
                 Err(_) => {
                     sample.frames.clear();

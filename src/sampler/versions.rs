@@ -974,6 +974,186 @@ pub fn names_layout(major: u8, minor: u8) -> Option<&'static NamesLayout> {
     }
 }
 
+/// Where a frame keeps its local variables, and their names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LocalsPlace {
+    /// 3.10 (`cpython/frameobject.h`, `cpython/code.h`): `PyFrameObject.f_localsplus` holds
+    /// `co_nlocals` locals (named by the tuple `co_varnames`), then one cell per name of
+    /// `co_cellvars`, then one per name of `co_freevars`.
+    FrameObject310 {
+        f_localsplus: u64,
+        co_nlocals: u64,
+        co_varnames: u64,
+        co_cellvars: u64,
+        co_freevars: u64,
+    },
+    /// 3.11+ (`internal/pycore_frame.h`, `cpython/code.h`): `_PyInterpreterFrame.localsplus`
+    /// holds `co_nlocalsplus` slots, named by the tuple `co_localsplusnames`, each of the kind
+    /// its byte of `co_localspluskinds` says (`CO_FAST_*`, `internal/pycore_code.h`).
+    Interpreter311 {
+        localsplus: u64,
+        co_nlocalsplus: u64,
+        co_localsplusnames: u64,
+        co_localspluskinds: u64,
+    },
+}
+
+/// What `rprofile dump --locals` reads beyond the stack reader's layout: where a frame's locals
+/// are, and the object fields its values are shown by. Byte offsets from the headers (LP64,
+/// `tools/locals-offsets.c`); 3.13+ read those it publishes (`LocalsWords`) from the target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LocalsLayout {
+    pub place: LocalsPlace,
+    /// `CO_FAST_CELL | CO_FAST_FREE`: a slot of such a kind holds a cell (3.11+).
+    pub kind_cell: u8,
+    /// `CO_FAST_HIDDEN` (3.12+): a comprehension's variable inlined into its function, which
+    /// `locals()` does not show; 0 before.
+    pub kind_hidden: u8,
+    /// `PyTypeObject.tp_name` (a `char *`), `Py_TPFLAGS_HEAPTYPE`: the types the formatter
+    /// knows by name are static ones, never a class of the program that took their name.
+    pub tp_name: u64,
+    pub heap_type_flag: u64,
+    /// `PyTupleObject.ob_item` (3.14 adds `ob_hash` before it) and `ob_base.ob_size`.
+    pub tuple_items: u64,
+    pub tuple_size: u64,
+    /// `PyListObject.ob_base.ob_size`, `PyDictObject.ma_used`, `PySetObject.used`.
+    pub list_size: u64,
+    pub dict_used: u64,
+    pub set_used: u64,
+    /// `PyFloatObject.ob_fval` (a `double`), `PyCellObject.ob_ref`.
+    pub float_value: u64,
+    pub cell_ref: u64,
+}
+
+/// 3.12's (`include/python3.12/`); 3.11's and 3.13's are the same but for what is marked.
+pub const LOCALS_312: LocalsLayout = LocalsLayout {
+    place: LocalsPlace::Interpreter311 {
+        localsplus: 72,
+        co_nlocalsplus: 72,
+        co_localsplusnames: 96,
+        co_localspluskinds: 104,
+    },
+    kind_cell: 0x40 | 0x80,
+    kind_hidden: 0x10,
+    tp_name: 24,
+    heap_type_flag: 1 << 9,
+    tuple_items: 24,
+    tuple_size: 16,
+    list_size: 16,
+    dict_used: 16,
+    set_used: 24,
+    float_value: 16,
+    cell_ref: 16,
+};
+
+/// 3.10 (`include/python3.10/`): frame objects, and no hidden locals.
+pub const LOCALS_310: LocalsLayout = LocalsLayout {
+    place: LocalsPlace::FrameObject310 {
+        f_localsplus: 352,
+        co_nlocals: 28,
+        co_varnames: 72,
+        co_cellvars: 88,
+        co_freevars: 80,
+    },
+    kind_hidden: 0,
+    ..LOCALS_312
+};
+
+/// 3.11 (`include/python3.11/`): `co_nlocalsplus` sits 4 bytes further on, no hidden locals.
+pub const LOCALS_311: LocalsLayout = LocalsLayout {
+    place: LocalsPlace::Interpreter311 {
+        localsplus: 72,
+        co_nlocalsplus: 76,
+        co_localsplusnames: 96,
+        co_localspluskinds: 104,
+    },
+    kind_hidden: 0,
+    ..LOCALS_312
+};
+
+/// 3.13 (`include/python3.13/`): 3.12's offsets; the frame's, the code object's, the type's,
+/// tuple's, list's and float's fields are read from `_Py_DebugOffsets`.
+pub const LOCALS_313: LocalsLayout = LOCALS_312;
+
+/// 3.14 (`include/python3.14/`): the frame's `localsplus` is at 80 (its slots are tagged
+/// `_PyStackRef`s: `StackFacts::executable_tag_bits`), a tuple's items at 32.
+pub const LOCALS_314: LocalsLayout = LocalsLayout {
+    place: LocalsPlace::Interpreter311 {
+        localsplus: 80,
+        co_nlocalsplus: 72,
+        co_localsplusnames: 96,
+        co_localspluskinds: 104,
+    },
+    tuple_items: 32,
+    ..LOCALS_312
+};
+
+/// 3.15 (`include/python3.15/`): 3.14's.
+pub const LOCALS_315: LocalsLayout = LOCALS_314;
+
+/// The words of `_Py_DebugOffsets` (as `DebugWordMap`'s) the locals reader takes, 3.13+, named
+/// by their fields (`set_object.used`: 3.14+). `co_nlocalsplus`, `ma_used` and a cell's
+/// `ob_ref` are not published: the table's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LocalsWords {
+    pub frame_localsplus: usize,
+    pub code_localsplusnames: usize,
+    pub code_localspluskinds: usize,
+    pub type_tp_name: usize,
+    pub tuple_ob_item: usize,
+    pub tuple_ob_size: usize,
+    pub list_ob_size: usize,
+    pub float_ob_fval: usize,
+    pub set_used: Option<usize>,
+}
+
+impl LocalsWords {
+    #[rustfmt::skip]
+    pub fn indices(&self) -> Vec<usize> {
+        let mut all = vec![
+            self.frame_localsplus, self.code_localsplusnames, self.code_localspluskinds,
+            self.type_tp_name, self.tuple_ob_item, self.tuple_ob_size, self.list_ob_size,
+            self.float_ob_fval,
+        ];
+        all.extend(self.set_used);
+        all
+    }
+}
+
+#[rustfmt::skip]
+pub const LOCALS_WORDS_313: LocalsWords = LocalsWords {
+    frame_localsplus: 32, code_localsplusnames: 41, code_localspluskinds: 42, type_tp_name: 47,
+    tuple_ob_item: 51, tuple_ob_size: 52, list_ob_size: 55, float_ob_fval: 60, set_used: None,
+};
+
+#[rustfmt::skip]
+pub const LOCALS_WORDS_314: LocalsWords = LocalsWords {
+    frame_localsplus: 35, code_localsplusnames: 46, code_localspluskinds: 47, type_tp_name: 53,
+    tuple_ob_item: 57, tuple_ob_size: 58, list_ob_size: 61, float_ob_fval: 70, set_used: Some(63),
+};
+
+#[rustfmt::skip]
+pub const LOCALS_WORDS_315: LocalsWords = LocalsWords {
+    frame_localsplus: 43, code_localsplusnames: 54, code_localspluskinds: 55, type_tp_name: 61,
+    tuple_ob_item: 69, tuple_ob_size: 70, list_ob_size: 73, float_ob_fval: 82, set_used: Some(75),
+};
+
+/// The locals layout of a supported version, and (3.13+) the words that replace its offsets.
+pub fn locals_layout(
+    major: u8,
+    minor: u8,
+) -> Option<(&'static LocalsLayout, Option<&'static LocalsWords>)> {
+    match (major, minor) {
+        (3, 10) => Some((&LOCALS_310, None)),
+        (3, 11) => Some((&LOCALS_311, None)),
+        (3, 12) => Some((&LOCALS_312, None)),
+        (3, 13) => Some((&LOCALS_313, Some(&LOCALS_WORDS_313))),
+        (3, 14) => Some((&LOCALS_314, Some(&LOCALS_WORDS_314))),
+        (3, 15) => Some((&LOCALS_315, Some(&LOCALS_WORDS_315))),
+        _ => None,
+    }
+}
+
 /// The supported versions as text, oldest to newest: `3.10-3.15`.
 pub fn supported_range() -> String {
     match (VERSIONS.first(), VERSIONS.last()) {
@@ -1162,6 +1342,33 @@ mod tests {
         assert_eq!(skip(13), Some((&[3][..], 0)));
         assert_eq!(skip(14), Some((&[3, 4][..], 3)));
         assert_eq!(skip(15), Some((&[3][..], 3)));
+    }
+
+    #[test]
+    fn every_version_has_a_locals_row_and_3_13_on_read_words_within_their_maps() {
+        for v in VERSIONS {
+            let row = locals_layout(v.major, v.minor);
+            let Some((_, words)) = row else {
+                panic!("3.{} has no locals row", v.minor);
+            };
+            assert_eq!(words.is_some(), v.debug_offsets, "3.{}", v.minor);
+            if let (Some(words), Some(map)) = (words, debug_words(v.major, v.minor)) {
+                assert!(
+                    words.indices().iter().all(|&i| i < map.words),
+                    "3.{}",
+                    v.minor
+                );
+            }
+        }
+        // Only 3.10 keeps locals in frame objects; 3.14 moves `localsplus` and tuple items.
+        assert!(matches!(
+            LOCALS_310.place,
+            LocalsPlace::FrameObject310 { .. }
+        ));
+        assert_eq!((LOCALS_313.tuple_items, LOCALS_314.tuple_items), (24, 32));
+        assert_eq!(LOCALS_WORDS_313.set_used, None);
+        assert_eq!(locals_layout(3, 9), None);
+        assert_eq!(locals_layout(3, 16), None);
     }
 
     #[test]

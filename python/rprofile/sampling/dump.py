@@ -12,14 +12,47 @@ from typing import List, NamedTuple, Optional
 
 from rprofile._rprofile import _dump_threads
 
-__all__ = ["Frame", "ThreadDump", "dump", "format_dump", "as_json", "main"]
+__all__ = ["Frame", "Local", "ThreadDump", "dump", "format_dump", "as_json", "main"]
+
+
+class Local(NamedTuple):
+    """One local variable of a frame, as read from the target. ``kind`` says what ``value``
+    is: ``int``, ``float``, ``bool``, ``none`` (the value), ``bigint`` (its decimal text, None
+    when too long to show), ``str``, ``bytes`` (its first characters or bytes: ``length`` is
+    the whole), ``container`` (a list, tuple, dict or set: ``length`` is its length),
+    ``other`` (its address), ``unreadable`` (why)."""
+    name: str
+    type: str
+    kind: str
+    value: object
+    length: Optional[int]
+
+    def text(self):
+        """The value as the dump shows it."""
+        kind, value, length = self.kind, self.value, self.length
+        if kind in ("int", "float", "bool", "none"):
+            return repr(value)
+        if kind == "bigint":
+            return value if value is not None else "<int too large to show>"
+        if kind in ("str", "bytes"):
+            whole = len(value) == length
+            return repr(value) + ("" if whole else "... (%d %s)" % (
+                length, "characters" if kind == "str" else "bytes"))
+        if kind == "container":
+            return "<%s of %d item%s>" % (self.type, length, "" if length == 1 else "s")
+        if kind == "other":
+            return "<%s at 0x%x>" % (self.type, value)
+        return "<not read: %s>" % value
 
 
 class Frame(NamedTuple):
-    """One frame: its code's file and function, and the line it is at (None: not known)."""
+    """One frame: its code's file and function, and the line it is at (None: not known);
+    with ``locals`` asked, its local variables, or ``locals_error`` why they were not read."""
     filename: str
     line: Optional[int]
     name: str
+    locals: Optional[List[Local]] = None
+    locals_error: Optional[str] = None
 
 
 class ThreadDump(NamedTuple):
@@ -53,14 +86,19 @@ class ThreadDump(NamedTuple):
         return ", ".join(words)
 
 
-def dump(pid, blocking=False):
-    """Every thread of process `pid` (newest first, as the interpreter lists them). Raises
-    ProcessLookupError, PermissionError (not permitted to read it, or with `blocking` to stop
-    it) or ValueError (not a Python this reader knows)."""
+def dump(pid, blocking=False, locals=False):
+    """Every thread of process `pid` (newest first, as the interpreter lists them), with
+    `locals` each frame's local variables. Raises ProcessLookupError, PermissionError (not
+    permitted to read it, or with `blocking` to stop it) or ValueError (not a Python this
+    reader knows)."""
     threads = []
-    for native, ident, main_, name, state, gil, frames, truncated, torn in \
-            _dump_threads(pid, blocking):
-        frames = [Frame(f, line, n) for f, line, n in reversed(frames)]
+    for native, ident, main_, name, state, gil, frames, truncated, torn, frame_locals in \
+            _dump_threads(pid, blocking, locals):
+        if len(frame_locals) != len(frames):
+            why = "not read" if locals else None
+            frame_locals = [(None, why)] * len(frames)
+        frames = [Frame(f, line, n, None if ls is None else [Local(*v) for v in ls], why)
+                  for (f, line, n), (ls, why) in zip(reversed(frames), reversed(frame_locals))]
         threads.append(ThreadDump(native, ident, name, main_, state, gil, frames, truncated,
                                   torn))
     return threads
@@ -114,7 +152,23 @@ def format_dump(pid, threads, blocking=False):
             source = _source(pid, f.filename, f.line)
             if source:
                 out.append("    " + source)
+            if f.locals_error is not None:
+                out.append("    Locals not read: %s" % f.locals_error)
+            elif f.locals is not None:
+                out.append("    Locals:" if f.locals else "    Locals: none")
+                out.extend("      %s = %s" % (v.name, v.text()) for v in f.locals)
     return "\n".join(out) + "\n"
+
+
+def _frame_json(pid, f):
+    doc = {"filename": f.filename, "line": f.line, "name": f.name,
+           "source": _source(pid, f.filename, f.line)}
+    if f.locals_error is not None:
+        doc["locals"], doc["locals_error"] = None, f.locals_error
+    elif f.locals is not None:
+        doc["locals"] = [{"name": v.name, "value": v.text(), "type": v.type}
+                         for v in f.locals]
+    return doc
 
 
 def as_json(pid, threads):
@@ -127,8 +181,7 @@ def as_json(pid, threads):
             "native_id": t.native_id, "ident": t.ident, "name": t.name, "main": t.main,
             "state": t.state, "on_cpu": t.on_cpu, "has_gil": t.has_gil,
             "truncated": t.truncated, "torn": t.torn,
-            "frames": [{"filename": f.filename, "line": f.line, "name": f.name,
-                        "source": _source(pid, f.filename, f.line)} for f in t.frames],
+            "frames": [_frame_json(pid, f) for f in t.frames],
         } for t in threads],
     }
 
@@ -164,6 +217,8 @@ def _parser():
     parser.add_argument("--pid", type=int, required=True, help="the process to dump")
     parser.add_argument("--json", action="store_true",
                         help="write one JSON document (threads, frames) instead of text")
+    parser.add_argument("--locals", action="store_true",
+                        help="show each frame's local variables")
     parser.add_argument("--blocking", action="store_true",
                         help="stop every thread of the process for the read (ptrace), then "
                              "let it go")
@@ -183,7 +238,7 @@ def main(argv=None):
     if options.pid == os.getpid():
         parser.error("--pid names this process; use faulthandler.dump_traceback() in it")
     try:
-        first = dump(options.pid, options.blocking)
+        first = dump(options.pid, options.blocking, options.locals)
     except (ValueError, OSError) as exc:
         print("rprofile dump: error: %s" % explain(exc, options.pid), file=sys.stderr)
         return 2
@@ -191,7 +246,7 @@ def main(argv=None):
     if options.subprocesses:
         for kid in descendants(options.pid):
             try:
-                dumps.append((kid, dump(kid, options.blocking)))
+                dumps.append((kid, dump(kid, options.blocking, options.locals)))
             except (ValueError, OSError):
                 continue  # not Python, or gone: only Python processes are dumped
     if options.json:
