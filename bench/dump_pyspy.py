@@ -10,6 +10,10 @@ id: the threads, their names, and each frame's file, line and function (py-spy n
 thread moves between two dumps, so its innermost frame may differ; the others wait and must
 be the same. Cost: wall time and CPU (the tool's process, from wait4) per dump, medians.
 
+`--locals`: tests/dump_programs/locals.py (one local of each kind, and a closure) dumped once by
+each tool with `--locals --json`: each local of each frame as each tool shows it, and whether
+they agree (ints, floats, bools and None by their text, strings by their shown start).
+
 py-spy is installed from PyPI into bench/.build/py3.X/site (benchsite.py)."""
 
 import argparse
@@ -80,13 +84,55 @@ def compare(ours, theirs, moving):
     return len(both), len(set(ours) ^ set(theirs)), names, same, total
 
 
+def agree(ours, theirs):
+    """Whether two shown values say the same: equal text, or a string's start in both."""
+    if ours == theirs:
+        return True
+    if ours.startswith("'") and theirs.startswith('"'):
+        a = ours[1:].split("'", 1)[0]
+        b = theirs[1:].rstrip('"').removesuffix("...")
+        return a.startswith(b) or b.startswith(a)
+    return False
+
+
+def locals_table(pyspy):
+    """Each local of locals.py's frames as both tools show it."""
+    proc = started("locals.py")
+    try:
+        ours, _ = timed([sys.executable, "-m", "rprofile", "dump", "--pid", str(proc.pid),
+                         "--json", "--locals"])
+        theirs, _ = timed([pyspy, "dump", "--pid", str(proc.pid), "--json", "--locals"])
+    finally:
+        proc.kill()
+        proc.wait()
+    (thread,) = json.loads(ours)["threads"]
+    spy = {(f["name"].rsplit(".", 1)[-1], f["line"]): f["locals"] or []
+           for f in json.loads(theirs)[0]["frames"]}
+    print("| frame | local | rprofile | py-spy | agree |")
+    print("|---|---|---|---|---|")
+    for f in reversed(thread["frames"]):
+        theirs = {v["name"]: v.get("repr") for v in spy.get((f["name"], f["line"]), [])}
+        for v in f["locals"] or []:
+            other = theirs.pop(v["name"], None)
+            shown = other if other is not None else "(not shown)"
+            print("| %s | %s | `%s` | `%s` | %s |" % (
+                f["name"], v["name"], v["value"][:40], shown[:40],
+                "yes" if other is not None and agree(v["value"], other) else "no"))
+        for name, other in theirs.items():
+            print("| %s | %s | (not shown) | `%s` | no |" % (f["name"], name, other[:40]))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--locals", action="store_true", help="compare the locals shown instead")
     args = ap.parse_args()
     pyspy = benchsite.ensure_tool(PYSPY, "py-spy")
     if pyspy is None:
         sys.exit("py-spy could not be installed")
+    if args.locals:
+        locals_table(pyspy)
+        return
     modes = {
         "rprofile": lambda pid: [sys.executable, "-m", "rprofile", "dump", "--pid", str(pid),
                                  "--json"],
