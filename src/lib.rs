@@ -18,6 +18,7 @@
 //! - `pprof`: the pprof export (gzipped `profile.proto`) of any profile, Python-free;
 //! - `timeline_export`: the timeline's Chrome trace and speedscope files, Python-free.
 
+mod children;
 pub mod core;
 mod hook;
 pub mod marshal;
@@ -62,7 +63,7 @@ fn _rprofile(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py::report::_compare_table, m)?)?;
     m.add_class::<py::report::CallPaths>()?;
     m.add_function(wrap_pyfunction!(py::pprof::_write_pprof, m)?)?;
-    m.add_function(wrap_pyfunction!(py::sigterm::_watch_sigterm, m)?)?;
+    m.add_function(wrap_pyfunction!(children::sigterm::_watch_sigterm, m)?)?;
     m.add("profiler_entry", profiler::snapshot::entry_type(m.py())?)?;
     m.add(
         "profiler_subentry",

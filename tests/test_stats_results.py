@@ -17,6 +17,9 @@ from sampler_support import needs_sampler
 pytest.importorskip("jinja2", reason="tools/test-requirements.txt installs jinja2")
 pytest.importorskip("docutils", reason="tools/test-requirements.txt installs docutils")
 
+# docutils_rst.py names its writer the way docutils 0.22 deprecates (it runs on older ones too).
+pytestmark = pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")
+
 PROGRAMS = Path(__file__).parent / "real_programs"
 SORTS = ["cumulative", "tottime", "calls", "pcalls", "name", "file", "line", "nfl", "stdname"]
 
