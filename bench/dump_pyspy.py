@@ -8,7 +8,8 @@ For each program of tests/dump_programs/ (two deadlocked threads, fifty waiting 
 id: the threads, their names, and each frame's file, line and function (py-spy names a method
 `Class.name`, rprofile as the code object does, `name`: the last part is compared). A spinning
 thread moves between two dumps, so its innermost frame may differ; the others wait and must
-be the same. Cost: wall time and CPU (the tool's process, from wait4) per dump, medians.
+be the same. Cost: wall time and CPU (the tool's process, from os.times' children) per
+dump, medians.
 
 `--locals`: tests/dump_programs/locals.py (one local of each kind, and a closure) dumped once by
 each tool with `--locals --json`: each local of each frame as each tool shows it, and whether
@@ -41,12 +42,11 @@ def started(name):
 
 
 def timed(cmd):
-    """(stdout, wall s, CPU s of the process) of `cmd`, which must succeed."""
+    """(stdout, wall s) of `cmd`, which must succeed; reaped, its CPU is in os.times()."""
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out, err = proc.communicate()
     wall = time.perf_counter() - t
-    # The process was reaped by communicate(): its CPU is the children's total that moved.
     if proc.returncode != 0:
         raise RuntimeError("%s failed: %s" % (cmd[0], err.decode()[-500:]))
     return out, wall

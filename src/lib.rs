@@ -53,6 +53,7 @@ fn _rprofile(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py::sampler::_find_runtime, m)?)?;
     m.add_function(wrap_pyfunction!(py::sampler::_thread_stacks, m)?)?;
     m.add_function(wrap_pyfunction!(py::sampler::_dump_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(py::sampler::_descendants, m)?)?;
     m.add_function(wrap_pyfunction!(py::sampler::_thread_names, m)?)?;
     m.add_class::<py::sampling::SamplerCore>()?;
     m.add_class::<py::sampling::SampledProfile>()?;

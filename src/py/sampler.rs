@@ -9,6 +9,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use crate::py::oserror::os_error;
+use crate::sampler::descendants::Descendants;
 use crate::sampler::dump::{self, DumpError};
 use crate::sampler::locals::{Local, Value};
 use crate::sampler::runtime::{self, Error};
@@ -225,4 +226,17 @@ pub fn _dump_threads(
             ))
         })
         .collect()
+}
+
+/// The processes `pid` started and theirs, parents first, as `--subprocesses` finds them (one
+/// look at `/proc`); `[]` when it has none or is gone.
+#[pyfunction]
+pub fn _descendants(py: Python<'_>, pid: i32) -> Vec<i32> {
+    py.detach(|| {
+        Descendants::new(pid)
+            .poll(true)
+            .into_iter()
+            .map(|f| f.pid)
+            .collect()
+    })
 }

@@ -13,9 +13,6 @@ use super::runtime::Runtime;
 use super::stacks::{NamedFrame, StackReader, ThreadSample};
 use super::status::{self, ThreadStates};
 
-/// Whole reads tried for one in which no thread tore.
-const READS: usize = 8;
-
 /// One thread as the dump shows it.
 #[derive(Debug)]
 pub struct ThreadDump {
@@ -72,7 +69,7 @@ pub fn dump(rt: &Runtime, blocking: bool, locals: bool) -> Result<Vec<ThreadDump
     let mut samples = Vec::new();
     let mut all_locals = Vec::new();
     let mut read = |reader: &mut StackReader, samples: &mut Vec<ThreadSample>| {
-        read_whole(reader, samples)?;
+        reader.read_whole(samples)?;
         if let Some(locals_reader) = &locals_reader {
             all_locals = samples
                 .iter()
@@ -120,18 +117,6 @@ fn frames_locals(
             Err(why) => Err(why.clone()),
         })
         .collect()
-}
-
-/// Reads until no thread tore, or `READS` times: a thread that calls and returns fast tears
-/// most reads of a reader that has yet to cache its code objects.
-fn read_whole(reader: &mut StackReader, samples: &mut Vec<ThreadSample>) -> Result<(), Error> {
-    for _ in 0..READS {
-        reader.read(samples)?;
-        if !samples.iter().any(|t| t.torn) {
-            break;
-        }
-    }
-    Ok(())
 }
 
 fn thread(

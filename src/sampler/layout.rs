@@ -81,13 +81,8 @@ pub struct DebugWords(Vec<u64>);
 impl DebugWords {
     /// Reads `count` words of the runtime at `runtime` in process `pid`.
     pub fn read(pid: i32, runtime: u64, count: usize) -> Result<Self, Error> {
-        let len = (count * 8) as u64;
-        let raw = remote::read_bytes(pid, runtime, len, len)?;
-        Ok(DebugWords(
-            raw.chunks_exact(8)
-                .map(|c| u64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-                .collect(),
-        ))
+        let count = count as u64;
+        Ok(DebugWords(remote::read_words(pid, runtime, count, count)?))
     }
 
     /// Word `i`, a field offset: a larger value means a foreign struct.

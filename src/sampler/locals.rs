@@ -219,11 +219,7 @@ impl LocalsReader {
 
     /// `n` words at `addr`.
     fn words(&self, addr: u64, n: u64) -> Result<Vec<u64>, Error> {
-        let raw = remote::read_bytes(self.pid, addr, n * 8, MAX_LOCALS * 8)?;
-        Ok(raw
-            .chunks_exact(8)
-            .map(|w| u64::from_ne_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]))
-            .collect())
+        Ok(remote::read_words(self.pid, addr, n, MAX_LOCALS)?)
     }
 
     /// The items of the tuple at `tuple`, which must have `n` of them.

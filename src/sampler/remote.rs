@@ -107,6 +107,15 @@ pub fn read_str_start(
     Ok((text, length))
 }
 
+/// `n` native words at `addr` (pointers, offsets), at most `cap` of them.
+pub fn read_words(pid: i32, addr: u64, n: u64, cap: u64) -> io::Result<Vec<u64>> {
+    let raw = read_bytes(pid, addr, n.saturating_mul(8), cap.saturating_mul(8))?;
+    Ok(raw
+        .chunks_exact(8)
+        .map(|w| u64::from_ne_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]))
+        .collect())
+}
+
 /// The NUL-terminated C string at `addr` (a type's `tp_name`), at most `max` bytes, read a
 /// chunk at a time so that a short string at the end of a mapping is read; lossy UTF-8.
 pub fn read_c_string(pid: i32, addr: u64, max: u64) -> io::Result<String> {

@@ -255,6 +255,19 @@ impl StackReader {
         )
     }
 
+    /// Reads until no thread tore, or `WHOLE_READS` times (a one-shot read: `thread_stacks`,
+    /// the dump): a thread that calls and returns fast tears most reads of a reader that has
+    /// yet to cache its code objects, and each read again is faster.
+    pub fn read_whole(&mut self, out: &mut Vec<ThreadSample>) -> Result<(), Error> {
+        for _ in 0..WHOLE_READS {
+            self.read(out)?;
+            if !out.iter().any(|t| t.torn) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// A frame of a read with its function's file and name.
     pub fn named(&self, f: &Frame) -> NamedFrame {
         let func = self.functions.get_index(f.function as usize);
@@ -342,7 +355,9 @@ impl StackReader {
             }
             let sample = &mut out[used - 1];
             sample.frames = frames;
-            sample.addresses.clear();
+            if self.keep_addresses {
+                sample.addresses.clear();
+            }
             match walked {
                 Ok(truncated) => {
                     sample.truncated = truncated;
@@ -776,14 +791,7 @@ pub struct ThreadStack {
 pub fn thread_stacks(rt: &Runtime) -> Result<Vec<ThreadStack>, Error> {
     let mut reader = StackReader::new(rt)?;
     let mut samples = Vec::new();
-    // A thread that calls and returns fast tears most reads of a reader that has yet to cache
-    // its code objects: the whole read is tried again, each time faster.
-    for _ in 0..WHOLE_READS {
-        reader.read(&mut samples)?;
-        if !samples.iter().any(|t| t.torn) {
-            break;
-        }
-    }
+    reader.read_whole(&mut samples)?;
     samples
         .into_iter()
         .map(|t| {

@@ -10,7 +10,7 @@ import os
 import sys
 from typing import List, NamedTuple, Optional
 
-from rprofile._rprofile import _dump_threads
+from rprofile._rprofile import _descendants, _dump_threads
 
 __all__ = ["Frame", "Local", "ThreadDump", "dump", "format_dump", "as_json", "main"]
 
@@ -186,29 +186,6 @@ def as_json(pid, threads):
     }
 
 
-def descendants(pid):
-    """The processes `pid` started, and theirs, parents before children (from each thread's
-    /proc children list; a process that ended meanwhile is left out)."""
-    found, todo = [], [pid]
-    while todo:
-        parent = todo.pop(0)
-        try:
-            tasks = os.listdir("/proc/%d/task" % parent)
-        except OSError:
-            continue
-        for tid in tasks:
-            try:
-                with open("/proc/%d/task/%s/children" % (parent, tid)) as f:
-                    kids = [int(k) for k in f.read().split()]
-            except OSError:
-                continue
-            for kid in kids:
-                if kid not in found:
-                    found.append(kid)
-                    todo.append(kid)
-    return found
-
-
 def _parser():
     parser = argparse.ArgumentParser(
         prog="rprofile dump",
@@ -244,7 +221,7 @@ def main(argv=None):
         return 2
     dumps = [(options.pid, first)]
     if options.subprocesses:
-        for kid in descendants(options.pid):
+        for kid in _descendants(options.pid):
             try:
                 dumps.append((kid, dump(kid, options.blocking, options.locals)))
             except (ValueError, OSError):
