@@ -1,8 +1,11 @@
 """rprofile's marshal reader (the Stats engine's loader) against CPython's marshal.loads: the same
 objects for real stats files (cProfile's, rprofile's, the pure-Python profile module's); for
-damaged ones, the exception type marshal.loads raises, or the same objects where it succeeds."""
+damaged ones, the exception marshal.loads raises (type and message), or the same objects where it
+succeeds."""
 
+import ast
 import cProfile
+import inspect
 import marshal
 import os
 import pathlib
@@ -79,27 +82,44 @@ DIVERGENT = {
 }
 
 
+def canon(o, seen=()):
+    """repr, with set items sorted: their order follows string hashes, which differ between
+    processes (the reference outcomes come from a child)."""
+    if not isinstance(o, (list, tuple, dict, set, frozenset)) and type(o).__name__ != "frozendict":
+        return repr(o)
+    if id(o) in seen:
+        return "..."
+    seen += (id(o),)
+    if hasattr(o, "items"):
+        items = ["%s: %s" % (canon(k, seen), canon(v, seen)) for k, v in o.items()]
+    else:
+        items = [canon(x, seen) for x in o]
+    if isinstance(o, (set, frozenset)):
+        items.sort()
+    return "%s(%s)" % (type(o).__name__, ", ".join(items))
+
+
 def outcome(data):
     try:
-        return "ok", repr(_marshal_loads(data))
+        return "ok", canon(_marshal_loads(data))
     except (EOFError, ValueError, TypeError) as e:
-        return type(e).__name__, (str(e) if str(e) in DIVERGENT else None)
+        return type(e).__name__, str(e)
 
 
 # CPython's marshal.loads is not safe on damaged data (it can crash the interpreter), so the
 # reference outcomes come from child processes, restarted past any case that kills them. It also
 # allocates whatever a damaged size claims (tens of seconds for one case): the children's memory is
 # capped, and a case over the cap counts as a crash, not compared.
-CHILD = r"""
+CHILD = inspect.getsource(canon) + r"""
 import marshal, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 cases = marshal.load(open(sys.argv[1], "rb"))
 for i in range(int(sys.argv[2]), len(cases)):
     try:
-        out = "ok\t" + repr(marshal.loads(cases[i]))
+        out = "ok", canon(marshal.loads(cases[i]))
     except (EOFError, ValueError, TypeError) as e:
-        out = type(e).__name__ + "\t"
-    sys.stdout.write("%d\t%s\n" % (i, out.replace("\n", " ")))
+        out = type(e).__name__, str(e)
+    sys.stdout.write("%d\t%s\t%s\n" % (i, out[0], ascii(out[1])))
     sys.stdout.flush()
 """
 
@@ -113,7 +133,7 @@ def reference_outcomes(cases, tmp_path):
                               capture_output=True, text=True)
         for line in proc.stdout.splitlines():
             i, kind, rep = line.split("\t", 2)
-            results[int(i)] = (kind, rep or None)
+            results[int(i)] = (kind, ast.literal_eval(rep))
         start = max(results, default=-1) + 1
         if proc.returncode != 0 and start < len(cases):
             results[start] = ("crash", None)

@@ -20,12 +20,13 @@ pub fn same(a: &Value, b: &Value) -> bool {
         | (Value::List(x), Value::List(y))
         | (Value::Set(x), Value::Set(y))
         | (Value::FrozenSet(x), Value::FrozenSet(y)) => all(x, y),
-        (Value::Dict(x), Value::Dict(y)) => {
+        (Value::Dict(x), Value::Dict(y)) | (Value::FrozenDict(x), Value::FrozenDict(y)) => {
             x.len() == y.len()
                 && x.iter()
                     .zip(y)
                     .all(|((k, v), (l, w))| same(k, l) && same(v, w))
         }
+        (Value::Slice(a, b, c), Value::Slice(x, y, z)) => same(a, x) && same(b, y) && same(c, z),
         _ => a == b,
     }
 }

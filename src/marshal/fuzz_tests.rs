@@ -43,7 +43,7 @@ use proptest::sample::{select, Index};
 use proptest::test_runner::TestCaseError;
 
 use super::compare::{same, same_result};
-use super::read::{read, Error, Value};
+use super::read::{read, Error, Place, Value};
 use super::Writer;
 
 /// `read.rs`'s `MAX_DEPTH` (private there): nesting at which "recursion limit exceeded" starts.
@@ -807,18 +807,32 @@ fn nested_outcome(wraps: &[Wrap], leaf: &[u8]) -> Result<(), Error> {
     if wraps.len() + levels > MAX_DEPTH {
         return Err(Error::Value("recursion limit exceeded"));
     }
+    // The type of the level read so far (only an unhashable one is ever named).
+    let mut level = match leaf {
+        b"{0" => "dict",
+        b"[\x00\x00\x00\x00" => "list",
+        _ => "tuple",
+    };
     // `unhashable`: the type name Python's hash would fail on for the level read so far.
     for w in wraps.iter().rev() {
-        match w {
-            Wrap::SmallTuple | Wrap::FlaggedSmallTuple | Wrap::Tuple => {}
-            Wrap::List => unhashable = Some("list"),
-            Wrap::Set | Wrap::FrozenSet | Wrap::DictKey if unhashable.is_some() => {
-                return Err(Error::Unhashable(unhashable.unwrap()));
-            }
-            Wrap::Set => unhashable = Some("set"),
-            Wrap::FrozenSet => unhashable = None,
-            Wrap::DictKey | Wrap::DictValue => unhashable = Some("dict"),
+        if let (Wrap::Set | Wrap::FrozenSet | Wrap::DictKey, Some(found)) = (w, unhashable) {
+            let place = match w {
+                Wrap::DictKey => Place::DictKey,
+                _ => Place::SetElement,
+            };
+            return Err(Error::Unhashable {
+                key: level,
+                found,
+                place,
+            });
         }
+        (level, unhashable) = match w {
+            Wrap::SmallTuple | Wrap::FlaggedSmallTuple | Wrap::Tuple => ("tuple", unhashable),
+            Wrap::List => ("list", Some("list")),
+            Wrap::Set => ("set", Some("set")),
+            Wrap::FrozenSet => ("frozenset", None),
+            Wrap::DictKey | Wrap::DictValue => ("dict", Some("dict")),
+        };
     }
     Ok(())
 }

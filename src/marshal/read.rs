@@ -9,6 +9,11 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
+pub use super::dialect::Dialect;
+
+/// A dict's key/value pairs.
+pub type Pairs = Vec<(Rc<Value>, Rc<Value>)>;
+
 /// A value read from marshal data.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
@@ -31,9 +36,13 @@ pub enum Value {
     List(Vec<Rc<Value>>),
     /// Key/value pairs in the order read (duplicates kept; a dict built from them keeps the first
     /// position and the last value).
-    Dict(Vec<(Rc<Value>, Rc<Value>)>),
+    Dict(Pairs),
     Set(Vec<Rc<Value>>),
     FrozenSet(Vec<Rc<Value>>),
+    /// Key/value pairs as [`Value::Dict`]'s, of a frozendict (read only in the 3.15 dialect).
+    FrozenDict(Pairs),
+    /// start, stop and step of a slice (read only in the 3.14 dialect and later).
+    Slice(Rc<Value>, Rc<Value>, Rc<Value>),
     /// A reference to the container (list, dict, set or tuple) that took reference slot `.0`,
     /// met while that container was still being read: marshal.load gives the container itself
     /// there, so the object holds itself. [`read_with_cycles`] tells which value took the slot.
@@ -49,13 +58,36 @@ pub enum Error {
     Value(&'static str),
     /// TypeError
     Type(&'static str),
+    /// ValueError "could not convert string to float: '<text>'", with the text's first 200 bytes.
+    Float(Vec<u8>),
     /// UnicodeDecodeError, for these bytes (decoding them again gives the exact error).
     Unicode(Vec<u8>),
-    /// TypeError "unhashable type: '<name>'", for a dict key or set item.
-    Unhashable(&'static str),
+    /// TypeError for a dict key or set element Python cannot hash: the key's own type, the type
+    /// its hash failed on (a list inside a tuple key: "tuple" and "list"), and where it was.
+    Unhashable {
+        key: &'static str,
+        found: &'static str,
+        place: Place,
+    },
     /// A code object (`CODE_OBJECT`): a ValueError of its own type, on which a reader of stats
     /// files turns to marshal.loads (`python -m profile` files hold one).
     CodeObject,
+}
+
+/// Where an unhashable object was met (3.14's marshal names it in the error).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    DictKey,
+    SetElement,
+}
+
+impl Place {
+    pub fn words(self) -> &'static str {
+        match self {
+            Place::DictKey => "dict key",
+            Place::SetElement => "set element",
+        }
+    }
 }
 
 /// Tuples checked for hashability, by address, with the tuple kept alive and the answer.
@@ -103,6 +135,7 @@ struct Reader<'a> {
     hash_depth: usize,
     /// The slots referenced while their containers were being read, in the order met.
     cyclic: Vec<usize>,
+    dialect: Dialect,
 }
 
 /// What [`read_with_cycles`] reads.
@@ -114,13 +147,14 @@ pub struct Read {
     pub cycles: Vec<(usize, Rc<Value>)>,
 }
 
-/// Reads one object from the start of `data`; returns it and the number of bytes it took.
+/// Reads one object from the start of `data` as a stats reader needs it (no 3.15 frozendict);
+/// returns it and the number of bytes it took.
 pub fn read(data: &[u8]) -> Result<(Rc<Value>, usize), Error> {
-    read_with_cycles(data).map(|r| (r.value, r.used))
+    read_with_cycles(data, Dialect::default()).map(|r| (r.value, r.used))
 }
 
-/// [`read`], with what the [`Value::Cycle`]s in the value refer to.
-pub fn read_with_cycles(data: &[u8]) -> Result<Read, Error> {
+/// [`read`] in `dialect`, with what the [`Value::Cycle`]s in the value refer to.
+pub fn read_with_cycles(data: &[u8], dialect: Dialect) -> Result<Read, Error> {
     let mut r = Reader {
         data,
         pos: 0,
@@ -131,6 +165,7 @@ pub fn read_with_cycles(data: &[u8]) -> Result<Read, Error> {
         hashing: Vec::new(),
         hash_depth: 0,
         cyclic: Vec::new(),
+        dialect,
     };
     let Some(value) = r.object()? else {
         return Err(Error::Type("NULL object in marshal data for object"));
@@ -164,6 +199,14 @@ impl<'a> Reader<'a> {
         Ok(self.bytes(1)?[0])
     }
 
+    /// A one-byte length, whose absence the dialect words.
+    fn length_byte(&mut self) -> Result<usize, Error> {
+        match self.byte() {
+            Ok(n) => Ok(n as usize),
+            Err(_) => Err(Error::Eof(self.dialect.missing_length_byte)),
+        }
+    }
+
     fn i32(&mut self) -> Result<i32, Error> {
         let b = self.bytes(4)?;
         Ok(i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -193,19 +236,22 @@ impl<'a> Reader<'a> {
         n.min(self.data.len() - self.pos).min(1024)
     }
 
-    /// A text float (`TYPE_FLOAT`, older marshal versions): a length byte and its repr.
+    /// A text float (`TYPE_FLOAT`, older marshal versions): a length byte and its repr, read as
+    /// marshal reads it: up to the first NUL, with no whitespace around it.
     fn text_float(&mut self) -> Result<f64, Error> {
-        let n = self.byte()? as usize;
+        let n = self.length_byte()?;
         let s = self.bytes(n)?;
+        let s = s.split(|&b| b == 0).next().unwrap_or_default();
         std::str::from_utf8(s)
             .ok()
-            .and_then(|t| parse_python_float(t.trim()))
-            .ok_or(Error::Value("could not convert string to float"))
+            .and_then(parse_python_float)
+            .ok_or_else(|| Error::Float(s[..s.len().min(200)].to_vec()))
     }
 
     fn long(&mut self) -> Result<Value, Error> {
         let n = self.i32()?;
-        if n == i32::MIN || n.unsigned_abs() > (1 << 24) {
+        // Any other size is taken at its word, as marshal does: the digits run out first.
+        if n == i32::MIN {
             return Err(Error::Value("bad marshal data (long size out of range)"));
         }
         let count = n.unsigned_abs() as usize;
@@ -278,10 +324,33 @@ impl<'a> Reader<'a> {
     /// "unhashable type" for the first list, dict or set met in the order Python hashes; for a
     /// tuple that holds itself or is still being read, marshal.load would crash, and the data
     /// is refused ([`SELF_CONTAINING_KEY`]).
-    fn check_hashable(&mut self, v: &Rc<Value>) -> Result<(), Error> {
+    fn check_hashable(&mut self, v: &Rc<Value>, place: Place) -> Result<(), Error> {
         match self.unhashable(v)? {
-            Some(name) => Err(Error::Unhashable(name)),
+            Some(found) => Err(Error::Unhashable {
+                key: self.type_name(v),
+                found,
+                place,
+            }),
             None => Ok(()),
+        }
+    }
+
+    /// The Python type name of a container (of what a [`Value::Cycle`] names, for one).
+    fn type_name(&self, v: &Value) -> &'static str {
+        match v {
+            Value::Cycle(slot) => match self.refs.get(*slot) {
+                Some(Slot::Open(ty, _)) => container_name(*ty),
+                Some(Slot::Done(v)) => self.type_name(v),
+                None => "object",
+            },
+            Value::Tuple(_) => "tuple",
+            Value::List(_) => "list",
+            Value::Dict(_) => "dict",
+            Value::Set(_) => "set",
+            Value::FrozenSet(_) => "frozenset",
+            Value::FrozenDict(_) => "frozendict",
+            Value::Slice(..) => "slice",
+            _ => "object",
         }
     }
 
@@ -291,11 +360,12 @@ impl<'a> Reader<'a> {
     /// only its address), so an address in it is never reused by another tuple while the
     /// reader runs.
     fn unhashable(&mut self, v: &Rc<Value>) -> Result<Option<&'static str>, Error> {
+        // Tuples, frozendicts and slices are remembered; a cycle is answered through its slot.
         let tuple = match &**v {
             Value::List(_) => return Ok(Some("list")),
             Value::Dict(_) => return Ok(Some("dict")),
             Value::Set(_) => return Ok(Some("set")),
-            Value::Tuple(_) => true,
+            Value::Tuple(_) | Value::FrozenDict(_) | Value::Slice(..) => true,
             Value::Cycle(_) => false,
             _ => return Ok(None),
         };
@@ -312,6 +382,11 @@ impl<'a> Reader<'a> {
         self.hash_depth += 1;
         let r = match &**v {
             Value::Tuple(items) => self.first_unhashable(items),
+            // A frozendict's keys are hashable (checked as read); its hash takes the values.
+            Value::FrozenDict(pairs) => self.first_unhashable(&distinct_values(pairs)),
+            Value::Slice(start, stop, step) => {
+                self.first_unhashable(&[start.clone(), stop.clone(), step.clone()])
+            }
             Value::Cycle(slot) => self.unhashable_slot(*slot),
             _ => Ok(None),
         };
@@ -385,6 +460,18 @@ impl<'a> Reader<'a> {
             (None, Tuple::Open(_)) => Err(Error::Value(SELF_CONTAINING_KEY)),
             (found, _) => Ok(found),
         }
+    }
+
+    /// A dict's (or frozendict's) pairs. A NULL in key or value position ends them, as in
+    /// marshal; an unhashable key fails where marshal's dict insertion fails, after its value.
+    fn pairs(&mut self) -> Result<Pairs, Error> {
+        let mut pairs = Vec::new();
+        while let Some(k) = self.object()? {
+            let Some(v) = self.object()? else { break };
+            self.check_hashable(&k, Place::DictKey)?;
+            pairs.push((k, v));
+        }
+        Ok(pairs)
     }
 
     /// One object; `None` for `TYPE_NULL` (which ends a dict).
@@ -467,11 +554,11 @@ impl<'a> Reader<'a> {
                 latin1_to_utf8(self.bytes(n)?)
             }
             b'z' | b'Z' => {
-                let n = self.byte()? as usize;
+                let n = self.length_byte()?;
                 latin1_to_utf8(self.bytes(n)?)
             }
             b')' => {
-                let n = self.byte()? as usize;
+                let n = self.length_byte()?;
                 Value::Tuple(self.tuple_items(n, slot)?)
             }
             b'(' => {
@@ -489,7 +576,7 @@ impl<'a> Reader<'a> {
                     let Some(x) = self.object()? else {
                         return Err(Error::Type("NULL object in marshal data for set"));
                     };
-                    self.check_hashable(&x)?;
+                    self.check_hashable(&x, Place::SetElement)?;
                     items.push(x);
                 }
                 if ty == b'<' {
@@ -498,16 +585,20 @@ impl<'a> Reader<'a> {
                     Value::FrozenSet(items)
                 }
             }
-            b'{' => {
-                let mut pairs = Vec::new();
-                // A NULL in key or value position ends the dict, as in marshal; an unhashable
-                // key fails where marshal's dict insertion fails, after its value is read.
-                while let Some(k) = self.object()? {
-                    let Some(v) = self.object()? else { break };
-                    self.check_hashable(&k)?;
-                    pairs.push((k, v));
-                }
-                Value::Dict(pairs)
+            b'{' => Value::Dict(self.pairs()?),
+            b'}' if self.dialect.frozendict => Value::FrozenDict(self.pairs()?),
+            // A NULL part makes the slice a NULL (no error of its own, nothing more read).
+            b':' if self.dialect.slice => {
+                let Some(start) = self.object()? else {
+                    return Ok(None);
+                };
+                let Some(stop) = self.object()? else {
+                    return Ok(None);
+                };
+                let Some(step) = self.object()? else {
+                    return Ok(None);
+                };
+                Value::Slice(start, stop, step)
             }
             b'c' => return Err(Error::CodeObject),
             _ => return Err(Error::Value("bad marshal data (unknown type code)")),
@@ -518,6 +609,92 @@ impl<'a> Reader<'a> {
         }
         Ok(Some(value))
     }
+}
+
+/// The type name of the container a type code reads.
+fn container_name(ty: u8) -> &'static str {
+    match ty {
+        b'[' => "list",
+        b'{' => "dict",
+        b'<' => "set",
+        b'>' => "frozenset",
+        b'}' => "frozendict",
+        b':' => "slice",
+        _ => "tuple",
+    }
+}
+
+/// A dict key as far as equality goes, for the keys stats data and its damage hold: numbers equal
+/// across int, bool and float as in Python; strings, bytes and tuples by content; anything else
+/// (a NaN, a frozenset, a big int) only to the same object. Slices compare as tuples do.
+#[derive(PartialEq, Eq, Hash)]
+enum KeyId<'a> {
+    None,
+    Ellipsis,
+    StopIteration,
+    Int(i64),
+    Float(u64),
+    Str(&'a [u8]),
+    Bytes(&'a [u8]),
+    Tuple(Vec<KeyId<'a>>),
+    Slice(Vec<KeyId<'a>>),
+    Object(*const Value),
+}
+
+/// [`KeyId`] of `v`; `None` past `budget` nodes (a tuple of shared tuples unfolds exponentially).
+fn key_id<'a>(v: &'a Rc<Value>, budget: &mut usize) -> Option<KeyId<'a>> {
+    *budget = budget.checked_sub(1)?;
+    let float = |f: f64| {
+        if f.fract() == 0.0 && f.abs() < 9.2e18 {
+            KeyId::Int(f as i64)
+        } else if f.is_nan() {
+            KeyId::Object(Rc::as_ptr(v))
+        } else {
+            KeyId::Float(f.to_bits())
+        }
+    };
+    Some(match &**v {
+        Value::None => KeyId::None,
+        Value::Ellipsis => KeyId::Ellipsis,
+        Value::StopIteration => KeyId::StopIteration,
+        Value::Bool(b) => KeyId::Int(*b as i64),
+        Value::Int(i) => KeyId::Int(*i),
+        Value::Float(f) => float(*f),
+        Value::Complex(re, im) if *im == 0.0 => float(*re),
+        Value::Str(s) => KeyId::Str(s),
+        Value::Bytes(b) => KeyId::Bytes(b),
+        Value::Tuple(items) => KeyId::Tuple(
+            items
+                .iter()
+                .map(|i| key_id(i, budget))
+                .collect::<Option<_>>()?,
+        ),
+        Value::Slice(start, stop, step) => KeyId::Slice(
+            [start, stop, step]
+                .into_iter()
+                .map(|i| key_id(i, budget))
+                .collect::<Option<_>>()?,
+        ),
+        _ => KeyId::Object(Rc::as_ptr(v)),
+    })
+}
+
+/// The values of a dict built from `pairs`: one per distinct key, at its first position, with its
+/// last value (the order a frozendict's hash meets them).
+fn distinct_values(pairs: &[(Rc<Value>, Rc<Value>)]) -> Vec<Rc<Value>> {
+    let mut at: HashMap<KeyId, usize> = HashMap::new();
+    let mut values: Vec<Rc<Value>> = Vec::with_capacity(pairs.len());
+    for (k, v) in pairs {
+        let id = key_id(k, &mut 10_000).unwrap_or(KeyId::Object(Rc::as_ptr(k)));
+        match at.entry(id) {
+            std::collections::hash_map::Entry::Occupied(e) => values[*e.get()] = v.clone(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(values.len());
+                values.push(v.clone());
+            }
+        }
+    }
+    values
 }
 
 /// `a`/`z` strings are Latin-1 (ASCII in practice); stored as UTF-8 like every other str.
@@ -585,6 +762,160 @@ mod tests {
 
     fn one(data: &[u8]) -> Result<Value, Error> {
         read(data).map(|(v, _)| (*v).clone())
+    }
+
+    /// [`one`] in 3.15's dialect.
+    fn one_315(data: &[u8]) -> Result<Value, Error> {
+        read_with_cycles(data, Dialect::python(15)).map(|r| (*r.value).clone())
+    }
+
+    fn key(key: &'static str, found: &'static str) -> Error {
+        Error::Unhashable {
+            key,
+            found,
+            place: Place::DictKey,
+        }
+    }
+
+    fn element(key: &'static str, found: &'static str) -> Error {
+        Error::Unhashable {
+            key,
+            found,
+            place: Place::SetElement,
+        }
+    }
+
+    fn int(i: i64) -> Rc<Value> {
+        Rc::new(Value::Int(i))
+    }
+
+    // Each outcome below is what 3.15.2's marshal.loads gives for the same bytes.
+    #[test]
+    fn a_text_float_is_read_to_its_first_nul_with_no_spaces() {
+        assert_eq!(one(b"f\x041e5\x00"), Ok(Value::Float(1e5)));
+        assert_eq!(one(b"f\x03a\x00b"), Err(Error::Float(b"a".to_vec())));
+        assert_eq!(one(b"f\x04 1.0"), Err(Error::Float(b" 1.0".to_vec())));
+        let long = [&b"f\xff"[..], &[b'x'; 255]].concat();
+        assert_eq!(one(&long), Err(Error::Float(vec![b'x'; 200])));
+        assert_eq!(one(b"f\x09-Infinity"), Ok(Value::Float(f64::NEG_INFINITY)));
+    }
+
+    #[test]
+    fn a_slice_reads_in_the_314_dialect_and_later() {
+        let data = b"\xa8\x02\x00\x00\x00\xbaNi\x01\x00\x00\x00Nr\x01\x00\x00\x00";
+        let unknown = Err(Error::Value("bad marshal data (unknown type code)"));
+        assert_eq!(
+            read_with_cycles(data, Dialect::python(13)).map(|_| ()),
+            unknown
+        );
+        let Ok(r) = read_with_cycles(data, Dialect::python(14)) else {
+            panic!("not read")
+        };
+        let Value::Tuple(items) = &*r.value else {
+            panic!("{:?}", r.value)
+        };
+        let none = Rc::new(Value::None);
+        assert_eq!(*items[0], Value::Slice(none.clone(), int(1), none));
+        assert!(Rc::ptr_eq(&items[0], &items[1]));
+        // As 3.14.0 and 3.15.2 read them: a NULL part; a key whose stop is a list.
+        assert_eq!(
+            one_315(b":N0N"),
+            Err(Error::Type("NULL object in marshal data for object"))
+        );
+        assert_eq!(
+            one_315(b":N0"),
+            Err(Error::Type("NULL object in marshal data for object"))
+        );
+        assert_eq!(
+            one_315(b"(\x02\x00\x00\x00\xbaNN0N"),
+            Err(Error::Type("NULL object in marshal data for tuple"))
+        );
+        assert_eq!(
+            one_315(b"{i\x01\x00\x00\x00i\x02\x00\x00\x00:N0N"),
+            Ok(Value::Dict(vec![(int(1), int(2))]))
+        );
+        assert_eq!(
+            one_315(b"{:N[\x00\x00\x00\x00NN0"),
+            Err(key("slice", "list"))
+        );
+        assert_eq!(
+            one_315(b"\xbaNr\x00\x00\x00\x00N"),
+            Err(Error::Value(INVALID_REFERENCE))
+        );
+    }
+
+    #[test]
+    fn a_missing_length_byte_is_worded_as_the_version_words_it() {
+        for (minor, words) in [
+            (10, "EOF read where object expected"),
+            (11, "EOF read where not expected"),
+        ] {
+            for data in [b")", b"z", b"f"] {
+                let r = read_with_cycles(data, Dialect::python(minor)).map(|_| ());
+                assert_eq!(r, Err(Error::Eof(words)), "{data:?} on 3.{minor}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_frozendict_reads_in_the_315_dialect_only() {
+        let empty = b"}0";
+        assert_eq!(
+            one(empty),
+            Err(Error::Value("bad marshal data (unknown type code)"))
+        );
+        assert_eq!(one_315(empty), Ok(Value::FrozenDict(vec![])));
+        // {1: 2}, flagged, and referenced once complete.
+        let data = b"\xa8\x02\x00\x00\x00\xfdi\x01\x00\x00\x00i\x02\x00\x00\x000r\x01\x00\x00\x00";
+        let Ok(Value::Tuple(items)) = one_315(data) else {
+            panic!("{:?}", one_315(data))
+        };
+        assert_eq!(*items[0], Value::FrozenDict(vec![(int(1), int(2))]));
+        assert!(Rc::ptr_eq(&items[0], &items[1]));
+        // Referenced while being read (key or value): marshal registers it only when complete.
+        for data in [
+            &b"\xfdi\x01\x00\x00\x00r\x00\x00\x00\x000"[..],
+            b"\xfdr\x00\x00\x00\x00i\x01\x00\x00\x000",
+        ] {
+            assert_eq!(one_315(data), Err(Error::Value(INVALID_REFERENCE)));
+        }
+        // Unhashable keys fail as a dict's do.
+        assert_eq!(
+            one_315(b"}[\x00\x00\x00\x00i\x01\x00\x00\x000"),
+            Err(key("list", "list"))
+        );
+    }
+
+    #[test]
+    fn a_frozendict_hashes_by_its_last_values_in_first_key_order() {
+        // As a key, {1: []} fails on the list; {1: 2} is a key like any other.
+        assert_eq!(
+            one_315(b"{}i\x01\x00\x00\x00[\x00\x00\x00\x000i\x05\x00\x00\x000"),
+            Err(key("frozendict", "list"))
+        );
+        assert_eq!(
+            one_315(b"<\x01\x00\x00\x00(\x01\x00\x00\x00}i\x01\x00\x00\x00<\x00\x00\x00\x000"),
+            Err(element("tuple", "set"))
+        );
+        assert!(one_315(b"{}i\x01\x00\x00\x00i\x02\x00\x00\x000i\x05\x00\x00\x000").is_ok());
+        // {1: [], 2: {}} fails on the list, {2: {}, 1: []} on the dict.
+        assert_eq!(
+            one_315(b"{}i\x01\x00\x00\x00[\x00\x00\x00\x00i\x02\x00\x00\x00{00N0"),
+            Err(key("frozendict", "list"))
+        );
+        assert_eq!(
+            one_315(b"{}i\x02\x00\x00\x00{0i\x01\x00\x00\x00[\x00\x00\x00\x000N0"),
+            Err(key("frozendict", "dict"))
+        );
+        // A key given twice keeps its first place and its last value: {1: [], True: 3} is
+        // {1: 3}, hashable; {1.0: 3, 2: {}, 1: []} is {1.0: [], 2: {}}, failing on the list.
+        assert!(one_315(b"{}i\x01\x00\x00\x00[\x00\x00\x00\x00Ti\x03\x00\x00\x000N0").is_ok());
+        assert_eq!(
+            one_315(
+                b"{}g\x00\x00\x00\x00\x00\x00\xf0?i\x03\x00\x00\x00i\x02\x00\x00\x00{0i\x01\x00\x00\x00[\x00\x00\x00\x000N0"
+            ),
+            Err(key("frozendict", "list"))
+        );
     }
 
     #[test]
@@ -708,8 +1039,8 @@ mod tests {
 
     #[test]
     fn unhashable_keys_fail_after_their_value_is_read() {
-        assert_eq!(one(b"{[\x00\x00\x00\x00N0"), Err(Error::Unhashable("list")));
-        assert_eq!(one(b"{)\x01{0N0"), Err(Error::Unhashable("dict")));
+        assert_eq!(one(b"{[\x00\x00\x00\x00N0"), Err(key("list", "list")));
+        assert_eq!(one(b"{)\x01{0N0"), Err(key("tuple", "dict")));
         // The value is read first: a truncated value is EOF, not TypeError.
         assert_eq!(
             one(b"{[\x00\x00\x00\x00"),
@@ -717,20 +1048,21 @@ mod tests {
         );
         assert_eq!(
             one(b"<\x01\x00\x00\x00<\x00\x00\x00\x00"),
-            Err(Error::Unhashable("set"))
+            Err(element("set", "set"))
         );
     }
 
     #[test]
     fn references_to_containers_being_read_are_cycles() {
         // l = []; l.append(l): marshal.dumps(l).
-        let r = read_with_cycles(b"\xdb\x01\x00\x00\x00r\x00\x00\x00\x00").unwrap();
+        let r =
+            read_with_cycles(b"\xdb\x01\x00\x00\x00r\x00\x00\x00\x00", Dialect::default()).unwrap();
         assert_eq!(*r.value, Value::List(vec![Rc::new(Value::Cycle(0))]));
         assert_eq!(r.cycles.len(), 1);
         assert_eq!(r.cycles[0].0, 0);
         assert!(Rc::ptr_eq(&r.cycles[0].1, &r.value));
         // d = {}; d["a"] = d: the value is the dict.
-        let r = read_with_cycles(b"\xfb\xda\x01ar\x00\x00\x00\x000").unwrap();
+        let r = read_with_cycles(b"\xfb\xda\x01ar\x00\x00\x00\x000", Dialect::default()).unwrap();
         assert_eq!(
             *r.value,
             Value::Dict(vec![(
@@ -747,6 +1079,7 @@ mod tests {
         // outer list unflagged.
         let r = read_with_cycles(
             b"[\x02\x00\x00\x00\xe9\x01\x00\x00\x00\xdb\x01\x00\x00\x00r\x01\x00\x00\x00",
+            Dialect::default(),
         )
         .unwrap();
         assert_eq!(r.cycles.iter().map(|c| c.0).collect::<Vec<_>>(), vec![1]);
@@ -755,25 +1088,22 @@ mod tests {
     #[test]
     fn hashing_a_container_being_read_fails_as_in_marshal() {
         // A dict keyed by itself, a set holding itself: "unhashable type".
-        assert_eq!(
-            one(b"\xfbr\x00\x00\x00\x00N0"),
-            Err(Error::Unhashable("dict"))
-        );
+        assert_eq!(one(b"\xfbr\x00\x00\x00\x00N0"), Err(key("dict", "dict")));
         assert_eq!(
             one(b"\xbc\x01\x00\x00\x00r\x00\x00\x00\x00"),
-            Err(Error::Unhashable("set"))
+            Err(element("set", "set"))
         );
         // A set item holding a list still being read.
         assert_eq!(
             one(b"\xdb\x01\x00\x00\x00<\x01\x00\x00\x00)\x01r\x00\x00\x00\x00"),
-            Err(Error::Unhashable("list"))
+            Err(element("tuple", "list"))
         );
         // A key holding a tuple still being read: its items so far are hashed first (a list
         // among them: unhashable), then the one being read, which marshal.load would hash as
         // NULL (a crash): refused.
         assert_eq!(
             one(b"\xa9\x02[\x00\x00\x00\x00{r\x00\x00\x00\x00N0"),
-            Err(Error::Unhashable("list"))
+            Err(key("tuple", "list"))
         );
         assert_eq!(
             one(b"\xa9\x02N{r\x00\x00\x00\x00N0"),
@@ -782,7 +1112,7 @@ mod tests {
         // A finished tuple holding itself through a list is unhashable by that list...
         assert_eq!(
             one(b"[\x02\x00\x00\x00\xa9\x01[\x01\x00\x00\x00r\x00\x00\x00\x00{r\x00\x00\x00\x00N0"),
-            Err(Error::Unhashable("list"))
+            Err(key("tuple", "list"))
         );
         // ...and one holding itself through tuples only recurses without end in marshal.load.
         assert_eq!(

@@ -24,7 +24,20 @@ fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
         Error::Eof(m) => PyEOFError::new_err(m),
         Error::Value(m) => PyValueError::new_err(m),
         Error::Type(m) => PyTypeError::new_err(m),
-        Error::Unhashable(name) => PyTypeError::new_err(format!("unhashable type: '{name}'")),
+        // 3.14 names the key and where it was.
+        Error::Unhashable { key, found, place } if py.version_info() >= (3, 14) => {
+            PyTypeError::new_err(format!(
+                "cannot use '{key}' as a {} (unhashable type: '{found}')",
+                place.words()
+            ))
+        }
+        Error::Unhashable { found, .. } => {
+            PyTypeError::new_err(format!("unhashable type: '{found}'"))
+        }
+        Error::Float(text) => PyValueError::new_err(format!(
+            "could not convert string to float: '{}'",
+            String::from_utf8_lossy(&text)
+        )),
         Error::CodeObject => CodeObjectData::new_err(read::CODE_OBJECT),
         Error::Unicode(bytes) => {
             match PyBytes::new(py, &bytes).call_method1("decode", ("utf-8", "surrogatepass")) {
@@ -107,12 +120,20 @@ impl<'py> Builder<'py> {
                     PyFrozenSet::new(py, items)?.into_any()
                 }
             }
-            Value::Dict(pairs) => {
+            Value::Dict(pairs) | Value::FrozenDict(pairs) => {
                 let d = PyDict::new(py);
                 for (k, val) in pairs {
                     d.set_item(self.object(k)?, self.object(val)?)?;
                 }
-                d.into_any()
+                if matches!(**v, Value::FrozenDict(_)) {
+                    py.import("builtins")?.getattr("frozendict")?.call1((d,))?
+                } else {
+                    d.into_any()
+                }
+            }
+            Value::Slice(start, stop, step) => {
+                let parts = (self.object(start)?, self.object(stop)?, self.object(step)?);
+                py.get_type::<pyo3::types::PySlice>().call1(parts)?
             }
             // The reader names only containers with a slot, each built (and registered) before
             // its items are; anything else is not data the reader gives.
@@ -189,7 +210,9 @@ impl<'py> Builder<'py> {
 /// `_marshal_loads(data)`: what `marshal.loads(data)` gives, by rprofile's reader.
 #[pyfunction]
 pub fn _marshal_loads<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyAny>> {
-    let r = read::read_with_cycles(data).map_err(|e| to_pyerr(py, e))?;
+    // Whatever this interpreter's marshal.loads reads.
+    let dialect = read::Dialect::python(py.version_info().minor);
+    let r = read::read_with_cycles(data, dialect).map_err(|e| to_pyerr(py, e))?;
     Builder {
         py,
         made: HashMap::new(),
