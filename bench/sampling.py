@@ -152,9 +152,13 @@ SLOWDOWN_MODES = (
     + ["py-spy-nonblocking@%d" % r for r in RATES]
     + ["py-spy@%d" % r for r in RATES]
     + ["Sampler@1000", "pyinstrument", "cProfile"]
+    + ["rprofile-recorder@1000"]
 )
 COST_MODES = ["rprofile@1000", "py-spy-nonblocking@1000", "py-spy@1000",
-              "rprofile@10000", "py-spy-nonblocking@10000", "py-spy@10000"]
+              "rprofile@10000", "py-spy-nonblocking@10000", "py-spy@10000",
+              "rprofile-recorder@1000"]
+# `rprofile-recorder`: an attach that also keeps a flight recorder and looks for stalls.
+RECORDER_FLAGS = ["--record-last", "60", "--stall", "200"]
 # Seconds an attaching sampler gets before the target starts its timed span.
 ATTACH_WAIT = 0.5
 PYSPY = "py-spy>=0.4,<0.5"
@@ -220,6 +224,8 @@ class Tools:
         if kind.startswith("rprofile"):
             cmd = [self.python, "-m", "rprofile", "--sample", "--rate", str(rate),
                    "--pid", str(pid), "-o", out]
+            if kind == "rprofile-recorder":
+                cmd += RECORDER_FLAGS
             return cmd + (["--duration", str(duration)] if duration else [])
         cmd = [self.pyspy, "record", "--pid", str(pid), "--rate", str(rate), "--format", "raw",
                "-o", out]
@@ -324,7 +330,7 @@ def slowdown_run(tools, mode, reps, tmp):
         if proc.stdout.readline().strip() != "ready":
             reap(proc, 10)
             raise SystemExit("%s: the target did not start:\n%s" % (mode, read(err_path)))
-        if kind in ("rprofile-attach", "py-spy", "py-spy-nonblocking"):
+        if kind in ("rprofile-attach", "rprofile-recorder", "py-spy", "py-spy-nonblocking"):
             s_out = os.path.join(tmp, "sampler.out")
             with open(s_out, "w") as so:
                 sampler = subprocess.Popen(tools.sampler_cmd(kind, rate, proc.pid, out),

@@ -58,6 +58,14 @@ fn _rprofile(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<py::sampling::SamplerCore>()?;
     m.add_class::<py::sampling::SampledProfile>()?;
     m.add("MAX_SAMPLING_RATE", sampler::session::MAX_RATE)?;
+    // What a flight recorder holds per thread read and per read (its bound in the docs).
+    m.add(
+        "_RECORDING_BYTES",
+        (
+            samples::recording::MARK_BYTES,
+            samples::recording::TICK_BYTES,
+        ),
+    )?;
     m.add_function(wrap_pyfunction!(py::sampler::_gil_holder, m)?)?;
     m.add_function(wrap_pyfunction!(py::sampler::_running_threads, m)?)?;
     m.add_function(wrap_pyfunction!(py::report::_write_report, m)?)?;

@@ -19,12 +19,14 @@ use crate::py::stats::StatsCore;
 use crate::sampler::family::{Family, Member, State};
 use crate::sampler::pause::Refused;
 use crate::sampler::runtime::Symbols;
-use crate::sampler::session::{End, Options, Session, MAX_RATE};
+use crate::sampler::session::{End, Options, Request, Session, MAX_RATE};
 use crate::sampler::stacks;
 use crate::samples::profile::{Mode, Profile};
+use crate::samples::recording::Recording;
 use crate::samples::within::within;
 use crate::samples::{
-    collapsed, flamegraph, lines, merge, pickle, speedscope, stats as sampled_stats, summary,
+    collapsed, flamegraph, lines, merge, pickle, speedscope, stalls, stats as sampled_stats,
+    summary,
 };
 
 /// A stack reader error as Python's: OSError with errno, or ValueError for a version or layout
@@ -62,6 +64,10 @@ pub struct SamplerCore {
     reads: Arc<AtomicU64>,
     /// Whether the target is stopped for each read.
     blocking: bool,
+    /// Where to ask the run for its recent samples (a run over one process).
+    requests: Option<std::sync::mpsc::Sender<Request>>,
+    /// Seconds between two reads: how long an answer may take beyond the work.
+    interval: f64,
 }
 
 #[pymethods]
@@ -71,9 +77,11 @@ impl SamplerCore {
     /// whose stacks cannot be read). `subprocesses`: also every Python process it starts, and
     /// those start, found as they start. `blocking`: every thread of each process read is
     /// stopped for each read (ptrace; `start()` raises PermissionError when it may not be).
+    /// `record_last`: keep the samples of the last this many seconds only (a flight recorder).
     #[new]
+    /// `record_all`: keep every sample in time order (for the stalls).
     #[pyo3(signature = (pid, rate, mode, duration=None, cpu_states=false, all_threads=true,
-                        subprocesses=false, blocking=false))]
+                        subprocesses=false, blocking=false, record_last=None, record_all=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -85,6 +93,8 @@ impl SamplerCore {
         all_threads: bool,
         subprocesses: bool,
         blocking: bool,
+        record_last: Option<f64>,
+        record_all: bool,
     ) -> PyResult<SamplerCore> {
         if !(rate.is_finite() && rate > 0.0 && rate <= MAX_RATE) {
             return Err(PyValueError::new_err(format!(
@@ -103,6 +113,19 @@ impl SamplerCore {
                 )))
             }
         };
+        if let Some(s) = record_last {
+            if !(s.is_finite() && s > 0.0) {
+                return Err(PyValueError::new_err(format!(
+                    "record_last must be a number of seconds > 0, not {s}"
+                )));
+            }
+        }
+        if subprocesses && (record_last.is_some() || record_all) {
+            return Err(PyValueError::new_err(
+                "a recording in time order (record_last, stall) is of one process: it does \
+                 not go with subprocesses",
+            ));
+        }
         let mut symbols = Symbols::default();
         let rt = runtime_with(py, pid, &mut symbols)?;
         let options = Options {
@@ -112,6 +135,8 @@ impl SamplerCore {
             cpu_states: cpu_states || mode == Mode::Cpu,
             all_threads,
             blocking,
+            record_last,
+            record_all,
         };
         let mut session = Session::new(&rt, options).map_err(|e| reader_error(py, e))?;
         // One read now, so that a process we may not read fails here, not on the thread; one
@@ -122,6 +147,7 @@ impl SamplerCore {
         if threads == 0 {
             return Err(reader_error(py, stacks::not_ready(pid)));
         }
+        let requests = (!subprocesses).then(|| session.requests());
         let run = match subprocesses {
             true => Run::Family(Box::new(Family::new(session, &rt, options, symbols))),
             false => Run::One(Box::new(session)),
@@ -136,7 +162,28 @@ impl SamplerCore {
             thread: None,
             reads,
             blocking,
+            requests,
+            interval: 1.0 / rate,
         })
+    }
+
+    /// While the run goes on: the profile of its last `seconds` (`None`: all it kept; without
+    /// a recording, everything so far), taken between two reads. RuntimeError once it ended.
+    #[pyo3(signature = (seconds=None))]
+    fn recent(&self, py: Python<'_>, seconds: Option<f64>) -> PyResult<SampledProfile> {
+        let ended = || PyRuntimeError::new_err("the run has ended: stop() it for its samples");
+        let Some(requests) = self.requests.as_ref().filter(|_| self.running()) else {
+            return Err(ended());
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        requests
+            .send(Request { seconds, reply: tx })
+            .map_err(|_| ended())?;
+        let wait = Duration::from_secs_f64(self.interval.min(60.0) + 5.0);
+        let profile = py
+            .detach(move || rx.recv_timeout(wait))
+            .map_err(|_| ended())?;
+        Ok(SampledProfile::of(profile, End::Stopped))
     }
 
     /// Starts sampling on a native thread. A blocking run first holds its target there (the
@@ -207,7 +254,12 @@ impl SamplerCore {
             .detach(|| thread.join())
             .map_err(|_| PyRuntimeError::new_err("the sampler's thread panicked"))?;
         let mut sampled = match run {
-            Run::One(session) => SampledProfile::of(session.into_profile(), end),
+            Run::One(session) => {
+                let (profile, recorded) = session.into_parts();
+                let mut sampled = SampledProfile::of(profile, end);
+                sampled.recorded = recorded.map(Arc::new);
+                sampled
+            }
             Run::Family(family) => py.detach(|| SampledProfile::of_family(*family, end)),
         };
         sampled.blocking = self.blocking;
@@ -224,6 +276,9 @@ type ProcessRow = (
     Option<i32>,
     Option<SampledProfile>,
 );
+
+/// `(thread index, thread title, start, duration, samples, [(name, filename, line, samples)])`.
+type StallRow = (u32, String, f64, f64, u64, Vec<(String, String, i32, u64)>);
 
 /// `(native_id, ident, name, samples, on_cpu, idle, dropped)`.
 type ThreadRow = (u64, u64, Option<String>, u64, u64, u64, u64);
@@ -257,6 +312,8 @@ pub struct SampledProfile {
     unfollowed: u64,
     /// The target was stopped for each read (not kept in a pickle).
     blocking: bool,
+    /// A flight recorder's whole profile and recording, for windows of it (not pickled).
+    recorded: Option<Arc<(Profile, Recording)>>,
 }
 
 impl SampledProfile {
@@ -267,6 +324,7 @@ impl SampledProfile {
             processes: Vec::new(),
             unfollowed: 0,
             blocking: false,
+            recorded: None,
         }
     }
 
@@ -302,12 +360,30 @@ impl SampledProfile {
             processes,
             unfollowed,
             blocking: false,
+            recorded: None,
         }
     }
 
     /// The samples (for the HTML report).
     pub(crate) fn profile(&self) -> &Profile {
         &self.profile
+    }
+
+    /// The stalls of the run's recording, with the profile they name.
+    fn found_stalls(&self, min_seconds: f64) -> PyResult<(&Profile, Vec<stalls::Stall>)> {
+        if !(min_seconds.is_finite() && min_seconds > 0.0) {
+            return Err(PyValueError::new_err(format!(
+                "a stall's least length must be a number of seconds > 0, not {min_seconds}"
+            )));
+        }
+        let Some(recorded) = &self.recorded else {
+            return Err(PyValueError::new_err(
+                "this run kept no recording in time order: Sampler(stall=...) or \
+                 Sampler(record_last=...) keeps one",
+            ));
+        };
+        let (profile, recording) = &**recorded;
+        Ok((profile, stalls::stalls(profile, recording, min_seconds)))
     }
 
     /// Writes a file at `path` (str, bytes or PathLike) with `write`; OSError as `open()`.
@@ -394,6 +470,58 @@ impl SampledProfile {
         sampled
     }
 
+    /// A flight recorder's samples of its last `seconds` (`None`: all it kept); ValueError for a
+    /// run that kept no recording.
+    #[pyo3(signature = (seconds=None))]
+    fn recent(&self, seconds: Option<f64>) -> PyResult<SampledProfile> {
+        let Some(recorded) = &self.recorded else {
+            return Err(PyValueError::new_err(
+                "this run kept no recording of its recent samples: Sampler(record_last=...) \
+                 keeps one",
+            ));
+        };
+        let (profile, recording) = &**recorded;
+        let mut sampled = SampledProfile::of(recording.window(profile, seconds), self.end.clone());
+        sampled.blocking = self.blocking;
+        Ok(sampled)
+    }
+
+    /// The stalls of `min_seconds` or longer of a run that kept a recording: `[(thread index,
+    /// thread title, start, duration, samples, [(function name, filename, line, samples)])]`,
+    /// in the order they began. ValueError for a run that kept none.
+    fn stalls(&self, min_seconds: f64) -> PyResult<Vec<StallRow>> {
+        let (profile, found) = self.found_stalls(min_seconds)?;
+        Ok(found
+            .into_iter()
+            .map(|s| {
+                let frames = s
+                    .frames
+                    .iter()
+                    .filter_map(|&(frame, n)| {
+                        let line = profile.frames.get_index(frame as usize)?.line;
+                        let f = profile.function_of(frame)?;
+                        Some((f.name.clone(), f.filename.clone(), line, n))
+                    })
+                    .collect();
+                let title = profile.thread_title(s.thread);
+                (s.thread, title, s.start, s.duration, s.samples, frames)
+            })
+            .collect())
+    }
+
+    /// The stalls of `min_seconds` or longer as text (see `samples::stalls::report`).
+    #[pyo3(signature = (min_seconds, per_stall=5))]
+    fn stalls_report(&self, min_seconds: f64, per_stall: usize) -> PyResult<String> {
+        let (profile, found) = self.found_stalls(min_seconds)?;
+        Ok(stalls::report(profile, &found, min_seconds, per_stall))
+    }
+
+    /// The seconds a flight recorder kept (None for a run that kept everything).
+    #[getter]
+    fn record_last(&self) -> Option<f64> {
+        self.recorded.as_ref().and_then(|r| r.1.keeps())
+    }
+
     /// One line: samples taken of asked, threads, dropped and cut stacks, duration; whether
     /// the target was stopped for each read, or that it could be when many reads were torn.
     fn summary(&self) -> String {
@@ -476,6 +604,7 @@ impl SampledProfile {
                     processes: Vec::new(),
                     unfollowed: 0,
                     blocking: self.blocking,
+                    recorded: None,
                 });
                 let end = match (&profile, &p.end) {
                     (None, End::Failed(why)) => why.clone(),

@@ -585,6 +585,8 @@ mod tests {
             cpu_states: false,
             all_threads: true,
             blocking: false,
+            record_last: None,
+            record_all: false,
         }
     }
 

@@ -8,7 +8,8 @@
 //! every thread of the target stopped.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::clock::{self, Clock};
@@ -18,6 +19,7 @@ use super::runtime::Runtime;
 use super::stacks::{Error, StackReader, ThreadSample, MAX_FRAMES};
 use super::status::{Gil, ThreadStates};
 use crate::samples::profile::{Frame, Function, Mode, Profile};
+use crate::samples::recording::{Recording, Seen};
 
 /// The reading thread's priority: below the target's, which goes first on a busy machine.
 const NICE: i32 = 10;
@@ -58,6 +60,19 @@ pub struct Options {
     pub all_threads: bool,
     /// Stop the target's threads for each read (`pause`): no torn read, at a cost to it.
     pub blocking: bool,
+    /// Keep the samples of the last this many seconds only, in time order (a flight
+    /// recorder): the run's profile is theirs, and any window of them can be asked for.
+    pub record_last: Option<f64>,
+    /// Keep every sample in time order (for the stalls), when `record_last` does not bound
+    /// them.
+    pub record_all: bool,
+}
+
+/// A request, from another thread, for the profile of the last `seconds` of a run (`None`: all
+/// it kept); answered between two reads.
+pub struct Request {
+    pub seconds: Option<f64>,
+    pub reply: Sender<Profile>,
 }
 
 /// Why a run ended.
@@ -101,6 +116,12 @@ pub struct Session {
     /// A blocking run's threads on a CPU (by OS id) just before they were stopped: stopped,
     /// every thread reads as such.
     on_cpu_before: Vec<(u64, bool)>,
+    /// When the session began: reads are timed from here.
+    started: Instant,
+    /// The samples in time order (`Options::record_last`).
+    recording: Option<Recording>,
+    /// Requests for the recent samples (`requests`).
+    requests: Option<Mutex<Receiver<Request>>>,
 }
 
 impl Session {
@@ -142,7 +163,44 @@ impl Session {
             reads: Arc::new(AtomicU64::new(0)),
             pause: None,
             on_cpu_before: Vec::new(),
+            started: Instant::now(),
+            recording: match (options.record_last, options.record_all) {
+                (Some(s), _) => Some(Recording::new(Some(s))),
+                (None, true) => Some(Recording::new(None)),
+                (None, false) => None,
+            },
+            requests: None,
         })
+    }
+
+    /// Where to ask, from another thread, for the recent samples while the run goes on.
+    pub fn requests(&mut self) -> Sender<Request> {
+        let (tx, rx) = channel();
+        self.requests = Some(Mutex::new(rx));
+        tx
+    }
+
+    /// Answers the requests waiting (between two reads).
+    fn serve_requests(&mut self) {
+        let Some(Ok(requests)) = self.requests.as_ref().map(|r| r.lock()) else {
+            return;
+        };
+        while let Ok(request) = requests.try_recv() {
+            let _ = request.reply.send(self.recent(request.seconds));
+        }
+    }
+
+    /// The profile of the last `seconds` (`None`: all the run kept); without a recording, of
+    /// everything so far (`seconds` is not asked for then).
+    pub fn recent(&self, seconds: Option<f64>) -> Profile {
+        match &self.recording {
+            Some(recording) => recording.window(&self.profile, seconds),
+            None => {
+                let mut p = self.profile.clone();
+                p.duration = self.started.elapsed().as_secs_f64();
+                p
+            }
+        }
     }
 
     /// Goes on adding to `profile` instead of its own (new, empty) one: the same process, once
@@ -198,6 +256,7 @@ impl Session {
             weight += passed;
             let read = self.sample(weight);
             self.reads.store(self.profile.taken, Ordering::Relaxed);
+            self.serve_requests();
             if let Some(end) = outcome(read, &mut weight, &mut failed) {
                 break end;
             }
@@ -258,9 +317,27 @@ impl Session {
         read.map(|()| count)
     }
 
-    /// What the run collected.
+    /// What the run collected (a flight recorder's: its last seconds).
     pub fn into_profile(self) -> Profile {
-        self.profile
+        self.into_parts().0
+    }
+
+    /// What the run collected, and for a flight recorder the whole profile and the recording
+    /// that later windows are taken from.
+    pub fn into_parts(self) -> (Profile, Option<(Profile, Recording)>) {
+        match self.recording {
+            Some(recording) if recording.keeps().is_none() => {
+                let whole = self.profile.clone();
+                (self.profile, Some((whole, recording)))
+            }
+            Some(recording) => {
+                let mut kept = recording.window(&self.profile, None);
+                kept.pauses = self.profile.pauses;
+                kept.paused = self.profile.paused;
+                (kept, Some((self.profile, recording)))
+            }
+            None => (self.profile, None),
+        }
     }
 
     /// One sample, standing for `weight` ticks: read every thread, keep those the mode counts.
@@ -268,12 +345,13 @@ impl Session {
         if let Err(Refused(why)) = self.hold() {
             return Err(Error::Unsupported(why));
         }
+        let at = self.started.elapsed().as_micros() as u64;
         let mut threads = std::mem::take(&mut self.threads);
         let read = match self.pause.is_some() {
             true => self.read_stopped(&mut threads),
             false => self.reader.read(&mut threads).and_then(|()| self.holder()),
         };
-        let kept = read.and_then(|holder| self.keep(&threads, weight, holder));
+        let kept = read.and_then(|holder| self.keep(&threads, weight, holder, at));
         self.threads = threads;
         if self.names_wanted && self.names_read.is_none_or(|at| at.elapsed() >= NAMES_EVERY) {
             self.name_threads();
@@ -338,13 +416,18 @@ impl Session {
         self.states.running(tid).unwrap_or(false)
     }
 
+    /// Counts what a read at `at` (microseconds into the session) saw, as the mode says.
     fn keep(
         &mut self,
         threads: &[ThreadSample],
         weight: u64,
         holder: Option<u64>,
+        at: u64,
     ) -> Result<(), Error> {
         self.profile.taken += 1;
+        if let Some(recording) = &mut self.recording {
+            recording.tick(at, weight);
+        }
         self.sync_functions();
         for t in threads {
             if !self.options.all_threads && !t.main {
@@ -362,6 +445,7 @@ impl Session {
             }
             if t.torn {
                 self.profile.threads[index as usize].dropped += 1;
+                self.mark(Seen::Dropped { thread: index }, 1);
                 continue;
             }
             if t.frames.is_empty() {
@@ -375,6 +459,7 @@ impl Session {
             };
             if !counted {
                 self.profile.threads[index as usize].idle += weight;
+                self.mark(Seen::Idle { thread: index }, weight);
                 continue;
             }
             self.frames.clear();
@@ -397,12 +482,20 @@ impl Session {
                     line: 0,
                 });
             }
-            self.profile.add(index, &self.frames, on_cpu, weight);
+            let stack = self.profile.add(index, &self.frames, on_cpu, weight);
+            self.mark(Seen::Counted { stack, on_cpu }, weight);
         }
         if self.options.cpu_states {
             self.states.sweep();
         }
         Ok(())
+    }
+
+    /// Records what the read saw of one thread, when the run keeps a recording.
+    fn mark(&mut self, seen: Seen, weight: u64) {
+        if let Some(recording) = &mut self.recording {
+            recording.mark(seen, weight);
+        }
     }
 
     /// Maps the reader's new functions into the profile.
@@ -469,6 +562,8 @@ mod tests {
             cpu_states: true,
             all_threads: false,
             blocking: false,
+            record_last: None,
+            record_all: false,
         };
         match Session::new(&rt, options(Mode::Cpu)) {
             Err(Error::Unsupported(why)) => assert!(why.contains("cpu mode"), "{why}"),

@@ -10,6 +10,9 @@
 //!   - `flamegraph`: an interactive SVG flame graph drawn by inferno;
 //!   - `lines`: the per-line report per thread (`--lines`), as data and as a table;
 //!   - `summary`: the one line on what the run took and lost, and the threads table;
+//! - `recording`: the samples in time order (all, or the last seconds: a flight recorder),
+//!   and the profile of a window of them;
+//! - `stalls`: the stretches of a recording in which a thread ran without a break;
 //! - `within`: the samples of one call (a thread's stacks below a runner function's frame);
 //! - `table`: how those reports draw their tables (comfy-table, to a given width);
 //! - `pickle`: the samples as a pickle payload and back (a `SampledProfile` pickled).
@@ -20,7 +23,9 @@ pub mod lines;
 pub mod merge;
 pub mod pickle;
 pub mod profile;
+pub mod recording;
 pub mod speedscope;
+pub mod stalls;
 pub mod stats;
 pub mod summary;
 pub mod table;

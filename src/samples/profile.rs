@@ -212,8 +212,14 @@ impl Profile {
     /// Records a sample of thread `thread`, whose frames are given innermost first, standing
     /// for `weight` ticks (more than 1 when it came late: it stands for the ticks it missed,
     /// so that a sampler starved of CPU does not shift the shares). A stack seen before costs
-    /// no allocation.
-    pub fn add(&mut self, thread: u32, innermost_first: &[Frame], on_cpu: bool, weight: u64) {
+    /// no allocation. Returns the stack's index in `stacks`.
+    pub fn add(
+        &mut self,
+        thread: u32,
+        innermost_first: &[Frame],
+        on_cpu: bool,
+        weight: u64,
+    ) -> u32 {
         let mut ids = std::mem::take(&mut self.scratch);
         ids.clear();
         for f in innermost_first.iter().rev() {
@@ -221,13 +227,16 @@ impl Profile {
             ids.push(i as u32);
         }
         let on_cpu_weight = if on_cpu { weight } else { 0 };
-        let count = match self.stacks.get_index_of(&StackRef(thread, &ids)) {
-            Some(i) => &mut self.stacks[i],
-            None => self
-                .stacks
-                .entry((thread, ids.as_slice().into()))
-                .or_default(),
+        let index = match self.stacks.get_index_of(&StackRef(thread, &ids)) {
+            Some(i) => i,
+            None => {
+                let entry = self.stacks.entry((thread, ids.as_slice().into()));
+                let i = entry.index();
+                entry.or_default();
+                i
+            }
         };
+        let count = &mut self.stacks[index];
         count.samples += weight;
         count.on_cpu += on_cpu_weight;
         self.scratch = ids;
@@ -235,6 +244,7 @@ impl Profile {
             t.samples += weight;
             t.on_cpu += on_cpu_weight;
         }
+        index as u32
     }
 
     /// The name a thread is shown under: its `threading` name, else `Thread <native id>` (or

@@ -1,6 +1,7 @@
 """The command line's sampling runs: start a program and sample it from outside, or attach to a
 running process; then print the table (or write -o) and the other outputs asked for."""
 
+import copy
 import os
 import signal
 import sys
@@ -36,6 +37,8 @@ def _sampler(options, pid):
                       all_threads=getattr(options, "all_threads", True),
                       subprocesses=getattr(options, "subprocesses", False),
                       blocking=getattr(options, "blocking", False),
+                      record_last=getattr(options, "record_last", None),
+                      stall=getattr(options, "stall", None),
                       _child_unwaited=True)
     sampler.program = getattr(options, "program", sampler.program)
     return sampler
@@ -50,8 +53,11 @@ def run_program(command, options):
     options.program = " ".join(command[1:])
     # Ctrl-C reaches the program (same process group); we stay to report what was collected.
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    dumping = None
     try:
         sampler = _attach_when_ready(proc, options)
+        if sampler is not None:
+            dumping = _dump_on_signal(sampler, options)
         if sampler is not None and sampler.blocking:
             # Ptrace stops are reported to every thread's waits here: the program is waited
             # for by /proc until the sampler has let go of it.
@@ -60,6 +66,8 @@ def run_program(command, options):
         status = proc.wait()
     finally:
         signal.signal(signal.SIGINT, previous)
+        if dumping is not None:
+            signal.signal(signal.SIGUSR1, dumping)
     if sampler is None:
         print("rprofile: the program ended before its interpreter could be sampled",
               file=sys.stderr)
@@ -69,6 +77,46 @@ def run_program(command, options):
         if not report(sampler, options):
             return 1
     return 128 - status if status < 0 else status
+
+
+def _dump_on_signal(sampler, options):
+    """Makes SIGUSR1 to this process write the outputs of what the run kept so far (a flight
+    recorder: its last seconds), each beside its file and named with the time; the table is
+    printed when no file is asked for. Returns the handler it replaced."""
+
+    def dump(signum, frame):
+        try:
+            recent = sampler.recent()
+        except RuntimeError:
+            return  # the run just ended: its outputs come at the end
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        dumped = copy.copy(options)
+        dumped.stall = None  # the stalls come at the end
+        for name in _FILE_OUTPUTS:
+            setattr(dumped, name, _stamped(getattr(options, name, None), stamp))
+        report(recent, dumped)
+        if dumped.outfile is not None:
+            print("rprofile: wrote %s" % dumped.outfile, file=sys.stderr, flush=True)
+
+    return signal.signal(signal.SIGUSR1, dump)
+
+
+# The outputs that are files, as the options name them.
+_FILE_OUTPUTS = ("outfile", "collapsed", "speedscope", "flamegraph", "html", "pprof")
+
+
+def _stamped(path, stamp):
+    """FILE-STAMP.EXT beside FILE.EXT (-2, -3, ... after it when taken); None for None."""
+    if path is None:
+        return None
+    stem, ext = os.path.splitext(path)
+    if path.endswith(".pb.gz"):
+        stem, ext = path[:-len(".pb.gz")], ".pb.gz"
+    candidate, n = "%s-%s%s" % (stem, stamp, ext), 1
+    while os.path.exists(candidate):
+        n += 1
+        candidate = "%s-%s-%d%s" % (stem, stamp, n, ext)
+    return candidate
 
 
 def _refused(exc):
@@ -100,7 +148,11 @@ def attach(pid, options):
     print("rprofile: sampling process %d at %g Hz (%s mode%s) %s" % (
           pid, options.rate, options.mode, ", blocking" if sampler.blocking else "", until),
           file=sys.stderr, flush=True)
-    _wait(sampler, options)
+    dumping = _dump_on_signal(sampler, options)
+    try:
+        _wait(sampler, options)
+    finally:
+        signal.signal(signal.SIGUSR1, dumping)
     sampler.stop()
     return 0 if report(sampler, options) else 1
 
@@ -172,6 +224,10 @@ def report(sampler, options):
         if printed:
             print()
         sampler.print_lines(options.limit)
+    if getattr(options, "stall", None) is not None:
+        if printed:
+            print()
+        sampler.print_stalls(file=None if printed else sys.stderr)
     end = sampler._samples().end
     if end.startswith("failed"):
         print("rprofile: sampling ended early: %s" % end[len("failed: "):], file=sys.stderr)
