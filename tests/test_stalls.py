@@ -47,7 +47,7 @@ def test_a_blocking_freeze_is_no_stall_in_cpu_mode(tmp_path):
         pytest.skip(proc.stderr.strip())
     assert proc.returncode == 0, proc.stderr
     # Printed after the table, on stdout.
-    assert "(cpu mode: a thread on a CPU without a break): 0" in proc.stdout, proc.stdout
+    assert "(cpu mode: a thread running without a break, on a CPU): 0" in proc.stdout, proc.stdout
 
 
 def _wait_for_events(seconds):
@@ -76,3 +76,33 @@ def test_the_stalls_of_a_sampler_in_process():
         Sampler(stall=0)
     with pytest.raises(ValueError, match="no stalls are looked for"):
         Sampler(rate=100).start().stop().stalls
+
+
+def test_the_html_report_lists_the_stalls_and_links_their_functions(browser, tmp_path):
+    from report_support import open_report, save
+
+    html = tmp_path / "stalls.html"
+    run_rprofile("--sample", "--stall", "500", "--html", str(html),
+                 sampled_program("freeze.py"), "cpu")
+    page = open_report(browser, html)
+    assert not page.eval("document.querySelector('nav a[data-view=stalls]').hidden")
+    page.eval("location.hash = '#stalls'")
+    page.wait_for("!document.querySelector('#v-stalls').hidden")
+    save(page, "stalls")
+    stalls = page.eval("[...document.querySelectorAll('#v-stalls .stall')].map(s => s.textContent)")
+    assert len(stalls) == 1, stalls
+    m = re.match(r"at ([\d.]+) s for ([\d.]+) s: MainThread", stalls[0])
+    assert m and 1.3 <= float(m.group(2)) <= 2.0, stalls
+    note = page.eval("document.querySelector('#stalls-note').textContent")
+    assert note.startswith("1 stall of 500 ms or longer (wall mode): stretches in which a thread "
+                           "ran without a break, away from its idle wait."), note
+    # The heaviest frame is the frozen function, linked to its row of the table.
+    first = page.eval("document.querySelector('#v-stalls .stall li a.fn').textContent")
+    assert "freeze" in first, first
+    page.eval("document.querySelector('#v-stalls .stall li a.fn').click()")
+    page.wait_for("!document.querySelector('#v-func').hidden")
+    # A report of a run without --stall has no such tab.
+    plain = tmp_path / "plain.html"
+    run_rprofile("--sample", "--html", str(plain), sampled_program("phases.py"), "0.1", "0", "0")
+    page = open_report(browser, plain)
+    assert page.eval("document.querySelector('nav a[data-view=stalls]').hidden")

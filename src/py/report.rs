@@ -39,11 +39,12 @@ type MemoryTuple = (String, i64, String, u64, u64, u64, i64, i64);
 /// stats) at `path`. `before` is the profile compared with; `threads` each thread's stats;
 /// `memory` rows of `Profile.memory_stats()`; `paths` a timeline's call paths; `sort` the
 /// column the table opens sorted by; `dropped` `(kept, dropped, when_full)`: the events of the
-/// timeline of `paths` that a full buffer dropped. OSError as `open()` and `write()` raise it.
+/// timeline of `paths` that a full buffer dropped; `stall` the least length (seconds) of the
+/// stalls of `sampled` listed. OSError as `open()` and `write()` raise it.
 #[pyfunction]
 #[pyo3(signature = (path, stats=None, title="", files=Vec::new(), *, before=None, before_title="",
                     sampled=None, threads=Vec::new(), memory=Vec::new(), paths=None,
-                    dropped=None, sort="tottime"))]
+                    dropped=None, sort="tottime", stall=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn _write_report(
     py: Python<'_>,
@@ -59,6 +60,7 @@ pub fn _write_report(
     paths: Option<PyRef<'_, CallPaths>>,
     dropped: Option<(u64, u64, String)>,
     sort: &str,
+    stall: Option<f64>,
 ) -> PyResult<()> {
     let sort = SortColumn::parse(sort).ok_or_else(|| {
         let names: Vec<&str> = SortColumn::ALL.iter().map(|c| c.name()).collect();
@@ -84,6 +86,10 @@ pub fn _write_report(
     let mut inputs = Inputs::new(model, title);
     inputs.files = files;
     inputs.sampled = profile;
+    inputs.stalls = match (&sampled, stall) {
+        (Some(s), Some(min)) => Some(s.stalls_input(min)?),
+        _ => None,
+    };
     inputs.paths = paths.as_ref().map(|p| &p.paths);
     inputs.dropped = dropped.map(|(kept, dropped, when_full)| Dropped {
         kept,

@@ -16,6 +16,7 @@ use pyo3::types::{PyBytes, PyType};
 use crate::py::pickling::{reduce, unpickling_error};
 use crate::py::sampler::{reader_error, runtime_with};
 use crate::py::stats::StatsCore;
+use crate::report::{StallFrame, StallInput, StallsInput};
 use crate::sampler::family::{Family, Member, State};
 use crate::sampler::pause::Refused;
 use crate::sampler::runtime::Symbols;
@@ -369,6 +370,41 @@ impl SampledProfile {
         &self.profile
     }
 
+    /// The stalls of `min_seconds` or longer as the HTML report lists them.
+    pub(crate) fn stalls_input(&self, min_seconds: f64) -> PyResult<StallsInput> {
+        let (profile, found) = self.found_stalls(min_seconds)?;
+        let rows = found
+            .iter()
+            .map(|s| StallInput {
+                start: s.start,
+                duration: s.duration,
+                thread: profile.thread_title(s.thread),
+                samples: s.samples,
+                frames: s
+                    .frames
+                    .iter()
+                    .filter_map(|&(frame, samples)| {
+                        let line = profile.frames.get_index(frame as usize)?.line;
+                        let f = profile.function_of(frame)?;
+                        Some(StallFrame {
+                            file: f.filename.clone(),
+                            first_line: f.first_line,
+                            name: f.name.clone(),
+                            line,
+                            samples,
+                        })
+                    })
+                    .collect(),
+            })
+            .collect();
+        Ok(StallsInput {
+            min_seconds,
+            mode: profile.mode.name().to_string(),
+            what: stalls::what(profile.mode).to_string(),
+            rows,
+        })
+    }
+
     /// The stalls of the run's recording, with the profile they name.
     fn found_stalls(&self, min_seconds: f64) -> PyResult<(&Profile, Vec<stalls::Stall>)> {
         if !(min_seconds.is_finite() && min_seconds > 0.0) {
@@ -514,6 +550,12 @@ impl SampledProfile {
     fn stalls_report(&self, min_seconds: f64, per_stall: usize) -> PyResult<String> {
         let (profile, found) = self.found_stalls(min_seconds)?;
         Ok(stalls::report(profile, &found, min_seconds, per_stall))
+    }
+
+    /// Whether the run kept its samples in time order (for windows and stalls).
+    #[getter]
+    fn recorded(&self) -> bool {
+        self.recorded.is_some()
     }
 
     /// The seconds a flight recorder kept (None for a run that kept everything).

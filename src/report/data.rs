@@ -11,7 +11,7 @@ use crate::stats::sort::{self, Field};
 use super::funcs::Funcs;
 use super::json::Json;
 use super::pairs::Pairing;
-use super::{Dropped, Inputs, MemoryRow, ThreadInput};
+use super::{Dropped, Inputs, MemoryRow, StallsInput, ThreadInput};
 
 /// Seconds per time unit for times up to `max`: a power of ten giving the largest nine digits.
 pub fn unit_for(max: f64) -> f64 {
@@ -176,6 +176,50 @@ fn memory(j: &mut Json, rows: &[MemoryRow], funcs: &mut Funcs) {
     j.close_object();
 }
 
+fn stalls(j: &mut Json, stalls: Option<&StallsInput>, funcs: &mut Funcs) {
+    j.key("stalls");
+    let Some(s) = stalls else {
+        j.null();
+        return;
+    };
+    j.open_object();
+    j.key("minMs");
+    j.float(s.min_seconds * 1e3);
+    j.key("mode");
+    j.str(&s.mode);
+    j.key("what");
+    j.str(&s.what);
+    j.key("rows");
+    j.open_array();
+    for r in &s.rows {
+        let ids: Vec<i64> = r
+            .frames
+            .iter()
+            .map(|f| funcs.of(f.file.as_bytes(), f.first_line, f.name.as_bytes()) as i64)
+            .collect();
+        j.open_object();
+        j.key("start");
+        j.float(r.start);
+        j.key("duration");
+        j.float(r.duration);
+        j.key("thread");
+        j.str(&r.thread);
+        j.key("samples");
+        j.int(i64::try_from(r.samples).unwrap_or(i64::MAX));
+        j.ints("f", ids);
+        j.ints("line", r.frames.iter().map(|f| i64::from(f.line)));
+        j.ints(
+            "n",
+            r.frames
+                .iter()
+                .map(|f| i64::try_from(f.samples).unwrap_or(i64::MAX)),
+        );
+        j.close_object();
+    }
+    j.close_array();
+    j.close_object();
+}
+
 /// Writes the data members (not the enclosing braces) of the report of `inputs` into `j`,
 /// except the function table, which is written last by `write_funcs` (every part adds to it).
 /// `pairing`: the comparison's pairs (of `inputs.before`'s rows with the model's).
@@ -248,6 +292,7 @@ pub fn write(
     }
     j.close_array();
     memory(j, &inputs.memory, funcs);
+    stalls(j, inputs.stalls.as_ref(), funcs);
     j.key("before");
     match inputs.before {
         None => j.null(),

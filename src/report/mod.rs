@@ -102,6 +102,34 @@ impl SortColumn {
     ];
 }
 
+/// The stalls of a sampling run (`samples::stalls`) of `min_seconds` or longer, as listed.
+pub struct StallsInput {
+    pub min_seconds: f64,
+    /// The run's mode, and how a thread ran through a stall in it ("on a CPU", ...).
+    pub mode: String,
+    pub what: String,
+    pub rows: Vec<StallInput>,
+}
+
+/// One stall: when it began and how long it lasted (seconds), its thread, its samples, and
+/// its innermost frames heaviest first.
+pub struct StallInput {
+    pub start: f64,
+    pub duration: f64,
+    pub thread: String,
+    pub samples: u64,
+    pub frames: Vec<StallFrame>,
+}
+
+/// A function (as the stats key it: file, first line, name) at a line, and its samples.
+pub struct StallFrame {
+    pub file: String,
+    pub first_line: i64,
+    pub name: String,
+    pub line: i32,
+    pub samples: u64,
+}
+
 /// Everything a report shows.
 pub struct Inputs<'a> {
     /// The stats (for a sampling run, its model).
@@ -117,6 +145,8 @@ pub struct Inputs<'a> {
     pub dropped: Option<Dropped>,
     pub threads: Vec<ThreadInput<'a>>,
     pub memory: Vec<MemoryRow>,
+    /// A sampling run's stalls, when they were looked for.
+    pub stalls: Option<StallsInput>,
     /// The profile to compare with (before), and its name.
     pub before: Option<&'a Model>,
     pub before_title: String,
@@ -137,6 +167,7 @@ impl<'a> Inputs<'a> {
             dropped: None,
             threads: Vec::new(),
             memory: Vec::new(),
+            stalls: None,
             before: None,
             before_title: String::new(),
             sort: SortColumn::default(),

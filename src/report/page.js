@@ -423,6 +423,19 @@
     if (rows) counted(rows.length, M.f.length);
   }
 
+  // -- stalls ---------------------------------------------------------------------------------------
+  // Each stall of a sampling run: when, how long, which thread, and its heaviest innermost frames.
+  function drawStalls() {
+    const S = D.stalls, host = $("#v-stalls .scroller");
+    if (host.dataset.drawn) return;
+    host.dataset.drawn = "1";
+    const shown = 5;
+    host.innerHTML = S.rows.length ? S.rows.map((s, i) => '<div class="stall" id="stall-' + i + '"><b>at ' + s.start.toFixed(3) +
+      " s for " + s.duration.toFixed(3) + " s</b>: " + esc(s.thread) + "<ul>" +
+      s.f.slice(0, shown).map((f, k) => '<li><span class="share">' + (100 * s.n[k] / s.samples).toFixed(1) + "%</span> " + link(f) + " line " + s.line[k] + "</li>").join("") +
+      (s.f.length > shown ? "<li>&hellip; " + (s.f.length - shown) + " more</li>" : "") + "</ul></div>").join("") : "<p>None.</p>";
+  }
+
   // -- comparison -----------------------------------------------------------------------------------
   let cmp = null, cmpGrid = null;
   function comparison() {
@@ -472,7 +485,7 @@
     tot.calls + " function calls" + (tot.calls !== tot.prim ? " (" + tot.prim + " primitive calls)" : "") +
     " in " + (tot.tt * U).toFixed(3) + " seconds";
   $("#summary").textContent = figures + (D.files.length ? " \u2014 " + D.files.join(", ") : "");
-  const has = { table: true, func: true, flame: !!D.flame, lines: D.heat.length > 0, memory: !!D.memory, compare: !!D.before };
+  const has = { table: true, func: true, flame: !!D.flame, lines: D.heat.length > 0, memory: !!D.memory, stalls: !!D.stalls, compare: !!D.before };
   for (const a of document.querySelectorAll("nav a")) a.hidden = !has[a.dataset.view];
   if (D.threads.length) {
     threadSel.innerHTML = '<option value="">All threads</option>' + D.threads.map((t, i) => '<option value="' + i + '">' + esc(t.name) + "</option>").join("");
@@ -506,6 +519,11 @@
       "To keep every event, record with a bigger buffer (24 bytes an event): <code>Profile(timeline=True, buffer_size=" +
       size + ")</code> or <code>python -m rprofile --timeline FILE --buffer-size " + size + "</code>.";
     $("#warning").hidden = false;
+  }
+  if (D.stalls) {
+    const S = D.stalls, n = S.rows.length;
+    $("#stalls-note").textContent = n + " stall" + (n === 1 ? "" : "s") + " of " + S.minMs + " ms or longer (" + S.mode +
+      " mode): stretches in which a thread ran without a break, " + S.what + ". Each lists where the thread was (its innermost frames), heaviest first.";
   }
   if (D.heat.length) {
     $("#heat-file").innerHTML = D.heat.map((h, i) => '<option value="' + i + '">' + esc(h.file) + "</option>").join("");
@@ -543,6 +561,7 @@
     else if (current === "flame") drawFlame();
     else if (current === "lines") drawLines();
     else if (current === "memory") drawMemory();
+    else if (current === "stalls") drawStalls();
     else if (current === "compare") drawCompare();
   }
   let timer = 0;

@@ -157,15 +157,11 @@ fn idle_waits(profile: &Profile, recording: &Recording) -> HashMap<u32, u32> {
 /// The stalls as text: a heading, then per stall when it began, how long it lasted, its
 /// thread, and its heaviest innermost frames (`per_stall` of them) with their shares.
 pub fn report(profile: &Profile, stalls: &[Stall], min_seconds: f64, per_stall: usize) -> String {
-    let what = match profile.mode {
-        Mode::Wall => "a thread away from its idle wait",
-        Mode::Cpu => "a thread on a CPU",
-        Mode::Gil => "a thread holding the GIL",
-    };
+    let what = what(profile.mode);
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Stalls of {} ms or longer ({} mode: {what} without a break): {}",
+        "Stalls of {} ms or longer ({} mode: a thread running without a break, {what}): {}",
         fmt_ms(min_seconds),
         profile.mode.name(),
         stalls.len()
@@ -194,6 +190,15 @@ pub fn report(profile: &Profile, stalls: &[Stall], min_seconds: f64, per_stall: 
         }
     }
     out
+}
+
+/// How a thread ran through a stall, in `mode`.
+pub fn what(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Wall => "away from its idle wait",
+        Mode::Cpu => "on a CPU",
+        Mode::Gil => "holding the GIL",
+    }
 }
 
 /// Milliseconds without a needless fraction.
@@ -298,7 +303,9 @@ mod tests {
         assert!((found[0].duration - 0.2).abs() < 1e-9);
         assert!((found[1].start - 0.21).abs() < 1e-9);
         let text = report(&p, &found, 0.1, 3);
-        assert!(text.starts_with("Stalls of 100 ms or longer (cpu mode: a thread on a CPU"));
+        assert!(text.starts_with(
+            "Stalls of 100 ms or longer (cpu mode: a thread running without a break, on a CPU): 2"
+        ));
         assert!(
             text.contains("  at 0.210 s for 0.190 s: Thread (tid 1)"),
             "{text}"

@@ -323,8 +323,12 @@ class Sampler:
         table opens sorted by; tottime by default."""
         from rprofile.stats import report_sort
 
+        # A run that looked for stalls lists them (its window's, for a flight recorder's).
+        stall = None
+        if self.stall is not None and self._samples().recorded:
+            stall = self.stall / 1000.0
         _write_report(file, None, self.program, [], sampled=self._samples(),
-                      sort=report_sort(sort))
+                      sort=report_sort(sort), stall=stall)
 
     def dump_pprof(self, file):
         """Writes a gzipped pprof profile (for ``go tool pprof``, Pyroscope, Parca): one
