@@ -17,7 +17,7 @@ use super::names;
 use super::pause::{Pause, Refused, SERVE_EVERY};
 use super::runtime::Runtime;
 use super::stacks::{Error, StackReader, ThreadSample, MAX_FRAMES};
-use super::status::{Gil, ThreadStates};
+use super::status::{self, Gil, ThreadStates};
 use crate::samples::profile::{Frame, Function, Mode, Profile};
 use crate::samples::recording::{Recording, Seen};
 
@@ -38,6 +38,8 @@ pub const MAX_FAILED_READS: u32 = 200;
 /// thread's innermost frame moved: the C compiler orders such stores as it likes), it is let
 /// run for tens of microseconds and read anew, rather than dropped.
 const STOPPED_REREADS: u32 = 3;
+/// The longest a torn thread is waited for to run before it is read again.
+const TORN_RUN_WAIT: Duration = Duration::from_millis(20);
 
 /// The least time between two reads of the threads' names (a read costs ~20 us a thread).
 const NAMES_EVERY: Duration = Duration::from_millis(20);
@@ -381,8 +383,8 @@ impl Session {
         let mut read = Err(Error::Io(std::io::Error::from_raw_os_error(libc::ESRCH)));
         for again in 0..=STOPPED_REREADS {
             if again > 0 {
-                // Let it run a little past the point where it was caught.
-                std::thread::sleep(Duration::from_micros(20 << again));
+                // Let the torn threads run a little past the point where they were caught.
+                self.let_torn_run(threads, Duration::from_micros(20 << again));
             }
             let Some(pause) = self.pause.as_mut() else {
                 break;
@@ -399,6 +401,36 @@ impl Session {
             }
         }
         read
+    }
+
+    /// Waits, with the target running, until each torn thread of `threads` has been on a CPU
+    /// for `slice` more (or not far from it) since now: a fixed sleep is no run for a thread
+    /// that waits for a CPU on a loaded machine. At most `TORN_RUN_WAIT`; a thread whose run
+    /// time cannot be read is given `slice` of sleep.
+    fn let_torn_run(&self, threads: &[ThreadSample], slice: Duration) {
+        let pid = self.runtime.pid;
+        let before: Vec<(u64, Option<u64>)> = threads
+            .iter()
+            .filter(|t| t.torn)
+            .map(|t| {
+                (
+                    t.native_thread_id,
+                    status::run_time(pid, t.native_thread_id),
+                )
+            })
+            .collect();
+        let until = Instant::now() + TORN_RUN_WAIT;
+        let want = slice.as_nanos() as u64 / 2;
+        loop {
+            std::thread::sleep(slice);
+            let ran = before.iter().all(|&(tid, at)| match at {
+                Some(at) => status::run_time(pid, tid).is_none_or(|now| now >= at + want),
+                None => true,
+            });
+            if ran || Instant::now() >= until {
+                return;
+            }
+        }
     }
 
     /// Whether thread `tid` was on a CPU at this sample.

@@ -107,6 +107,13 @@ impl ThreadStates {
 }
 
 /// A failure that means the thread (or the whole process) is gone.
+/// Nanoseconds thread `tid` of process `pid` has run on a CPU (`schedstat`'s first field),
+/// or `None` when it cannot be read (the thread is gone, or the kernel keeps no such figure).
+pub fn run_time(pid: i32, tid: u64) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/schedstat")).ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
 fn gone(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ESRCH))
 }
