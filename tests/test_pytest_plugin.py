@@ -530,3 +530,26 @@ def test_file_names_are_safe_and_distinct():
         assert re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,120}", stem), stem
     assert stems[0] == "a_b.py__t"
     assert file_stem("a/b.py::t", digest=True) != "a_b.py__t"
+
+
+def test_a_sampled_test_without_a_stack_sample_writes_no_file(tmp_path):
+    # A test shorter than an interval may get a read but no stack sample; Stats of it is
+    # empty without an error on 3.15 (as its pstats makes one of a profiler), so the plugin
+    # asks the samples themselves, and writes no file pstats would refuse.
+    from rprofile.pytest_run.session import _Sampled
+
+    class Unsampled:
+        threads = [(42, 42, "MainThread", 0, 0, 0, 0)]  # read, never counted
+
+        def stats(self):
+            return object()  # 3.15: an empty Stats, no TypeError
+
+        def dump_stats(self, path):
+            open(path, "wb").close()
+
+    unit = _Sampled(rate=100)
+    unit._sampler = Unsampled()
+    assert unit.write(str(tmp_path / "t.prof")) is False
+    assert not (tmp_path / "t.prof").exists()
+    Unsampled.threads = [(42, 42, "MainThread", 3, 0, 0, 0)]
+    assert unit.write(str(tmp_path / "t.prof")) is True
