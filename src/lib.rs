@@ -30,6 +30,7 @@ pub mod sampler;
 pub mod samples;
 pub mod stats;
 mod timeline_export;
+pub mod top;
 mod tracer;
 
 use pyo3::prelude::*;

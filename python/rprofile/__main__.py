@@ -192,6 +192,11 @@ def main():
         from rprofile.sampling import dump
 
         sys.exit(dump.main(sys.argv[2:]))
+    if sys.argv[1:2] == ["top"]:
+        # `rprofile top`: the live view (py-spy's name); a script named top runs as ./top.
+        from rprofile.sampling import top
+
+        sys.exit(top.main(sys.argv[2:]))
     from rprofile import Profile
 
     parser = _parser()

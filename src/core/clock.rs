@@ -197,7 +197,7 @@ pub fn monotonic_ns() -> i64 {
 /// Nanoseconds of a POSIX clock.
 #[cfg(unix)]
 #[inline]
-fn clock_ns(id: libc::clockid_t) -> i64 {
+pub(crate) fn clock_ns(id: libc::clockid_t) -> i64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

@@ -4,6 +4,7 @@
 //! work is in `sampler` (reading, the run) and `samples` (the model and its outputs).
 
 use std::io::BufWriter;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -29,6 +30,7 @@ use crate::samples::{
     collapsed, flamegraph, lines, merge, pickle, speedscope, stalls, stats as sampled_stats,
     summary,
 };
+use crate::top;
 
 /// A stack reader error as Python's: OSError with errno, or ValueError for a version or layout
 /// that cannot be read.
@@ -69,6 +71,12 @@ pub struct SamplerCore {
     requests: Option<std::sync::mpsc::Sender<Request>>,
     /// Seconds between two reads: how long an answer may take beyond the work.
     interval: f64,
+    /// What `top` heads its view with: the target, its Python, the mode, whether CPU states
+    /// are read.
+    pid: i32,
+    version: Option<(u8, u8)>,
+    mode: Mode,
+    cpu_states: bool,
 }
 
 #[pymethods]
@@ -165,7 +173,47 @@ impl SamplerCore {
             blocking,
             requests,
             interval: 1.0 / rate,
+            pid,
+            version: rt.version,
+            mode,
+            cpu_states: options.cpu_states,
         })
+    }
+
+    /// Runs `rprofile top`'s full-screen view of this run (started) on the terminal until `q`
+    /// or the run's end: "quit" or "ended", and the files its `w` wrote. `window`: the seconds
+    /// of its "last seconds" (the run must record at least that many); `folder`: where `w`
+    /// writes. OSError when the terminal cannot be driven.
+    fn top(
+        &self,
+        py: Python<'_>,
+        title: String,
+        window: f64,
+        folder: PathBuf,
+    ) -> PyResult<(&'static str, Vec<PathBuf>)> {
+        let Some(requests) = self.requests.clone() else {
+            return Err(PyValueError::new_err("top watches a run over one process"));
+        };
+        let options = top::Options {
+            title,
+            pid: self.pid,
+            version: self.version,
+            rate: 1.0 / self.interval,
+            mode: self.mode,
+            cpu_states: self.cpu_states,
+            window,
+            folder,
+        };
+        let thread = self.thread.as_ref();
+        let running = || thread.is_some_and(|t| !t.is_finished());
+        let (outcome, written) = py
+            .detach(|| top::run(&requests, &running, &options))
+            .map_err(PyErr::from)?;
+        let how = match outcome {
+            top::Outcome::Quit => "quit",
+            top::Outcome::Ended => "ended",
+        };
+        Ok((how, written))
     }
 
     /// While the run goes on: the profile of its last `seconds` (`None`: all it kept; without
@@ -178,7 +226,11 @@ impl SamplerCore {
         };
         let (tx, rx) = std::sync::mpsc::channel();
         requests
-            .send(Request { seconds, reply: tx })
+            .send(Request {
+                seconds,
+                whole: false,
+                reply: tx,
+            })
             .map_err(|_| ended())?;
         let wait = Duration::from_secs_f64(self.interval.min(60.0) + 5.0);
         let profile = py

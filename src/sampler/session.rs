@@ -71,9 +71,10 @@ pub struct Options {
 }
 
 /// A request, from another thread, for the profile of the last `seconds` of a run (`None`: all
-/// it kept); answered between two reads.
+/// it kept), or with `whole` of everything since its start; answered between two reads.
 pub struct Request {
     pub seconds: Option<f64>,
+    pub whole: bool,
     pub reply: Sender<Profile>,
 }
 
@@ -188,7 +189,11 @@ impl Session {
             return;
         };
         while let Ok(request) = requests.try_recv() {
-            let _ = request.reply.send(self.recent(request.seconds));
+            let profile = match request.whole {
+                true => self.since_start(),
+                false => self.recent(request.seconds),
+            };
+            let _ = request.reply.send(profile);
         }
     }
 
@@ -197,12 +202,15 @@ impl Session {
     pub fn recent(&self, seconds: Option<f64>) -> Profile {
         match &self.recording {
             Some(recording) => recording.window(&self.profile, seconds),
-            None => {
-                let mut p = self.profile.clone();
-                p.duration = self.started.elapsed().as_secs_f64();
-                p
-            }
+            None => self.since_start(),
         }
+    }
+
+    /// Everything sampled so far.
+    pub fn since_start(&self) -> Profile {
+        let mut p = self.profile.clone();
+        p.duration = self.started.elapsed().as_secs_f64();
+        p
     }
 
     /// Goes on adding to `profile` instead of its own (new, empty) one: the same process, once

@@ -1,0 +1,128 @@
+"""``rprofile top``: watch a running program live, as ``py-spy top`` and Python 3.15's
+``profiling.sampling --live`` do: a full-screen view of its threads and hottest functions (or
+lines), refreshed every second, over the last seconds or since the start. The program is
+sampled from outside (the sampler's reads) and keeps running when the view is left."""
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+
+from rprofile._rprofile import MAX_SAMPLING_RATE
+
+__all__ = ["main"]
+
+# The seconds of "the last seconds".
+WINDOW = 5.0
+
+
+def _parser():
+    p = argparse.ArgumentParser(
+        prog="python -m rprofile top",
+        usage="python -m rprofile top (--pid PID | script.py [args] | -m module [args]) "
+              "[--rate HZ] [--mode wall|cpu|gil]",
+        description="A live view of a Python program's threads and hottest functions, "
+                    "refreshed every second (q quits and leaves the program running; ? lists "
+                    "the keys).")
+    p.add_argument("--pid", type=int, default=None, help="watch this running process")
+    p.add_argument("-m", dest="module", default=None, metavar="MODULE",
+                   help="run this module (as python -m) and watch it")
+    p.add_argument("--rate", type=float, default=1000.0, metavar="HZ",
+                   help="samples a second (default 1000)")
+    p.add_argument("--mode", default="wall", choices=["wall", "cpu", "gil"],
+                   help="wall: every thread; cpu: threads on a CPU; gil: the GIL's holder")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="the script and its arguments")
+    return p
+
+
+def main(argv=None):
+    """The command line; returns the exit status: 0 after q, the program's own when it ends
+    (a started program), 2 for a usage error or a process that cannot be read."""
+    from rprofile.sampling import run as _run
+
+    parser = _parser()
+    options = parser.parse_args(argv)
+    if not 0 < options.rate <= MAX_SAMPLING_RATE:
+        parser.error("--rate must be a number of samples a second in (0, %g], not %g"
+                     % (MAX_SAMPLING_RATE, options.rate))
+    if options.pid is not None and (options.args or options.module):
+        parser.error("--pid watches a running process: no program to start (%s)"
+                     % (options.module or options.args[0]))
+    if options.pid is None and options.module is None and not options.args:
+        parser.error("give one of --pid PID, a script or -m module")
+    if options.pid is not None:
+        _run.check_pid(parser, options.pid)
+    elif options.module is None and not os.path.isfile(options.args[0]):
+        parser.error("can't open file %r: No such file or directory" % options.args[0])
+    if not (sys.stdout.isatty() and sys.stdin.isatty()):
+        parser.error("top draws on a terminal, and this one's standard input or output is "
+                     "not one; record with `python -m rprofile --sample` instead")
+    options.duration = None
+    options.record_last = max(WINDOW, 1.0)
+    try:
+        if options.pid is not None:
+            return _watch_pid(options)
+        return _watch_program(options)
+    except (ValueError, OSError) as exc:
+        print("rprofile top: error: %s" % _run.explain(exc, options.pid), file=sys.stderr)
+        return 2
+
+
+def _view(sampler, title):
+    """The view, until q or the run's end; says what it wrote. Returns how it ended."""
+    try:
+        how, written = sampler._core.top(title, WINDOW, os.getcwd())
+    finally:
+        if sampler.running or sampler._core is not None:
+            sampler.stop()
+    for path in written:
+        print("rprofile: wrote %s" % path, file=sys.stderr)
+    return how
+
+
+def _watch_pid(options):
+    from rprofile.sampling import run as _run
+
+    sampler = _run._sampler(options, options.pid).start()
+    how = _view(sampler, "pid %d" % options.pid)
+    if how == "quit":
+        print("rprofile top: stopped watching process %d; it runs on" % options.pid,
+              file=sys.stderr)
+    else:
+        print("rprofile top: process %d ended (or can no longer be read)" % options.pid,
+              file=sys.stderr)
+    return 0
+
+
+def _watch_program(options):
+    """Starts the program, its output kept in a file while the view holds the screen (and
+    shown after it), and watches it."""
+    import signal
+    import subprocess
+
+    from rprofile.sampling import run as _run
+
+    module = options.module is not None
+    args = ([options.module] if module else []) + list(options.args)
+    command = _run.program_command(module, args)
+    log = tempfile.NamedTemporaryFile(prefix="rprofile-top-", suffix=".log", delete=False)
+    with log:
+        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        sampler = _run._attach_when_ready(proc, options)
+        how = "ended" if sampler is None else _view(sampler, " ".join(args))
+        if how == "quit" and proc.poll() is None:
+            print("rprofile top: stopped watching; the program (pid %d) runs on, its output "
+                  "going to %s" % (proc.pid, log.name), file=sys.stderr)
+            return 0
+        status = proc.wait()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    with open(log.name, "rb") as f:
+        shutil.copyfileobj(f, sys.stdout.buffer)
+    sys.stdout.flush()
+    os.unlink(log.name)
+    print("rprofile top: the program exited with status %d" % status, file=sys.stderr)
+    return 128 - status if status < 0 else status
