@@ -153,6 +153,17 @@ def test_a_program_that_ends_ends_the_view_with_its_status(top):
     assert "rprofile top: the program exited with status 0" in t.screen()
 
 
+def test_stalls_show_as_they_happen(top):
+    t = top("--stall", "500", sampled_program("freeze.py"), "cpu", "20")
+    t.wait_for(r"stalls of 500 ms or longer, away from its idle wait")
+    assert "none yet" in t.wait_for(r"none yet")
+    text = t.wait_for(r"at [\d.]+ s for 1\.[3-9]\d s: MainThread: freeze \(freeze\.py:\d+\)",
+                      timeout=30)
+    assert len(re.findall(r"^at [\d.]+ s for", text, re.M)) == 1, text
+    t.keys("q")
+    assert t.exit_status() == 0
+
+
 def test_an_attached_process_is_left_running(top):
     target = subprocess.Popen([sys.executable, sampled_program("top_target.py"), "60"])
     try:
@@ -175,6 +186,7 @@ def test_an_attached_process_is_left_running(top):
     ([], "give one of --pid PID, a script or -m module"),
     (["--pid", "1", sampled_program("top_target.py")], "no program to start"),
     (["--rate", "0", sampled_program("top_target.py")], "--rate must be"),
+    (["--stall", "0", sampled_program("top_target.py")], "--stall must be"),
 ])
 def test_usage_errors_exit_2(args, words):
     proc = subprocess.run([sys.executable, "-m", "rprofile", "top", *args], capture_output=True,

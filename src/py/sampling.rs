@@ -183,13 +183,16 @@ impl SamplerCore {
     /// Runs `rprofile top`'s full-screen view of this run (started) on the terminal until `q`
     /// or the run's end: "quit" or "ended", and the files its `w` wrote. `window`: the seconds
     /// of its "last seconds" (the run must record at least that many); `folder`: where `w`
-    /// writes. OSError when the terminal cannot be driven.
+    /// writes; `stall`: the least length (seconds) of the stalls shown as they happen (the run
+    /// must keep a recording). OSError when the terminal cannot be driven.
+    #[pyo3(signature = (title, window, folder, stall=None))]
     fn top(
         &self,
         py: Python<'_>,
         title: String,
         window: f64,
         folder: PathBuf,
+        stall: Option<f64>,
     ) -> PyResult<(&'static str, Vec<PathBuf>)> {
         let Some(requests) = self.requests.clone() else {
             return Err(PyValueError::new_err("top watches a run over one process"));
@@ -203,6 +206,7 @@ impl SamplerCore {
             cpu_states: self.cpu_states,
             window,
             folder,
+            stall,
         };
         let thread = self.thread.as_ref();
         let running = || thread.is_some_and(|t| !t.is_finished());
@@ -229,13 +233,15 @@ impl SamplerCore {
             .send(Request {
                 seconds,
                 whole: false,
+                stalls: None,
                 reply: tx,
             })
             .map_err(|_| ended())?;
         let wait = Duration::from_secs_f64(self.interval.min(60.0) + 5.0);
         let profile = py
             .detach(move || rx.recv_timeout(wait))
-            .map_err(|_| ended())?;
+            .map_err(|_| ended())?
+            .profile;
         Ok(SampledProfile::of(profile, End::Stopped))
     }
 

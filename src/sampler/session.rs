@@ -20,6 +20,7 @@ use super::stacks::{Error, StackReader, ThreadSample, MAX_FRAMES};
 use super::status::{self, Gil, ThreadStates};
 use crate::samples::profile::{Frame, Function, Mode, Profile};
 use crate::samples::recording::{Recording, Seen};
+use crate::samples::stalls::{self, Stall};
 
 /// The reading thread's priority: below the target's, which goes first on a busy machine.
 const NICE: i32 = 10;
@@ -71,11 +72,21 @@ pub struct Options {
 }
 
 /// A request, from another thread, for the profile of the last `seconds` of a run (`None`: all
-/// it kept), or with `whole` of everything since its start; answered between two reads.
+/// it kept), or with `whole` of everything since its start, and with `stalls` (a least length
+/// in seconds) the stalls of what it kept in time order; answered between two reads.
 pub struct Request {
     pub seconds: Option<f64>,
     pub whole: bool,
-    pub reply: Sender<Profile>,
+    pub stalls: Option<f64>,
+    pub reply: Sender<Answer>,
+}
+
+/// What a `Request` gets.
+pub struct Answer {
+    pub profile: Profile,
+    /// The stalls asked for, in the order they began (the last one may be going on), of the
+    /// run's whole profile; none without a recording.
+    pub stalls: Vec<Stall>,
 }
 
 /// Why a run ended.
@@ -193,7 +204,11 @@ impl Session {
                 true => self.since_start(),
                 false => self.recent(request.seconds),
             };
-            let _ = request.reply.send(profile);
+            let stalls = match (request.stalls, &self.recording) {
+                (Some(min), Some(recording)) => stalls::stalls(&self.profile, recording, min),
+                _ => Vec::new(),
+            };
+            let _ = request.reply.send(Answer { profile, stalls });
         }
     }
 

@@ -12,6 +12,9 @@ use super::table::{Row as TopRow, ThreadRow};
 /// Everything one screen shows, made ready by the loop.
 pub struct Screen<'a> {
     pub header: Vec<String>,
+    /// The stalls, one line each, newest first, and the panel's title (`None`: no panel).
+    pub stalls: &'a [String],
+    pub stall_title: Option<String>,
     pub threads: &'a [ThreadRow],
     /// The thread the table is of, when one is chosen.
     pub thread: Option<u32>,
@@ -41,13 +44,29 @@ pub const HELP: &[&str] = &[
 pub fn draw(f: &mut Frame<'_>, s: &Screen<'_>) {
     let area = f.area();
     let thread_lines = (s.threads.len() as u16 + 3).min(area.height / 3).max(3);
-    let [head, threads, table, foot] = Layout::vertical([
+    let stall_lines = match s.stall_title {
+        Some(_) => (s.stalls.len().max(1) as u16 + 1).min(6),
+        None => 0,
+    };
+    let [head, threads, stalls, table, foot] = Layout::vertical([
         Constraint::Length(s.header.len() as u16),
         Constraint::Length(thread_lines),
+        Constraint::Length(stall_lines),
         Constraint::Min(3),
         Constraint::Length(1),
     ])
     .areas(area);
+    if let Some(title) = &s.stall_title {
+        let lines: Vec<Line> = match s.stalls.is_empty() {
+            true => vec![Line::from("none yet")],
+            false => s.stalls.iter().map(|l| Line::from(l.as_str())).collect(),
+        };
+        f.render_widget(
+            Paragraph::new(lines)
+                .block(Block::default().borders(Borders::TOP).title(title.as_str())),
+            stalls,
+        );
+    }
     let header: Vec<Line> = s.header.iter().map(|l| Line::from(l.as_str())).collect();
     f.render_widget(Paragraph::new(header), head);
     draw_threads(f, s, threads);

@@ -24,6 +24,7 @@ use crate::core::clock::clock_ns;
 use crate::report::{write_html, Inputs};
 use crate::sampler::session::Request;
 use crate::samples::profile::{Mode, Profile};
+use crate::samples::stalls::{self, Stall};
 use crate::samples::stats as sampled_stats;
 use table::{Counts, Sort};
 
@@ -44,6 +45,8 @@ pub struct Options {
     pub window: f64,
     /// Where `w` writes.
     pub folder: PathBuf,
+    /// The least length (seconds) of the stalls shown as they happen; `None`: none looked for.
+    pub stall: Option<f64>,
 }
 
 /// How the view ended, and the files `w` wrote.
@@ -108,29 +111,39 @@ struct View {
     message: String,
 }
 
-/// The two profiles a screen is made from.
+/// The two profiles a screen is made from, and the stalls of what the run keeps.
 struct Figures {
     window: Profile,
     whole: Profile,
+    stalls: Vec<Stall>,
 }
 
-/// Asks the run for its last `window` seconds and for everything since its start; `None` once
-/// it has ended.
-fn fetch(requests: &Sender<Request>, window: f64, wait: Duration) -> Option<Figures> {
-    let ask = |seconds, whole| {
+/// Asks the run for its last `window` seconds and for everything since its start (with the
+/// stalls of `stall` seconds or longer); `None` once it has ended.
+fn fetch(
+    requests: &Sender<Request>,
+    window: f64,
+    stall: Option<f64>,
+    wait: Duration,
+) -> Option<Figures> {
+    let ask = |seconds, whole, stalls| {
         let (tx, rx) = channel();
         requests
             .send(Request {
                 seconds,
                 whole,
+                stalls,
                 reply: tx,
             })
             .ok()?;
         rx.recv_timeout(wait).ok()
     };
+    let window = ask(Some(window), false, None)?.profile;
+    let whole = ask(None, true, stall)?;
     Some(Figures {
-        window: ask(Some(window), false)?,
-        whole: ask(None, true)?,
+        window,
+        whole: whole.profile,
+        stalls: whole.stalls,
     })
 }
 
@@ -142,7 +155,7 @@ pub fn run(
     o: &Options,
 ) -> io::Result<(Outcome, Vec<PathBuf>)> {
     let wait = Duration::from_secs_f64(1.0 / o.rate + 5.0);
-    let Some(mut figures) = fetch(requests, o.window, wait) else {
+    let Some(mut figures) = fetch(requests, o.window, o.stall, wait) else {
         return Ok((Outcome::Ended, Vec::new()));
     };
     let mut screen = Screen::enter()?;
@@ -186,7 +199,7 @@ pub fn run(
                 break Outcome::Ended;
             }
             if !view.paused {
-                match fetch(requests, o.window, wait) {
+                match fetch(requests, o.window, o.stall, wait) {
                     Some(f) => figures = f,
                     None => break Outcome::Ended,
                 }
@@ -334,8 +347,38 @@ fn draw_screen(
         }
         false => view.message.clone(),
     };
+    // The newest stalls first, each as one line.
+    let stalls: Vec<String> = figures
+        .stalls
+        .iter()
+        .rev()
+        .map(|st| {
+            let place = st.frames.first().map_or(String::new(), |&(frame, n)| {
+                let label = table::label(whole, table::Key::Line(frame));
+                format!(
+                    "{label} {:.0}%",
+                    100.0 * n as f64 / st.samples.max(1) as f64
+                )
+            });
+            format!(
+                "at {:.1} s for {:.2} s: {}: {place}",
+                st.start,
+                st.duration,
+                whole.thread_label(st.thread)
+            )
+        })
+        .collect();
+    let stall_title = o.stall.map(|min| {
+        format!(
+            " stalls of {} ms or longer, {} ",
+            (min * 1e3).round(),
+            stalls::what(o.mode)
+        )
+    });
     let screen = draw::Screen {
         header,
+        stalls: &stalls,
+        stall_title,
         threads: &threads,
         thread: view.thread,
         rows: &rows,

@@ -15,6 +15,8 @@ __all__ = ["main"]
 
 # The seconds of "the last seconds".
 WINDOW = 5.0
+# With --stall, the seconds of samples kept in time order (where the stalls are found).
+STALL_MEMORY = 120
 
 
 def _parser():
@@ -32,6 +34,10 @@ def _parser():
                    help="samples a second (default 1000)")
     p.add_argument("--mode", default="wall", choices=["wall", "cpu", "gil"],
                    help="wall: every thread; cpu: threads on a CPU; gil: the GIL's holder")
+    p.add_argument("--stall", type=float, default=None, metavar="MS",
+                   help="show, as they happen, the stalls of the last %d s: each stretch of MS "
+                        "milliseconds or longer in which a thread ran without a break (see "
+                        "--sample's --stall)" % STALL_MEMORY)
     p.add_argument("args", nargs=argparse.REMAINDER, help="the script and its arguments")
     return p
 
@@ -55,11 +61,13 @@ def main(argv=None):
         _run.check_pid(parser, options.pid)
     elif options.module is None and not os.path.isfile(options.args[0]):
         parser.error("can't open file %r: No such file or directory" % options.args[0])
+    if options.stall is not None and not options.stall > 0:
+        parser.error("--stall must be a number of milliseconds > 0, not %g" % options.stall)
     if not (sys.stdout.isatty() and sys.stdin.isatty()):
         parser.error("top draws on a terminal, and this one's standard input or output is "
                      "not one; record with `python -m rprofile --sample` instead")
     options.duration = None
-    options.record_last = max(WINDOW, 1.0)
+    options.record_last = WINDOW if options.stall is None else STALL_MEMORY
     try:
         if options.pid is not None:
             return _watch_pid(options)
@@ -72,7 +80,8 @@ def main(argv=None):
 def _view(sampler, title):
     """The view, until q or the run's end; says what it wrote. Returns how it ended."""
     try:
-        how, written = sampler._core.top(title, WINDOW, os.getcwd())
+        stall = None if sampler.stall is None else sampler.stall / 1000.0
+        how, written = sampler._core.top(title, WINDOW, os.getcwd(), stall)
     finally:
         if sampler.running or sampler._core is not None:
             sampler.stop()

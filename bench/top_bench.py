@@ -1,0 +1,170 @@
+"""Watching live, side by side (issue 37, "Cost"): what `rprofile top`, the flight recorder
+and the stall search cost the program watched, and their own CPU, beside `py-spy top`. Run by
+hand, never a pass/fail test.
+
+    python bench/top_bench.py [--rounds 5] [--rate 1000] [--raw FILE]
+
+The target is bench/sampling.py's (`--target none`): fib and small-object method calls, ~2.4 s
+bare, timing itself once told `go`. Each round runs every mode once, the order rotating:
+
+- `none`: the target alone;
+- `attach`: `python -m rprofile --sample --pid` (the sampler as it records, the anchor of the
+  recorder's cost);
+- `recorder`: the same with `--record-last 60 --stall 200` (samples kept in time order, the
+  window trimmed at each read, the stalls found at the end);
+- `top`: `python -m rprofile top --pid`, in a tmux window of 120x40;
+- `py-spy-top`, `py-spy-top-nonblocking`: `py-spy top --pid` (it pauses the target for each
+  sample by default), in the same window.
+
+Each tool is started 1 s before `go` and stopped when the target is done (SIGINT for the
+recorders, Ctrl-C typed into tmux for the views); its CPU (user+sys, its children's rusage as a
+wrapper process sees it) is divided by its run's wall time: the share of a core it took,
+drawing included. The target's wall time gives the slowdown.
+"""
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import benchsite  # noqa: E402
+
+TARGET = [sys.executable, os.path.join(HERE, "sampling.py"), "--target", "none", "24", "0"]
+MODES = ["none", "attach", "recorder", "top", "py-spy-top", "py-spy-top-nonblocking"]
+LEAD = 1.0
+
+
+def wrapped(out, cmd):
+    """The command that runs `cmd` and then writes its user+sys CPU and wall time to `out`."""
+    return [sys.executable, os.path.abspath(__file__), "--wrap", out, "--"] + cmd
+
+
+def wrap(out, cmd):
+    t0 = time.perf_counter()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the tool gets it; we stay to measure
+    # (An ignored signal stays ignored across exec: the tool gets the default back.)
+    proc = subprocess.Popen(cmd, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc.wait()
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with open(out, "w") as f:
+        json.dump({"cpu": ru.ru_utime + ru.ru_stime, "wall": time.perf_counter() - t0,
+                   "status": proc.returncode}, f)
+
+
+class Tmux:
+    def __init__(self, folder, cmd):
+        self.socket = os.path.join(folder, "tmux.sock")
+        self.run("new-session", "-d", "-s", "b", "-x", "120", "-y", "40",
+                 " ".join(cmd) + "; sleep 600")
+
+    def run(self, *args):
+        return subprocess.run(["tmux", "-S", self.socket, *args], capture_output=True,
+                              text=True)
+
+    def close(self):
+        self.run("kill-server")
+
+
+def one_run(mode, rate, pyspy, folder):
+    """The target's figures under `mode`, with the tool's CPU share."""
+    target = subprocess.Popen(TARGET, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert target.stdout.readline().strip() == "ready"
+    out = os.path.join(folder, "tool.json")
+    if os.path.exists(out):
+        os.unlink(out)
+    pid, tool, view = str(target.pid), None, None
+    sample = [sys.executable, "-m", "rprofile", "--sample", "--rate", str(rate), "--pid", pid,
+              "-o", os.path.join(folder, "out.prof")]
+    if mode == "attach":
+        tool = subprocess.Popen(wrapped(out, sample), stderr=subprocess.DEVNULL)
+    elif mode == "recorder":
+        tool = subprocess.Popen(wrapped(out, sample + ["--record-last", "60", "--stall", "200"]),
+                                stderr=subprocess.DEVNULL)
+    elif mode == "top":
+        view = Tmux(folder, wrapped(out, [sys.executable, "-m", "rprofile", "top", "--rate",
+                                          str(rate), "--pid", pid]))
+    elif mode.startswith("py-spy-top"):
+        cmd = [pyspy, "top", "--rate", str(rate), "--pid", pid]
+        if mode.endswith("nonblocking"):
+            cmd.append("--nonblocking")
+        view = Tmux(folder, wrapped(out, cmd))
+    time.sleep(LEAD)
+    target.stdin.write("go\n")
+    target.stdin.flush()
+    res = json.loads(target.stdout.readline())
+    if tool is not None:
+        # The wrapper ignores SIGINT; the tool it runs stops on it, as on Ctrl-C.
+        for p in _children(tool.pid):
+            os.kill(p, signal.SIGINT)
+        tool.wait(timeout=60)
+    if view is not None:
+        view.run("send-keys", "-t", "b", "C-c")
+        for _ in range(100):
+            if os.path.exists(out) and os.path.getsize(out):
+                break
+            time.sleep(0.1)
+        view.close()
+    target.stdin.close()
+    target.wait(timeout=60)
+    if mode != "none":
+        with open(out) as f:
+            t = json.load(f)
+        res["tool_share"] = t["cpu"] / t["wall"]
+    return res
+
+
+def _children(pid):
+    with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+        return [int(x) for x in f.read().split()]
+
+
+def main():
+    if sys.argv[1:2] == ["--wrap"]:
+        return wrap(sys.argv[2], sys.argv[4:])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rate", type=int, default=1000)
+    ap.add_argument("--raw")
+    args = ap.parse_args()
+    if shutil.which("tmux") is None:
+        raise SystemExit("tmux is needed (apt-get install tmux)")
+    pyspy = benchsite.ensure_tool("py-spy>=0.4,<0.5", "py-spy")
+    modes = [m for m in MODES if pyspy or not m.startswith("py-spy")]
+    res = {m: [] for m in modes}
+    load0 = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="rprofile-top-bench-") as folder:
+        for r in range(args.rounds):
+            order = modes[r % len(modes):] + modes[:r % len(modes)]
+            for m in order:
+                res[m].append(one_run(m, args.rate, pyspy, folder))
+            print("round %d/%d" % (r + 1, args.rounds), file=sys.stderr)
+    if args.raw:
+        with open(args.raw, "w") as f:
+            json.dump(res, f, indent=1)
+    med = lambda xs: statistics.median(xs) if xs else None  # noqa: E731
+    base = med([r["elapsed"] for r in res["none"]])
+    print("Python %s, %d rounds at %d Hz, load average %.2f before, %.2f after"
+          % (sys.version.split()[0], args.rounds, args.rate, load0, os.getloadavg()[0]))
+    print()
+    print("| mode | target wall s, median (min-max) | slowdown | tool CPU, share of a core |")
+    print("|---|---|---|---|")
+    for m in modes:
+        walls = [r["elapsed"] for r in res[m]]
+        share = med([r["tool_share"] for r in res[m] if "tool_share" in r])
+        print("| %s | %.3f (%.3f-%.3f) | %s | %s |" % (
+            m, med(walls), min(walls), max(walls),
+            "" if m == "none" else "%+.1f%%" % (100 * (med(walls) / base - 1)),
+            "-" if share is None else "%.1f%%" % (100 * share)))
+
+
+if __name__ == "__main__":
+    main()
