@@ -128,3 +128,19 @@ def test_the_recorders_sizes_are_the_ones_the_docs_give():
     assert "16 bytes a read and 16 a thread read" in doc
     # 10 minutes at 1000 Hz over 2 threads, as the docs and --help say.
     assert round(600 * 1000 * (read + 2 * mark) / 1e6) == 29
+
+
+def test_memory_stays_within_the_window_over_a_run_twenty_times_longer():
+    # (Unbounded, 4 s of reads would take 20 times the window's worth: even with only a fifth
+    # of the ticks read on a loaded machine, four times what is allowed.)
+    rate, window = 2000, 0.2
+    with Sampler(rate=rate, record_last=window) as s:
+        _burn(4.0)
+    profile = s._samples()
+    threads = len(s.threads)
+    mark, read = _rprofile._RECORDING_BYTES
+    reads = s.counts[1]  # the reads of the window, as kept
+    assert reads <= window * rate * 1.1, reads
+    worth = window * rate * (read + threads * mark)
+    # Buffers grow by doubling: at most twice the window's worth (and a little).
+    assert 0 < profile.recording_bytes <= 2.5 * worth, (profile.recording_bytes, worth)

@@ -610,6 +610,13 @@ impl SampledProfile {
         Ok(stalls::report(profile, &found, min_seconds, per_stall))
     }
 
+    /// Bytes its recording in time order holds (0 without one): a flight recorder's stay within
+    /// its window's worth, twice at most while its buffers grow.
+    #[getter]
+    fn recording_bytes(&self) -> usize {
+        self.recorded.as_ref().map_or(0, |r| r.1.bytes())
+    }
+
     /// Whether the run kept its samples in time order (for windows and stalls).
     #[getter]
     fn recorded(&self) -> bool {
