@@ -216,6 +216,27 @@ def test_a_spinning_thread_is_seen_on_a_cpu_and_holding_the_gil():
     assert any("on CPU" in t.status() and "has GIL" in t.status() for t in seen)
 
 
+def test_a_thread_waiting_for_the_gil_says_so_where_the_version_publishes_it():
+    with started("contention.py") as proc:
+        seen = [dump(proc.pid) for _ in range(30)]
+    spinners = [t for threads in seen for t in threads if t.name.startswith("spinner")]
+    if sys.version_info < (3, 15):
+        # Before 3.15 a thread state does not say it waits for the GIL.
+        assert all(t.waiting_gil is None for t in spinners)
+        assert not any("waiting for GIL" in t.status() for t in spinners)
+        return
+    waiting = [t for t in spinners if t.waiting_gil]
+    assert waiting, [(t.name, t.has_gil, t.waiting_gil) for t in spinners]
+    # The waiter is said to be so, not idle. (Whether it held the GIL is read apart, from
+    # the GIL's last holder, an instant before: the two may overlap.)
+    assert all("waiting for GIL" in t.status() and "idle" not in t.status() for t in waiting)
+    # The main thread, blocked on stdin, waits for nothing of the kind.
+    mains = [t for threads in seen for t in threads if t.name == "MainThread"]
+    assert not any(t.waiting_gil for t in mains)
+    doc = as_json(proc.pid, seen[0])
+    assert all("waiting_gil" in t for t in doc["threads"])
+
+
 def test_blocking_stops_the_target_for_the_read_only():
     with started("spinner.py") as proc:
         out = run_rprofile("dump", "--pid", str(proc.pid), "--blocking", check=False)

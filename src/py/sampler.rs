@@ -160,9 +160,10 @@ fn py_local(py: Python<'_>, local: Local) -> PyResult<PyLocal> {
     Ok((local.name, ty, kind, value, length))
 }
 
-/// One thread of a dump: `(native_id, ident, main, name, state, has_gil, frames, truncated,
-/// torn, locals)`; frames innermost first as `(filename, line, name)`; `state` the `/proc`
-/// state letter; `locals` one per frame, as `frames` (empty unless asked).
+/// One thread of a dump: `(native_id, ident, main, name, state, has_gil, waiting_gil, frames,
+/// truncated, torn, locals)`; frames innermost first as `(filename, line, name)`; `state` the
+/// `/proc` state letter; `waiting_gil` None where the version does not say; `locals` one per
+/// frame, as `frames` (empty unless asked).
 type PyThreadDump = (
     u64,
     u64,
@@ -170,6 +171,7 @@ type PyThreadDump = (
     Option<String>,
     Option<String>,
     bool,
+    Option<bool>,
     PyFrames,
     bool,
     bool,
@@ -219,6 +221,7 @@ pub fn _dump_threads(
                 t.name,
                 state,
                 t.has_gil,
+                t.waiting_gil,
                 frames,
                 t.truncated,
                 t.torn,

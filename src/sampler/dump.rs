@@ -1,5 +1,5 @@
 //! `rprofile dump`: every thread of a process at one instant, as a traceback reads: its stack,
-//! its name, whether it is on a CPU and whether it holds the GIL. One read of the stacks (tried
+//! its name, whether it is on a CPU, whether it holds the GIL and (3.15) whether it waits for it. One read of the stacks (tried
 //! again while any thread tore), then the names, the GIL's holder and each thread's state from
 //! `/proc`; with `blocking`, every thread is stopped for the stack read and let go after it.
 
@@ -27,6 +27,8 @@ pub struct ThreadDump {
     /// when it could not be read (it ended, or no OS id is known).
     pub state: Option<u8>,
     pub has_gil: bool,
+    /// It waits for the GIL (read where the version publishes it: 3.15); `None` where unknown.
+    pub waiting_gil: Option<bool>,
     /// Innermost first; empty when the thread runs no Python code (or changed under every read:
     /// then `torn`).
     pub frames: Vec<NamedFrame>,
@@ -142,6 +144,7 @@ fn thread(
         name: names.get(&t.thread_id).cloned(),
         state,
         has_gil: holder == Some(t.tstate),
+        waiting_gil: reader.gil_requested(t.tstate),
         frames,
         truncated: t.truncated,
         torn: t.torn,

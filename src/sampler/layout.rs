@@ -111,6 +111,7 @@ fn from_debug_offsets(words: &DebugWords, w: &DebugWordMap) -> Result<StackLayou
         current_frame: get(w.thread_current_frame)?,
         thread_id: get(w.thread_thread_id)?,
         native_thread_id: Some(get(w.thread_native_thread_id)?),
+        gil_requested: w.thread_gil_requested.map(get).transpose()?,
         frame_previous: get(w.frame_previous)?,
         frame_executable: get(w.frame_executable)?,
         frame_instr_ptr: get(w.frame_instr_ptr)?,

@@ -201,6 +201,13 @@ impl StackReader {
         Ok(())
     }
 
+    /// Whether the thread whose state is at `tstate` waits for the GIL, where the version says
+    /// (3.15's `gil_requested`); `None` where it does not, or the read failed.
+    pub fn gil_requested(&self, tstate: u64) -> Option<bool> {
+        let at = tstate.checked_add(self.off.gil_requested?)?;
+        remote::read_i32(self.pid, at).ok().map(|v| v != 0)
+    }
+
     /// Whether the threads' OS ids are known: always on 3.11+, on 3.10 where `tids` reads them.
     pub fn os_ids(&self) -> bool {
         self.off.native_thread_id.is_some() || self.tids.is_some()

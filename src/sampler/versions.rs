@@ -66,8 +66,10 @@ pub struct DebugWordMap {
     pub thread_current_frame: usize,
     pub thread_thread_id: usize,
     pub thread_native_thread_id: usize,
-    /// `thread_state.holds_gil` (3.15+): whether this thread holds its interpreter's GIL.
+    /// `thread_state.holds_gil` and `.gil_requested` (3.15+, `int`s): whether this thread holds
+    /// its interpreter's GIL, and whether it waits for it.
     pub thread_holds_gil: Option<usize>,
+    pub thread_gil_requested: Option<usize>,
     pub frame_previous: usize,
     pub frame_executable: usize,
     pub frame_instr_ptr: usize,
@@ -140,6 +142,7 @@ impl DebugWordMap {
         all.extend(
             [
                 self.thread_holds_gil,
+                self.thread_gil_requested,
                 self.type_tp_dictoffset,
                 self.heap_type_ht_cached_keys,
                 self.unicode_compact_size,
@@ -169,6 +172,7 @@ pub const DEBUG_WORDS_313: DebugWordMap = DebugWordMap {
     thread_thread_id: 24,
     thread_native_thread_id: 25,
     thread_holds_gil: None,
+    thread_gil_requested: None,
     frame_previous: 29,
     frame_executable: 30,
     frame_instr_ptr: 31,
@@ -215,6 +219,7 @@ pub const DEBUG_WORDS_314: DebugWordMap = DebugWordMap {
     thread_thread_id: 27,
     thread_native_thread_id: 28,
     thread_holds_gil: None,
+    thread_gil_requested: None,
     frame_previous: 32,
     frame_executable: 33,
     frame_instr_ptr: 34,
@@ -249,6 +254,7 @@ pub const DEBUG_WORDS_315: DebugWordMap = DebugWordMap {
     thread_thread_id: 30,
     thread_native_thread_id: 31,
     thread_holds_gil: Some(34),
+    thread_gil_requested: Some(35),
     frame_previous: 40,
     frame_executable: 41,
     frame_instr_ptr: 42,
@@ -318,6 +324,8 @@ pub struct StackLayout {
     /// `PyThreadState.thread_id` (`threading.get_ident()`), `.native_thread_id` (3.11+).
     pub thread_id: u64,
     pub native_thread_id: Option<u64>,
+    /// `PyThreadState.gil_requested` (an `int`, 3.15+): whether the thread waits for the GIL.
+    pub gil_requested: Option<u64>,
     /// `_PyInterpreterFrame.previous`, `.f_code` or `.f_executable`, `.prev_instr` or
     /// `.instr_ptr`, `.owner` (one byte, 3.11+); 3.10: `PyFrameObject.f_back`, `.f_code`,
     /// `.f_lasti` (an `int`), as `StackFacts::frame_kind` says.
@@ -361,6 +369,7 @@ pub const LAYOUT_310: StackLayout = StackLayout {
     current_frame: 24,
     thread_id: 176,
     native_thread_id: None,
+    gil_requested: None,
     frame_previous: 24,
     frame_executable: 32,
     frame_instr_ptr: 96,
@@ -393,6 +402,7 @@ pub const LAYOUT_311: StackLayout = StackLayout {
     current_frame: 8,
     thread_id: 152,
     native_thread_id: Some(160),
+    gil_requested: None,
     frame_previous: 48,
     frame_executable: 32,
     frame_instr_ptr: 56,
@@ -431,6 +441,7 @@ pub const LAYOUT_312: StackLayout = StackLayout {
     current_frame: 0,
     thread_id: 136,
     native_thread_id: Some(144),
+    gil_requested: None,
     frame_previous: 8,
     frame_executable: 0,
     frame_instr_ptr: 56,
@@ -1333,6 +1344,8 @@ mod tests {
         // Only 3.15 says which thread holds the GIL per thread.
         assert_eq!(DEBUG_WORDS_314.thread_holds_gil, None);
         assert!(DEBUG_WORDS_315.thread_holds_gil.is_some());
+        assert_eq!(DEBUG_WORDS_314.thread_gil_requested, None);
+        assert_eq!(DEBUG_WORDS_315.thread_gil_requested, Some(35));
     }
 
     #[test]

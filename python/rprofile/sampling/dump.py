@@ -59,7 +59,8 @@ class ThreadDump(NamedTuple):
     """One thread at the instant of the dump. ``state``: its ``/proc`` state letter (``R``
     running or runnable, ``S`` sleeping, ``D`` in an uninterruptible wait, ...; None when
     unknown); ``frames`` outermost first; ``truncated``: only the innermost frames of a deeper
-    stack are there; ``torn``: its stack changed under every read, so none is given."""
+    stack are there; ``torn``: its stack changed under every read, so none is given;
+    ``waiting_gil``: it waits for the GIL (read on 3.15, which publishes it; None before)."""
     native_id: int
     ident: int
     name: Optional[str]
@@ -69,6 +70,7 @@ class ThreadDump(NamedTuple):
     frames: List[Frame]
     truncated: bool
     torn: bool
+    waiting_gil: Optional[bool] = None
 
     @property
     def on_cpu(self):
@@ -81,7 +83,9 @@ class ThreadDump(NamedTuple):
             words.append("has GIL")
         if self.on_cpu:
             words.append("on CPU")
-        elif self.state is not None and not self.has_gil:
+        if self.waiting_gil:
+            words.append("waiting for GIL")
+        elif not self.on_cpu and self.state is not None and not self.has_gil:
             words.append("idle")
         return ", ".join(words)
 
@@ -92,15 +96,15 @@ def dump(pid, blocking=False, locals=False):
     permitted to read it, or with `blocking` to stop it) or ValueError (not a Python this
     reader knows)."""
     threads = []
-    for native, ident, main_, name, state, gil, frames, truncated, torn, frame_locals in \
-            _dump_threads(pid, blocking, locals):
+    for native, ident, main_, name, state, gil, waiting, frames, truncated, torn, \
+            frame_locals in _dump_threads(pid, blocking, locals):
         if len(frame_locals) != len(frames):
             why = "not read" if locals else None
             frame_locals = [(None, why)] * len(frames)
         frames = [Frame(f, line, n, None if ls is None else [Local(*v) for v in ls], why)
                   for (f, line, n), (ls, why) in zip(reversed(frames), reversed(frame_locals))]
         threads.append(ThreadDump(native, ident, name, main_, state, gil, frames, truncated,
-                                  torn))
+                                  torn, waiting))
     return threads
 
 
@@ -180,6 +184,7 @@ def as_json(pid, threads):
         "threads": [{
             "native_id": t.native_id, "ident": t.ident, "name": t.name, "main": t.main,
             "state": t.state, "on_cpu": t.on_cpu, "has_gil": t.has_gil,
+            "waiting_gil": t.waiting_gil,
             "truncated": t.truncated, "torn": t.torn,
             "frames": [_frame_json(pid, f) for f in t.frames],
         } for t in threads],
