@@ -132,6 +132,13 @@ def test_the_hot_function_and_its_thread_show_and_each_key_does_what_it_says(top
     prof, html = (str(tmp_path / name) for name in written.groups())
     names = {func[2] for func in pstats.Stats(prof).stats}
     assert "hot_function" in names and os.path.getsize(html) > 10000
+    # d: every thread's stack now, as rprofile dump prints it.
+    t.keys("d")
+    text = t.wait_for(r"wrote rprofile-dump-\d+-1\.txt")
+    dumped = (tmp_path / re.search(r"wrote (rprofile-dump-\d+-1\.txt)", text).group(1)).read_text()
+    assert dumped.startswith("Stack dump for PID %d" % pid), dumped
+    assert "MainThread" in dumped and "worker" in dumped and "in worker_loop" in dumped, dumped
+    assert re.search(r"in (hot_function|main)\n", dumped), dumped
     # A resize is drawn anew, to the new width.
     t.tmux("resize-window", "-t", "top", "-x", "80", "-y", "24")
     text = t.wait_for(r"hot_function")

@@ -184,8 +184,10 @@ impl SamplerCore {
     /// or the run's end: "quit" or "ended", and the files its `w` wrote. `window`: the seconds
     /// of its "last seconds" (the run must record at least that many); `folder`: where `w`
     /// writes; `stall`: the least length (seconds) of the stalls shown as they happen (the run
-    /// must keep a recording). OSError when the terminal cannot be driven.
-    #[pyo3(signature = (title, window, folder, stall=None))]
+    /// must keep a recording); `dump`: called by the `d` key, it writes a dump of the threads'
+    /// stacks and returns its path. OSError when the terminal cannot be driven.
+    #[pyo3(signature = (title, window, folder, stall=None, dump=None))]
+    #[allow(clippy::too_many_arguments)]
     fn top(
         &self,
         py: Python<'_>,
@@ -193,6 +195,7 @@ impl SamplerCore {
         window: f64,
         folder: PathBuf,
         stall: Option<f64>,
+        dump: Option<Py<PyAny>>,
     ) -> PyResult<(&'static str, Vec<PathBuf>)> {
         let Some(requests) = self.requests.clone() else {
             return Err(PyValueError::new_err("top watches a run over one process"));
@@ -210,8 +213,19 @@ impl SamplerCore {
         };
         let thread = self.thread.as_ref();
         let running = || thread.is_some_and(|t| !t.is_finished());
+        // The dump is Python's (`rprofile dump`'s text): called with the GIL taken again.
+        let write_dump = || -> Result<PathBuf, String> {
+            let Some(dump) = &dump else {
+                return Err("no dump here".into());
+            };
+            Python::attach(|py| {
+                dump.call0(py)
+                    .and_then(|path| path.extract::<PathBuf>(py))
+                    .map_err(|e| e.to_string())
+            })
+        };
         let (outcome, written) = py
-            .detach(|| top::run(&requests, &running, &options))
+            .detach(|| top::run(&requests, &running, &write_dump, &options))
             .map_err(PyErr::from)?;
         let how = match outcome {
             top::Outcome::Quit => "quit",

@@ -38,6 +38,7 @@ pub const HELP: &[&str] = &[
     "p  pause / resume the display",
     "r  reset the counts since the start",
     "w  write what is shown: a .prof file and an HTML report",
+    "d  write every thread's stack now (rprofile dump) to a file",
     "?  this help",
 ];
 

@@ -147,11 +147,15 @@ fn fetch(
     })
 }
 
-/// Runs the view until `q` or the end of the run (`running` false, or no answer from it).
-/// Returns how it ended and the files `w` wrote.
+/// Writes a dump of every thread's stack (`rprofile dump`'s) and names the file, or says why not.
+pub type Dump<'a> = &'a dyn Fn() -> Result<PathBuf, String>;
+
+/// Runs the view until `q` or the end of the run (`running` false, or no answer from it); `d`
+/// calls `dump`. Returns how it ended and the files `w` and `d` wrote.
 pub fn run(
     requests: &Sender<Request>,
     running: &dyn Fn() -> bool,
+    dump: Dump<'_>,
     o: &Options,
 ) -> io::Result<(Outcome, Vec<PathBuf>)> {
     let wait = Duration::from_secs_f64(1.0 / o.rate + 5.0);
@@ -185,8 +189,20 @@ pub fn run(
                     if ctrl_c || k.code == KeyCode::Char('q') {
                         break Outcome::Quit;
                     }
-                    if let KeyCode::Char(c) = k.code {
-                        key(c, &mut view, &figures, o, &mut written);
+                    match k.code {
+                        KeyCode::Char('d') => {
+                            view.message = match dump() {
+                                Ok(path) => {
+                                    let name = path.file_name().unwrap_or_default();
+                                    let said = format!("wrote {}", name.to_string_lossy());
+                                    written.push(path);
+                                    said
+                                }
+                                Err(why) => format!("cannot write the dump: {why}"),
+                            };
+                        }
+                        KeyCode::Char(c) => key(c, &mut view, &figures, o, &mut written),
+                        _ => {}
                     }
                 }
                 // A resize is drawn anew at the top of the loop.

@@ -77,11 +77,30 @@ def main(argv=None):
         return 2
 
 
+def _write_dump(pid, folder):
+    """`d`: every thread's stack now, as `rprofile dump` prints it, in rprofile-dump-PID-N.txt
+    (the first N free) in `folder`; its path."""
+    from rprofile.sampling.dump import dump, format_dump
+
+    text = format_dump(pid, dump(pid))
+    n = 1
+    while True:
+        path = os.path.join(folder, "rprofile-dump-%d-%d.txt" % (pid, n))
+        try:
+            with open(path, "x") as f:
+                f.write(text + "\n")
+            return path
+        except FileExistsError:
+            n += 1
+
+
 def _view(sampler, title):
     """The view, until q or the run's end; says what it wrote. Returns how it ended."""
     try:
         stall = None if sampler.stall is None else sampler.stall / 1000.0
-        how, written = sampler._core.top(title, WINDOW, os.getcwd(), stall)
+        folder = os.getcwd()
+        how, written = sampler._core.top(title, WINDOW, folder, stall,
+                                         lambda: _write_dump(sampler.pid, folder))
     finally:
         if sampler.running or sampler._core is not None:
             sampler.stop()
