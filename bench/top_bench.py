@@ -19,7 +19,8 @@ bare, timing itself once told `go`. Each round runs every mode once, the order r
 Each tool is started 1 s before `go` and stopped when the target is done (SIGINT for the
 recorders, Ctrl-C typed into tmux for the views); its CPU (user+sys, its children's rusage as a
 wrapper process sees it) is divided by its run's wall time: the share of a core it took,
-drawing included. The target's wall time gives the slowdown.
+drawing, startup and writing included; and, read from /proc, its CPU while the target ran,
+over that span: its steady cost. The target's wall and CPU times give the slowdown.
 """
 
 import argparse
@@ -53,6 +54,8 @@ def wrap(out, cmd):
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the tool gets it; we stay to measure
     # (An ignored signal stays ignored across exec: the tool gets the default back.)
     proc = subprocess.Popen(cmd, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    with open(out + ".pid", "w") as f:
+        f.write(str(proc.pid))
     proc.wait()
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(out, "w") as f:
@@ -98,9 +101,17 @@ def one_run(mode, rate, pyspy, folder):
             cmd.append("--nonblocking")
         view = Tmux(folder, wrapped(out, cmd))
     time.sleep(LEAD)
+    tool_pid = None
+    if mode != "none":
+        with open(out + ".pid") as f:
+            tool_pid = int(f.read())
+        cpu0, t0 = _cpu(tool_pid), time.perf_counter()
     target.stdin.write("go\n")
     target.stdin.flush()
     res = json.loads(target.stdout.readline())
+    if tool_pid is not None:
+        # The tool's CPU while the target ran: its steady cost, startup and output left out.
+        res["span_share"] = (_cpu(tool_pid) - cpu0) / (time.perf_counter() - t0)
     if tool is not None:
         # The wrapper ignores SIGINT; the tool it runs stops on it, as on Ctrl-C.
         for p in _children(tool.pid):
@@ -120,6 +131,13 @@ def one_run(mode, rate, pyspy, folder):
             t = json.load(f)
         res["tool_share"] = t["cpu"] / t["wall"]
     return res
+
+
+def _cpu(pid):
+    """User+sys seconds process `pid` (all its threads) has used."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _children(pid):
@@ -155,15 +173,20 @@ def main():
     print("Python %s, %d rounds at %d Hz, load average %.2f before, %.2f after"
           % (sys.version.split()[0], args.rounds, args.rate, load0, os.getloadavg()[0]))
     print()
-    print("| mode | target wall s, median (min-max) | slowdown | tool CPU, share of a core |")
-    print("|---|---|---|---|")
+    cpu_base = med([r["cpu"] for r in res["none"]])
+    print("| mode | target wall s, median (min-max) | slowdown | target CPU s | tool CPU while the target ran | tool CPU, all its run |")
+    print("|---|---|---|---|---|---|")
+    pct = lambda x: "-" if x is None else "%.1f%%" % (100 * x)  # noqa: E731
     for m in modes:
         walls = [r["elapsed"] for r in res[m]]
+        span = med([r["span_share"] for r in res[m] if "span_share" in r])
         share = med([r["tool_share"] for r in res[m] if "tool_share" in r])
-        print("| %s | %.3f (%.3f-%.3f) | %s | %s |" % (
+        print("| %s | %.3f (%.3f-%.3f) | %s | %.3f | %s | %s |" % (
             m, med(walls), min(walls), max(walls),
             "" if m == "none" else "%+.1f%%" % (100 * (med(walls) / base - 1)),
-            "-" if share is None else "%.1f%%" % (100 * share)))
+            med([r["cpu"] for r in res[m]]), pct(span), pct(share)))
+    print()
+    print("Target CPU without a tool: %.3f s (median)." % cpu_base)
 
 
 if __name__ == "__main__":
