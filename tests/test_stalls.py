@@ -3,8 +3,6 @@ function and idles again gets one stall of about 1.5 s naming that function, whe
 burns a CPU or blocks (wall mode: away from its idle wait), and none for its idle parts."""
 
 import re
-import subprocess
-import sys
 import time
 
 import pytest
