@@ -215,6 +215,8 @@ PYTHON_FREE = {
     "pprof": {"core", "stats", "samples", "report"},
     # The timeline's exports (Chrome trace, speedscope): of the core's events only.
     "timeline_export": {"core"},
+    # `rprofile top`: a running sampler's profiles, drawn; its snapshots are the report's.
+    "top": {"core", "sampler", "samples", "stats", "report"},
 }
 
 

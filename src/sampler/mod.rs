@@ -5,7 +5,8 @@
 //! - `maps`: the target's memory mappings (`/proc/PID/maps`) and which file is the interpreter;
 //! - `symbols`: `_PyRuntime`'s offset in that ELF file and the file's lowest load address;
 //! - `memory`: reads of the target's memory (`process_vm_readv`);
-//! - `versions`: what differs between Python versions, as one table;
+//! - `versions`: what differs between Python versions, as one table (`debug_words`: where
+//!   3.13-3.15's `_Py_DebugOffsets` keep what the reader takes);
 //! - `runtime`: `find_runtime(pid)`, which puts the above together;
 //! - `error`: why something of the target was not read;
 //! - `pages`: the target's memory a page at a time, kept for one walk of a thread's frames;
@@ -26,6 +27,7 @@
 //! - `family`: a run over a process and its descendants on one clock, a profile each.
 
 pub mod clock;
+pub mod debug_words;
 pub mod descendants;
 pub mod dump;
 pub mod error;
