@@ -538,7 +538,8 @@ impl Session {
                 });
             }
             let stack = self.profile.add(index, &self.frames, on_cpu, weight);
-            self.mark(Seen::Counted { stack, on_cpu }, weight);
+            let cut = t.truncated;
+            self.mark(Seen::Counted { stack, on_cpu, cut }, weight);
         }
         if self.options.cpu_states {
             self.states.sweep();

@@ -15,8 +15,9 @@ pub const TICK_BYTES: usize = std::mem::size_of::<Tick>();
 /// What a read saw of one thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Seen {
-    /// Counted at this stack; `on_cpu` when it was on a CPU.
-    Counted { stack: u32, on_cpu: bool },
+    /// Counted at this stack; `on_cpu` when it was on a CPU, `cut` when the stack was deeper
+    /// than the reader's limit (cut at its innermost frames).
+    Counted { stack: u32, on_cpu: bool, cut: bool },
     /// Seen, not counted by the mode (off a CPU in cpu mode, without the GIL in gil mode).
     Idle { thread: u32 },
     /// Its read was torn.
@@ -39,6 +40,8 @@ const COUNTED: u8 = 0;
 const COUNTED_ON_CPU: u8 = 1;
 const IDLE: u8 = 2;
 const DROPPED: u8 = 3;
+/// Added to a counted kind: the stack was cut.
+const CUT: u8 = 4;
 
 /// One read: when, and the ticks it stands for.
 #[derive(Clone, Copy, Debug)]
@@ -89,8 +92,9 @@ impl Recording {
     pub fn mark(&mut self, seen: Seen, weight: u64) {
         let at = self.ticks.back().map_or(0, |t| t.at);
         let (index, kind) = match seen {
-            Seen::Counted { stack, on_cpu } => {
-                (stack, if on_cpu { COUNTED_ON_CPU } else { COUNTED })
+            Seen::Counted { stack, on_cpu, cut } => {
+                let kind = if on_cpu { COUNTED_ON_CPU } else { COUNTED };
+                (stack, if cut { kind | CUT } else { kind })
             }
             Seen::Idle { thread } => (thread, IDLE),
             Seen::Dropped { thread } => (thread, DROPPED),
@@ -123,7 +127,8 @@ impl Recording {
                 DROPPED => Seen::Dropped { thread: m.index },
                 kind => Seen::Counted {
                     stack: m.index,
-                    on_cpu: kind == COUNTED_ON_CPU,
+                    on_cpu: kind & !CUT == COUNTED_ON_CPU,
+                    cut: kind & CUT != 0,
                 },
             };
             (read, m.at, seen, u64::from(m.weight))
@@ -160,16 +165,6 @@ impl Recording {
         p.taken = ticks.clone().count() as u64;
         p.truncated = 0;
         let first = ticks.clone().next().map_or(0, |t| t.at);
-        // The marker a cut stack ends in (outermost), as the run adds it.
-        let cut = p
-            .functions
-            .iter()
-            .position(|f| f.filename == "~" && f.name.starts_with("<stack cut at"));
-        let cut_frames: Vec<u32> = (0u32..)
-            .zip(p.frames.iter())
-            .filter(|(_, f)| Some(f.function as usize) == cut)
-            .map(|(i, _)| i)
-            .collect();
         p.duration = (self.last().saturating_sub(first)) as f64 / 1e6;
         for m in self.marks.iter().filter(|m| m.at >= since) {
             let weight = u64::from(m.weight);
@@ -183,14 +178,17 @@ impl Recording {
                     }
                 }
                 kind => {
-                    let on_cpu = if kind == COUNTED_ON_CPU { weight } else { 0 };
-                    let Some(((thread, frames), c)) = p.stacks.get_index_mut(m.index as usize)
-                    else {
+                    let on_cpu = if kind & !CUT == COUNTED_ON_CPU {
+                        weight
+                    } else {
+                        0
+                    };
+                    let Some(((thread, _), c)) = p.stacks.get_index_mut(m.index as usize) else {
                         continue;
                     };
                     c.samples += weight;
                     c.on_cpu += on_cpu;
-                    if frames.first().is_some_and(|f| cut_frames.contains(f)) {
+                    if kind & CUT != 0 {
                         p.truncated += weight;
                     }
                     if let Some(t) = p.threads.get_mut(*thread as usize) {
@@ -237,6 +235,8 @@ mod tests {
                 Seen::Counted {
                     stack,
                     on_cpu: true,
+                    // The last read's stack was cut (as deeper than the reader's limit).
+                    cut: i == 9,
                 },
                 1,
             );
@@ -262,7 +262,12 @@ mod tests {
         let all = r.window(&p, None);
         assert_eq!((samples_of(&all, "a"), samples_of(&all, "b")), (5, 5));
         assert_eq!(all.stacks, p.stacks);
+        assert_eq!(all.truncated, 1);
         let last = r.window(&p, Some(0.0035));
+        assert_eq!(last.truncated, 1);
+        assert_eq!(r.window(&p, Some(0.0)).truncated, 1);
+        let first = r.window(&p, Some(0.0095));
+        assert_eq!(first.truncated, 1);
         assert_eq!((samples_of(&last, "a"), samples_of(&last, "b")), (0, 4));
         assert_eq!((last.asked, last.taken), (4, 4));
         assert_eq!(last.threads[1].idle, 4);

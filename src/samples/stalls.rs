@@ -63,7 +63,7 @@ pub fn stalls(profile: &Profile, recording: &Recording, min_seconds: f64) -> Vec
     };
     for (read_no, at, seen, weight) in recording.marks() {
         let (thread, busy_in) = match seen {
-            Seen::Counted { stack, on_cpu } => {
+            Seen::Counted { stack, on_cpu, .. } => {
                 let Some(((thread, frames), _)) = profile.stacks.get_index(stack as usize) else {
                     continue;
                 };
@@ -126,7 +126,7 @@ fn idle_waits(profile: &Profile, recording: &Recording) -> HashMap<u32, u32> {
     let mut counts: HashMap<(u32, u32), (u64, u64)> = HashMap::new();
     let mut previous: HashMap<u32, Option<u32>> = HashMap::new();
     for (_, _, seen, weight) in recording.marks() {
-        let Seen::Counted { stack, on_cpu } = seen else {
+        let Seen::Counted { stack, on_cpu, .. } = seen else {
             continue;
         };
         let Some(((thread, frames), _)) = profile.stacks.get_index(stack as usize) else {
@@ -245,7 +245,14 @@ mod tests {
                 on_cpu,
                 1,
             );
-            r.mark(Seen::Counted { stack, on_cpu }, 1);
+            r.mark(
+                Seen::Counted {
+                    stack,
+                    on_cpu,
+                    cut: false,
+                },
+                1,
+            );
         };
         for &(reads, name, on_cpu) in plan {
             for _ in 0..reads {
