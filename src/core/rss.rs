@@ -163,15 +163,17 @@ impl Sampler {
 
     /// In a child forked while the thread ran: that thread does not exist here and the locks
     /// may have been held by it; the samples are kept if they can be read, on new locks.
-    fn after_fork(&mut self) {
+    /// Whether the parent's thread was running (this process's sampling stops with it).
+    fn after_fork(&mut self) -> bool {
         if self.pid == std::process::id() {
-            return;
+            return false;
         }
         self.pid = std::process::id();
-        if let Some(handle) = self.thread.take() {
+        let was_running = self.thread.take().is_some_and(|handle| {
             // Joining or detaching a thread of the parent is not possible here.
             std::mem::forget(handle);
-        }
+            true
+        });
         let samples = match self.shared.samples.try_lock() {
             Ok(s) => Samples {
                 kept: s.kept.clone(),
@@ -183,6 +185,7 @@ impl Sampler {
             Err(_) => Samples::new(1, WhenFull::KeepNewest),
         };
         self.shared = Sampler::new_shared(samples);
+        was_running
     }
 
     /// Starts sampling (a sample now, then one per interval). An error if the RSS cannot be
@@ -223,9 +226,12 @@ impl Sampler {
         lock(&self.shared.samples).truncate(self.kept_before_start);
     }
 
-    /// Stops the thread: whether one ran.
+    /// Stops the thread: whether one ran (in a forked child: whether the parent's ran, as the
+    /// samples it left may have been lost with a lock it held).
     fn halt(&mut self) -> bool {
-        self.after_fork();
+        if self.after_fork() {
+            return true;
+        }
         let Some(handle) = self.thread.take() else {
             return false;
         };
