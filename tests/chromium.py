@@ -227,6 +227,17 @@ class Page:
             self.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left",
                       clickCount=1)
 
+    def drag(self, x0, y0, x1, y1, steps=10):
+        """A real mouse drag: pressed at (x0, y0), moved in `steps` to (x1, y1), released."""
+        self.call("Input.dispatchMouseEvent", type="mouseMoved", x=x0, y=y0)
+        self.call("Input.dispatchMouseEvent", type="mousePressed", x=x0, y=y0, button="left",
+                  buttons=1, clickCount=1)
+        for k in range(1, steps + 1):
+            self.call("Input.dispatchMouseEvent", type="mouseMoved", x=x0 + (x1 - x0) * k / steps,
+                      y=y0 + (y1 - y0) * k / steps, button="left", buttons=1)
+        self.call("Input.dispatchMouseEvent", type="mouseReleased", x=x1, y=y1, button="left",
+                  buttons=0, clickCount=1)
+
     def type(self, selector, text):
         """Focuses the element and types `text` as key presses."""
         self.eval("document.querySelector(%s).focus()" % json.dumps(selector))

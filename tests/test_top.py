@@ -3,6 +3,7 @@ function and its thread appear within a few refreshes; each key does what it say
 and leaves the program running; `w` writes a file pstats reads; a program that ends ends the
 view; no terminal is a usage error."""
 
+import json
 import os
 import pstats
 import re
@@ -121,17 +122,32 @@ def test_the_hot_function_and_its_thread_show_and_each_key_does_what_it_says(top
     t.keys("p")
     t.wait_for(r"sorted by name \(paused\)")
     t.keys("p", "r")
-    t.wait_for(r"since the reset at [\d.]+ s")
+    reset_at = float(re.search(r"since the reset at ([\d.]+) s",
+                               t.wait_for(r"since the reset at [\d.]+ s")).group(1))
     t.wait_for(r"counts reset")
     t.keys("?")
     t.wait_for(r"keys .*\n.*q  quit \(the program runs on\)")
-    t.keys("?", "w")
+    t.keys("?")
+    # Samples since the reset, then their snapshot.
+    t.wait_for(r"hot_function")
+    t.keys("w")
     text = t.wait_for(r"wrote \S+\.prof and \S+\.html")
     written = re.search(r"wrote (\S+\.prof) and (\S+\.html)", text)
     # Named on screen, written in the folder top was started in.
     prof, html = (str(tmp_path / name) for name in written.groups())
     names = {func[2] for func in pstats.Stats(prof).stats}
     assert "hot_function" in names and os.path.getsize(html) > 10000
+    # Its report opens on a time view of what was shown: since the reset (the seconds the
+    # samples span are fewer than top has run).
+    data = json.loads(re.search(r'id="rprofile-data">(.*?)</script>', open(html).read(),
+                                re.S).group(1))
+    counted = sum(sum(lane["counted"]) for lane in data["time"]["lanes"])
+    assert counted == sum(data["time"]["cells"]["w"]) > 0
+    assert counted == round(sum(st[2] for st in pstats.Stats(prof).stats.values())
+                            / data["time"]["interval"])
+    T = data["time"]
+    first = next(b for b, n in enumerate(T["cells"]["n"]) if n)
+    assert T["origin"] + (first + 1) * T["width"] >= reset_at - 0.2, (first, T["width"], reset_at)
     # d: every thread's stack now, as rprofile dump prints it.
     t.keys("d")
     text = t.wait_for(r"wrote rprofile-dump-\d+-1\.txt")

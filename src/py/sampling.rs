@@ -451,6 +451,7 @@ impl SampledProfile {
                 start: s.start,
                 duration: s.duration,
                 thread: profile.thread_title(s.thread),
+                thread_index: s.thread,
                 samples: s.samples,
                 frames: s
                     .frames

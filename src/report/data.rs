@@ -204,6 +204,8 @@ fn stalls(j: &mut Json, stalls: Option<&StallsInput>, funcs: &mut Funcs) {
         j.float(r.duration);
         j.key("thread");
         j.str(&r.thread);
+        j.key("index");
+        j.int(i64::from(r.thread_index));
         j.key("samples");
         j.int(i64::try_from(r.samples).unwrap_or(i64::MAX));
         j.ints("f", ids);

@@ -9,6 +9,7 @@
 //!   `graphs` chooses the flame graphs and `flame` draws them (inferno);
 //! - `heat`: a sampling run's line heat, with the sources; `compare`: two profiles side by side
 //!   (also as a terminal table), their functions paired by `pairs`;
+//! - `time`: a sampling run's samples by time, for the time view;
 //! - `page`: the HTML around the data (`page.html`, `page.css`, `page.js`).
 
 pub mod compare;
@@ -23,6 +24,7 @@ mod json;
 mod page;
 pub mod pairs;
 pub mod paths;
+mod time;
 mod tree;
 
 use std::borrow::Cow;
@@ -117,6 +119,8 @@ pub struct StallInput {
     pub start: f64,
     pub duration: f64,
     pub thread: String,
+    /// The thread's index in the run.
+    pub thread_index: u32,
     pub samples: u64,
     pub frames: Vec<StallFrame>,
 }
@@ -229,6 +233,7 @@ pub fn data(inputs: &Inputs<'_>) -> Vec<u8> {
         .map(|p| heat::heat(p, inputs.read_source))
         .unwrap_or_default();
     heat::write(&mut j, &heat);
+    time::write(&mut j, inputs.sampled, &mut funcs);
     data::write_funcs(&mut j, &funcs);
     j.close_object();
     j.out

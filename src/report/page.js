@@ -485,7 +485,7 @@
     tot.calls + " function calls" + (tot.calls !== tot.prim ? " (" + tot.prim + " primitive calls)" : "") +
     " in " + (tot.tt * U).toFixed(3) + " seconds";
   $("#summary").textContent = figures + (D.files.length ? " \u2014 " + D.files.join(", ") : "");
-  const has = { table: true, func: true, flame: !!D.flame, lines: D.heat.length > 0, memory: !!D.memory, stalls: !!D.stalls, compare: !!D.before };
+  const has = { table: true, func: true, flame: !!D.flame, time: !!D.time, lines: D.heat.length > 0, memory: !!D.memory, stalls: !!D.stalls, compare: !!D.before };
   for (const a of document.querySelectorAll("nav a")) a.hidden = !has[a.dataset.view];
   if (D.threads.length) {
     threadSel.innerHTML = '<option value="">All threads</option>' + D.threads.map((t, i) => '<option value="' + i + '">' + esc(t.name) + "</option>").join("");
@@ -540,6 +540,7 @@
       " by path" + (lead.length ? " with " + lead.join(", ") : "") + ", " + P.address + " by name with addresses masked (<code>0x...</code>); <b>" +
       P.before + "</b> only before (gone), <b>" + P.after + "</b> only after (new).</span>";
   }
+  const timeView = D.time ? rprofileTimeView({ D, $, esc, link, stdName, Grid, fit, thread }) : null;
   let current = null, currentArg;
   function route() {
     const [view, arg] = (location.hash.slice(1) || "table").split("/");
@@ -562,6 +563,7 @@
     else if (current === "lines") drawLines();
     else if (current === "memory") drawMemory();
     else if (current === "stalls") drawStalls();
+    else if (current === "time") timeView.draw();
     else if (current === "compare") drawCompare();
   }
   let timer = 0;

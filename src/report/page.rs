@@ -9,6 +9,8 @@ use crate::core::format::xml_escaped;
 const TEMPLATE: &str = include_str!("page.html");
 const CSS: &str = include_str!("page.css");
 const JS: &str = include_str!("page.js");
+/// The time view, a function `page.js` calls.
+const TIME_JS: &str = include_str!("time.js");
 
 /// Writes the page with `title` and `data` (a JSON text in which `<` is escaped).
 pub fn write_page(w: &mut impl Write, title: &str, data: &[u8]) -> io::Result<()> {
@@ -22,7 +24,10 @@ pub fn write_page(w: &mut impl Write, title: &str, data: &[u8]) -> io::Result<()
             "TITLE" => w.write_all(xml_escaped(title).as_bytes())?,
             "GENERATOR" => w.write_all(generator.as_bytes())?,
             "CSS" => w.write_all(CSS.as_bytes())?,
-            "JS" => w.write_all(JS.as_bytes())?,
+            "JS" => {
+                w.write_all(TIME_JS.as_bytes())?;
+                w.write_all(JS.as_bytes())?
+            }
             "DATA" => w.write_all(data)?,
             other => w.write_all(other.as_bytes())?,
         }
@@ -48,6 +53,8 @@ mod tests {
         for word in ["src=\"http", "href=\"http", "@import", "url("] {
             assert!(!page.contains(word), "{word}");
         }
-        assert!(!JS.contains("</script") && !JS.contains("<script") && !JS.contains("<!--"));
+        for js in [JS, TIME_JS] {
+            assert!(!js.contains("</script") && !js.contains("<script") && !js.contains("<!--"));
+        }
     }
 }

@@ -19,8 +19,10 @@ use super::runtime::Runtime;
 use super::stacks::{Error, StackReader, ThreadSample, MAX_FRAMES};
 use super::status::{self, Gil, ThreadStates};
 use crate::samples::profile::{Frame, Function, Mode, Profile};
-use crate::samples::recording::{Recording, Seen};
+use crate::samples::recording::Recording;
+use crate::samples::seen::Seen;
 use crate::samples::stalls::{self, Stall};
+use crate::samples::timebins::TimeBins;
 
 /// The reading thread's priority: below the target's, which goes first on a busy machine.
 const NICE: i32 = 10;
@@ -160,10 +162,12 @@ impl Session {
             _ => None,
         };
         let interval = 1.0 / options.rate;
+        let mut profile = Profile::new(interval, options.mode);
+        profile.time = Some(TimeBins::new(0, (interval * 1e6) as u64));
         Ok(Session {
             reader,
             options,
-            profile: Profile::new(interval, options.mode),
+            profile,
             threads: Vec::new(),
             states: ThreadStates::new(rt.pid),
             gil,
@@ -500,7 +504,7 @@ impl Session {
             }
             if t.torn {
                 self.profile.threads[index as usize].dropped += 1;
-                self.mark(Seen::Dropped { thread: index }, 1);
+                self.mark(Seen::Dropped { thread: index }, 1, at);
                 continue;
             }
             if t.frames.is_empty() {
@@ -514,7 +518,7 @@ impl Session {
             };
             if !counted {
                 self.profile.threads[index as usize].idle += weight;
-                self.mark(Seen::Idle { thread: index }, weight);
+                self.mark(Seen::Idle { thread: index }, weight, at);
                 continue;
             }
             self.frames.clear();
@@ -539,7 +543,7 @@ impl Session {
             }
             let stack = self.profile.add(index, &self.frames, on_cpu, weight);
             let cut = t.truncated;
-            self.mark(Seen::Counted { stack, on_cpu, cut }, weight);
+            self.mark(Seen::Counted { stack, on_cpu, cut }, weight, at);
         }
         if self.options.cpu_states {
             self.states.sweep();
@@ -547,8 +551,12 @@ impl Session {
         Ok(())
     }
 
-    /// Records what the read saw of one thread, when the run keeps a recording.
-    fn mark(&mut self, seen: Seen, weight: u64) {
+    /// Records what the read at `at` saw of one thread: by time, and in the recording when the
+    /// run keeps one.
+    fn mark(&mut self, seen: Seen, weight: u64, at: u64) {
+        if let Some(time) = &mut self.profile.time {
+            time.add(at, seen, weight);
+        }
         if let Some(recording) = &mut self.recording {
             recording.mark(seen, weight);
         }

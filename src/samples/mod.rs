@@ -12,6 +12,9 @@
 //!   - `summary`: the one line on what the run took and lost, and the threads table;
 //! - `recording`: the samples in time order (all, or the last seconds: a flight recorder),
 //!   and the profile of a window of them;
+//! - `seen`: what one read saw of one thread (counted at a stack, idle, dropped);
+//! - `timebins`: the samples by when they were taken, in a bounded number of bins (the
+//!   report's time view);
 //! - `stalls`: the stretches of a recording in which a thread ran without a break;
 //! - `within`: the samples of one call (a thread's stacks below a runner function's frame);
 //! - `table`: how those reports draw their tables (comfy-table, to a given width);
@@ -24,9 +27,11 @@ pub mod merge;
 pub mod pickle;
 pub mod profile;
 pub mod recording;
+pub mod seen;
 pub mod speedscope;
 pub mod stalls;
 pub mod stats;
 pub mod summary;
 pub mod table;
+pub mod timebins;
 pub mod within;

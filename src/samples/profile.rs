@@ -8,6 +8,8 @@ use std::hash::{Hash, Hasher};
 use indexmap::{Equivalent, IndexSet};
 use rustc_hash::FxBuildHasher;
 
+use super::timebins::TimeBins;
+
 /// Which threads a sample counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -133,6 +135,9 @@ pub struct Profile {
     /// stopped for them (not pickled: a pickled run is not known to have blocked).
     pub pauses: u64,
     pub paused: f64,
+    /// The samples by time, for a run that kept them (a session's, a recording's window); not
+    /// pickled nor merged.
+    pub time: Option<TimeBins>,
     /// `(native id, 0)`, or `(0, ident)` for a thread without one -> its index.
     thread_index: HashMap<(u64, u64), u32>,
     scratch: Vec<u32>,
@@ -161,6 +166,7 @@ impl Profile {
             duration: 0.0,
             pauses: 0,
             paused: 0.0,
+            time: None,
             thread_index: HashMap::new(),
             scratch: Vec::new(),
         }
@@ -245,6 +251,52 @@ impl Profile {
             t.on_cpu += on_cpu_weight;
         }
         index as u32
+    }
+
+    /// Removes the stacks with no samples (a window's or a difference's), renumbering the
+    /// stacks its samples by time name.
+    pub fn drop_unsampled(&mut self) {
+        let mut kept = 0u32;
+        let renumber: Vec<u32> = self
+            .stacks
+            .values()
+            .map(|c| match c.samples > 0 {
+                true => {
+                    kept += 1;
+                    kept - 1
+                }
+                false => u32::MAX,
+            })
+            .collect();
+        self.stacks.retain(|_, c| c.samples > 0);
+        self.time = self.time.take().map(|t| t.renumbered(&renumber));
+    }
+
+    /// The samples taken since `base`, an earlier copy of this run's profile (whose functions,
+    /// frames, threads and stacks are the first of these): counts less base's, by time too.
+    pub fn since(&self, base: &Profile) -> Profile {
+        let mut p = self.clone();
+        for (c, b) in p.stacks.values_mut().zip(base.stacks.values()) {
+            c.samples = c.samples.saturating_sub(b.samples);
+            c.on_cpu = c.on_cpu.saturating_sub(b.on_cpu);
+        }
+        for (t, b) in p.threads.iter_mut().zip(&base.threads) {
+            t.samples = t.samples.saturating_sub(b.samples);
+            t.on_cpu = t.on_cpu.saturating_sub(b.on_cpu);
+            t.idle = t.idle.saturating_sub(b.idle);
+            t.dropped = t.dropped.saturating_sub(b.dropped);
+        }
+        p.asked = p.asked.saturating_sub(base.asked);
+        p.taken = p.taken.saturating_sub(base.taken);
+        p.truncated = p.truncated.saturating_sub(base.truncated);
+        p.duration = (p.duration - base.duration).max(0.0);
+        p.pauses = p.pauses.saturating_sub(base.pauses);
+        p.paused = (p.paused - base.paused).max(0.0);
+        if let (Some(now), Some(then)) = (&mut p.time, &base.time) {
+            now.subtract(then);
+        }
+        p.drop_unsampled();
+        p
     }
 
     /// The name a thread is shown under: its `threading` name, else `Thread <native id>` (or
@@ -341,6 +393,44 @@ pub(crate) mod tests {
         p.asked = 4;
         p.taken = 4;
         p
+    }
+
+    #[test]
+    fn since_an_earlier_copy_counts_only_what_came_after() {
+        let mut p = small();
+        let base = p.clone();
+        let f = p.functions.get_index_of(&Function {
+            filename: "prog.py".into(),
+            first_line: 10,
+            name: "f".into(),
+        });
+        let f = f.unwrap() as u32;
+        p.add(
+            0,
+            &[Frame {
+                function: f,
+                line: 13,
+            }],
+            true,
+            2,
+        );
+        p.add(
+            1,
+            &[Frame {
+                function: f,
+                line: 12,
+            }],
+            false,
+            1,
+        );
+        p.asked += 3;
+        p.taken += 2;
+        let d = p.since(&base);
+        assert_eq!(d.stacks.len(), 2);
+        assert!(d.stacks.values().all(|c| c.samples > 0));
+        assert_eq!((d.asked, d.taken), (3, 2));
+        assert_eq!((d.threads[0].samples, d.threads[0].on_cpu), (2, 2));
+        assert_eq!(d.threads[1].samples, 1);
     }
 
     /// Adds function `name` of `filename` whose first line is `first_line`.

@@ -7,22 +7,12 @@
 use std::collections::VecDeque;
 
 use super::profile::{Count, Profile};
+use super::seen::Seen;
+use super::timebins::TimeBins;
 
 /// What one sampled thread costs in a recording, and one read (a tick) on top.
 pub const MARK_BYTES: usize = std::mem::size_of::<Mark>();
 pub const TICK_BYTES: usize = std::mem::size_of::<Tick>();
-
-/// What a read saw of one thread.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Seen {
-    /// Counted at this stack; `on_cpu` when it was on a CPU, `cut` when the stack was deeper
-    /// than the reader's limit (cut at its innermost frames).
-    Counted { stack: u32, on_cpu: bool, cut: bool },
-    /// Seen, not counted by the mode (off a CPU in cpu mode, without the GIL in gil mode).
-    Idle { thread: u32 },
-    /// Its read was torn.
-    Dropped { thread: u32 },
-}
 
 /// One thread in one read, `MARK_BYTES` in memory.
 #[derive(Clone, Copy, Debug)]
@@ -34,6 +24,21 @@ struct Mark {
     /// Ticks it stands for (a late read stands for those it missed).
     weight: u16,
     kind: u8,
+}
+
+impl Mark {
+    /// What the mark says it saw.
+    fn seen(&self) -> Seen {
+        match self.kind {
+            IDLE => Seen::Idle { thread: self.index },
+            DROPPED => Seen::Dropped { thread: self.index },
+            kind => Seen::Counted {
+                stack: self.index,
+                on_cpu: kind & !CUT == COUNTED_ON_CPU,
+                cut: kind & CUT != 0,
+            },
+        }
+    }
 }
 
 const COUNTED: u8 = 0;
@@ -122,16 +127,7 @@ impl Recording {
                 read = i as u64;
                 ticks.next();
             }
-            let seen = match m.kind {
-                IDLE => Seen::Idle { thread: m.index },
-                DROPPED => Seen::Dropped { thread: m.index },
-                kind => Seen::Counted {
-                    stack: m.index,
-                    on_cpu: kind & !CUT == COUNTED_ON_CPU,
-                    cut: kind & CUT != 0,
-                },
-            };
-            (read, m.at, seen, u64::from(m.weight))
+            (read, m.at, m.seen(), u64::from(m.weight))
         })
     }
 
@@ -166,8 +162,10 @@ impl Recording {
         p.truncated = 0;
         let first = ticks.clone().next().map_or(0, |t| t.at);
         p.duration = (self.last().saturating_sub(first)) as f64 / 1e6;
+        let mut time = TimeBins::new(first, (profile.interval * 1e6) as u64);
         for m in self.marks.iter().filter(|m| m.at >= since) {
             let weight = u64::from(m.weight);
+            time.add(m.at, m.seen(), weight);
             match m.kind {
                 IDLE | DROPPED => {
                     if let Some(t) = p.threads.get_mut(m.index as usize) {
@@ -198,8 +196,9 @@ impl Recording {
                 }
             }
         }
+        p.time = Some(time);
         // Stacks the window never saw go, as a run's profile has none with no samples.
-        p.stacks.retain(|_, c| c.samples > 0);
+        p.drop_unsampled();
         p
     }
 }

@@ -10,7 +10,8 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use super::profile::{Mode, Profile};
-use super::recording::{Recording, Seen};
+use super::recording::Recording;
+use super::seen::Seen;
 
 /// One stall.
 #[derive(Clone, Debug, PartialEq)]

@@ -259,9 +259,15 @@ fn key(c: char, view: &mut View, figures: &Figures, o: &Options, written: &mut V
             };
         }
         'w' => {
-            let shown = match view.since_start {
-                true => &figures.whole,
-                false => &figures.window,
+            // What the view shows: since the reset, when there was one.
+            let since_reset;
+            let shown = match (view.since_start, &view.base) {
+                (true, Some(base)) => {
+                    since_reset = figures.whole.since(base);
+                    &since_reset
+                }
+                (true, None) => &figures.whole,
+                (false, _) => &figures.window,
             };
             view.message = match write_snapshot(shown, o) {
                 Ok(paths) => {
@@ -283,6 +289,10 @@ fn key(c: char, view: &mut View, figures: &Figures, o: &Options, written: &mut V
 /// Writes `p` as a stats file and an HTML report in `o.folder`, named
 /// `rprofile-top-PID-N.prof` and `.html` with the first N free.
 fn write_snapshot(p: &Profile, o: &Options) -> io::Result<Vec<PathBuf>> {
+    if p.stacks.is_empty() {
+        // A stats file of no function is one pstats cannot read.
+        return Err(io::Error::other("no samples in what is shown yet"));
+    }
     let (prof, html) = (1..)
         .map(|n| {
             let stem = o.folder.join(format!("rprofile-top-{}-{n}", o.pid));
