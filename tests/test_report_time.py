@@ -182,8 +182,56 @@ def test_a_flight_recorder_dump_opens_on_its_window(browser, tmp_path):
     assert "phase_b" in names_in(table) and "phase_a" not in names_in(table), table
 
 
-def test_reports_without_samples_by_time_have_no_time_view(browser, tmp_path):
-    # A traced run's report: no samples by time.
+TRACED_PHASES = """
+import time
+
+def step(seconds):
+    time.sleep(seconds)
+
+def phase_a():
+    for _ in range(30):
+        step(0.01)
+
+def phase_b():
+    for _ in range(30):
+        step(0.01)
+
+phase_a()
+phase_b()
+"""
+
+
+def test_a_traced_timeline_has_a_time_view_by_its_calls(browser, tmp_path):
+    script = tmp_path / "two_phases.py"
+    script.write_text(TRACED_PHASES)
+    html = tmp_path / "traced.html"
+    run_rprofile("--timeline", str(tmp_path / "t.json"), "--html", str(html), str(script))
+    data = report_data(html)
+    assert data["time"]["mode"] == "traced"
+    a, b = bins_of(data, "phase_a"), bins_of(data, "phase_b")
+    assert a and b and max(a) <= min(b) + 1, (a, b)
+    page = open_report(browser, html)
+    page.eval("location.hash = '#time'")
+    page.wait_for("!document.querySelector('#v-time').hidden")
+    # The time in calls of the whole run: both phases, each about 0.3 s.
+    table, _ = shown(page)
+    assert {"phase_a", "phase_b", "step"} <= names_in(table), table
+    quarter = (a[-1] - a[0]) // 4
+    drag_bins(page, data["time"]["n"], a[0] + quarter, a[-1] - quarter)
+    page.wait_for("!document.querySelector('#time-clear').disabled")
+    table, flame = shown(page)
+    assert "phase_a" in names_in(table) and "phase_b" not in names_in(table), table
+    assert "phase_a" in names_in(flame) and "phase_b" not in names_in(flame), flame
+    note = page.eval("document.querySelector('#time-sel-note').textContent")
+    t0, t1, inside = (float(x) for x in re.search(
+        r"Selected ([\d.]+)–([\d.]+) s: ([\d.]+) s in calls", note).groups())
+    # One thread, in a call all along: its time in calls is the stretch's length.
+    assert abs(inside - (t1 - t0)) <= 0.002, note
+    save(page, "time-traced")
+
+
+def test_reports_without_samples_or_calls_by_time_have_no_time_view(browser, tmp_path):
+    # A traced run's report without a timeline: nothing by time.
     html = tmp_path / "traced.html"
     run_rprofile("--html", str(html), sampled_program("phases.py"), "0.05", "0", "0")
     assert report_data(html)["time"] is None

@@ -9,7 +9,8 @@
 //!   `graphs` chooses the flame graphs and `flame` draws them (inferno);
 //! - `heat`: a sampling run's line heat, with the sources; `compare`: two profiles side by side
 //!   (also as a terminal table), their functions paired by `pairs`;
-//! - `time`: a sampling run's samples by time, for the time view;
+//! - `time`: a sampling run's samples (or a timeline's paths, `path_time`) by time, for the
+//!   time view;
 //! - `page`: the HTML around the data (`page.html`, `page.css`, `page.js`).
 
 pub mod compare;
@@ -23,6 +24,7 @@ pub mod heat;
 mod json;
 mod page;
 pub mod pairs;
+mod path_time;
 pub mod paths;
 mod time;
 mod tree;
@@ -233,7 +235,7 @@ pub fn data(inputs: &Inputs<'_>) -> Vec<u8> {
         .map(|p| heat::heat(p, inputs.read_source))
         .unwrap_or_default();
     heat::write(&mut j, &heat);
-    time::write(&mut j, inputs.sampled, &mut funcs);
+    time::write(&mut j, inputs.sampled, inputs.paths, &mut funcs);
     data::write_funcs(&mut j, &funcs);
     j.close_object();
     j.out

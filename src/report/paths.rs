@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use crate::core::timeline::{Event, ENTER, LEAVE};
 use crate::samples::profile::Profile;
 
+use super::path_time::PathTime;
 use super::tree::Tree;
 
 /// What the weights of a tree count.
@@ -28,6 +29,8 @@ pub struct Paths {
     /// The top nodes that are threads, with the thread's name (empty with one thread).
     pub threads: Vec<(u32, String)>,
     pub weight: Weight,
+    /// A timeline's paths by time (none for a sampling run's, whose samples keep their own).
+    pub time: Option<PathTime>,
 }
 
 /// How a frame is labelled: `name (file:line)`, a built-in by its name alone.
@@ -89,6 +92,7 @@ pub fn from_samples(p: &Profile) -> Paths {
         weight: Weight::Samples {
             interval: p.interval,
         },
+        time: None,
     }
 }
 
@@ -159,6 +163,17 @@ pub fn from_timeline(
             thread_tops.push((top[t], name));
         }
     }
+    let names = (0..n_threads)
+        .map(|t| {
+            threads
+                .get(t)
+                .cloned()
+                .unwrap_or_else(|| format!("thread {t}"))
+        })
+        .collect();
+    let mut time = PathTime::new(t_first, t_last, seconds_per_unit, names);
+    // Each thread's last event: its innermost open call ran since (its own time, by time).
+    let mut last = vec![t_first; n_threads];
     let mut stacks: Vec<Vec<Open>> = (0..n_threads).map(|_| Vec::new()).collect();
     for (th, keys) in unmatched.iter().enumerate() {
         for &key in keys.iter().rev() {
@@ -185,6 +200,11 @@ pub fn from_timeline(
     };
     for e in calls() {
         let th = e.thread as usize;
+        time.saw(th, e.t);
+        if let Some(o) = stacks[th].last() {
+            time.accrue(th, o.node, last[th], e.t);
+        }
+        last[th] = e.t;
         if e.kind == ENTER {
             let parent = stacks[th].last().map_or(top[th], |o| o.node);
             let node = tree.child(parent, label(&mut labels, &mut functions, e.key));
@@ -198,7 +218,11 @@ pub fn from_timeline(
             close(&mut tree, &mut stacks[th], e.t);
         }
     }
-    for stack in &mut stacks {
+    for (th, stack) in stacks.iter_mut().enumerate() {
+        if let Some(o) = stack.last() {
+            time.saw(th, t_last);
+            time.accrue(th, o.node, last[th], t_last);
+        }
         while !stack.is_empty() {
             close(&mut tree, stack, t_last);
         }
@@ -209,6 +233,7 @@ pub fn from_timeline(
         functions,
         threads: thread_tops,
         weight: Weight::Seconds,
+        time: Some(time),
     }
 }
 

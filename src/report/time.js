@@ -12,7 +12,9 @@ function rprofileTimeView(api) {
   C.n.forEach((n, i) => { cellAt[i + 1] = cellAt[i] + n; });
   const hasCpu = T.lanes.some((l) => l.cpu.some((x) => x > 0));
   // What a counted sample means in this mode, and the colours of the lanes.
-  const KINDS = T.mode === "gil"
+  const KINDS = T.mode === "traced"
+    ? [["counted", "in a profiled call", "#5b8fd6"], ["idle", "outside them", "#dcdce2"]]
+    : T.mode === "gil"
     ? (hasCpu ? [["cpu", "holding the GIL, on a CPU", "#6a3d9a"], ["counted", "holding the GIL, off a CPU", "#b48ad8"]]
       : [["counted", "holding the GIL", "#b48ad8"]]).concat([["idle", "without the GIL", "#dcdce2"]])
     : T.mode === "cpu"
@@ -22,14 +24,17 @@ function rprofileTimeView(api) {
         : [["counted", "sampled (CPU states not read)", "#5b8fd6"]];
   const DROPPED = "#d62728", SPLIT = KINDS.some((k) => k[0] === "cpu");
   const fmt = (s) => s.toFixed(3);
+  // A traced timeline's weights are times (timer units), a sampling run's samples.
+  const TRACED = T.mode === "traced";
+  const amount = (w) => (TRACED ? (w * T.interval).toFixed(6) + " s" : w.toLocaleString("en-US") + " samples");
   let sel = null, built = false, grid = null, zoom = null, agg = null;
 
   function build() {
     built = true;
-    $("#time-note").innerHTML = "Each thread's samples over the run (" + fmt(T.origin) + "&ndash;" + fmt(T.origin + TOTAL) +
+    $("#time-note").innerHTML = "Each thread's " + (TRACED ? "calls" : "samples") + " over the run (" + fmt(T.origin) + "&ndash;" + fmt(T.origin + TOTAL) +
       " s, " + N + " columns of " + (W * 1e3).toFixed(W < 0.01 ? 1 : 0) + " ms): " +
       KINDS.map((k) => '<span class="key" style="background:' + k[2] + '"></span> ' + k[1]).join(", ") +
-      ', <span class="key" style="background:' + DROPPED + '"></span> dropped' +
+      (TRACED ? "" : ', <span class="key" style="background:' + DROPPED + '"></span> dropped') +
       (D.stalls ? ', <span class="key stall-key"></span> a stall' : "") +
       ". <b>Drag across the lanes</b> to see the table and flame graph of that stretch.";
     const host = $("#time-lanes");
@@ -164,7 +169,10 @@ function rprofileTimeView(api) {
   }
   // Own and total ticks per function, and the tree of call paths, of the columns and thread.
   function aggregate() {
-    const [a, b] = columns(sel), t = api.thread(), runThread = t >= 0 ? D.threads[t].index : -1;
+    const [a, b] = columns(sel), t = api.thread();
+    // The thread's index in the run; a timeline's threads are matched by name.
+    let runThread = t >= 0 ? D.threads[t].index : -1;
+    if (t >= 0 && runThread < 0) { const l = T.lanes.find((x) => x.name === D.threads[t].name); runThread = l ? l.thread : -1; }
     const own = new Map(), cum = new Map(), stamp = new Map(), root = { f: -1, w: 0, kids: new Map() };
     let total = 0, seq = 0;
     for (let k = cellAt[a]; k < cellAt[b]; k++) {
@@ -194,7 +202,7 @@ function rprofileTimeView(api) {
     agg = aggregate();
     const span = [T.origin + agg.a * W, T.origin + agg.b * W];
     $("#time-sel-note").innerHTML = (sel ? "<b>Selected " + fmt(span[0]) + "&ndash;" + fmt(span[1]) + " s</b>" : "<b>The whole run</b>") +
-      ": " + agg.total.toLocaleString("en-US") + " samples" + (api.thread() >= 0 ? " of " + esc(D.threads[api.thread()].name) : "") +
+      ": " + amount(agg.total) + (TRACED ? " in calls" : "") + (api.thread() >= 0 ? " of " + esc(D.threads[api.thread()].name) : "") +
       (sel ? " (Esc or the button clears it)" : "") + ".";
     drawTable();
     drawFlame();
@@ -205,14 +213,17 @@ function rprofileTimeView(api) {
       // The columns read the selection's figures as they are at each draw.
       const I = T.interval, own = (f) => agg.own.get(f) || 0, cum = (f) => agg.cum.get(f) || 0;
       const pc = (v) => (agg.total ? (100 * v / agg.total).toFixed(2) + "%" : "&ndash;");
-      grid = new Grid($("#time-table"), [
+      const columns = [
         { label: "nsamples", width: fit(9, "nsamples"), cell: (f) => cum(f), num: (f) => cum(f), title: "samples with the function on the stack" },
-        { label: "tottime", width: fit(12, "tottime"), cell: (f) => (own(f) * I).toFixed(6), num: (f) => own(f), title: "samples in the function itself, in seconds" },
+        { label: "tottime", width: fit(12, "tottime"), cell: (f) => (own(f) * I).toFixed(6), num: (f) => own(f), title: "time in the function itself (s)" },
         { label: "%", width: fit(7, "%"), cell: (f) => pc(own(f)), num: (f) => own(f) },
-        { label: "cumtime", width: fit(12, "cumtime"), cell: (f) => (cum(f) * I).toFixed(6), num: (f) => cum(f), title: "samples with the function on the stack, in seconds" },
+        { label: "cumtime", width: fit(12, "cumtime"), cell: (f) => (cum(f) * I).toFixed(6), num: (f) => cum(f), title: "time with the function on the stack (s)" },
         { label: "%", width: fit(7, "%"), cell: (f) => pc(cum(f)), num: (f) => cum(f) },
         { label: "filename:lineno(function)", text: true, cls: "path", cell: (f) => link(f), str: (f) => stdName(f) },
-      ], { sort: 1 });
+      ];
+      // A timeline's stretch has times, not samples, to count.
+      if (TRACED) columns.shift();
+      grid = new Grid($("#time-table"), columns, { sort: TRACED ? 0 : 1 });
     }
     grid.setRows(agg.funcs);
   }
@@ -222,7 +233,7 @@ function rprofileTimeView(api) {
     const host = $("#time-flame");
     if (!agg) return;
     const top = zoom || agg.root, width = Math.max(200, host.clientWidth - 2), H = 17;
-    if (!top.w) { host.innerHTML = '<p class="empty">No samples here.</p>'; return; }
+    if (!top.w) { host.innerHTML = '<p class="empty">Nothing here.</p>'; return; }
     const out = [];
     let depth = 0;
     // The zoomed frame's callers, each as wide as the graph.
@@ -241,7 +252,7 @@ function rprofileTimeView(api) {
     for (const o of out) rows = Math.max(rows, o.d + 1);
     host.innerHTML = '<svg width="' + width + '" height="' + rows * H + '" xmlns="http://www.w3.org/2000/svg">' + out.map((o) =>
       '<g class="tf" data-f="' + o.n.f + '" data-w="' + o.n.w + '" transform="translate(' + o.x.toFixed(2) + "," + o.d * H + ')"><title>' +
-      esc(o.name) + " (" + o.n.w + " samples, " + (100 * o.n.w / agg.root.w).toFixed(2) + "%)</title>" +
+      esc(o.name) + " (" + amount(o.n.w) + ", " + (100 * o.n.w / agg.root.w).toFixed(2) + "%)</title>" +
       '<rect width="' + Math.max(0.5, o.w - 0.5).toFixed(2) + '" height="' + (H - 1) + '" fill="' + o.colour + '"/>' +
       (o.w > 30 ? '<text x="3" y="12">' + esc(clip(o.name, o.w)) + "</text>" : "") + "</g>").join("") + "</svg>";
     const nodes = out.map((o) => o.n);

@@ -1,6 +1,7 @@
-//! The data of the report's time view: a sampling run's samples by time (`samples::timebins`),
-//! as each thread's activity per bin and, per bin, the call stacks counted (as paths of report
-//! function ids), from which the page makes the table and flame graph of any stretch.
+//! The data of the report's time view: a sampling run's samples by time (`samples::timebins`)
+//! or a timeline's call paths by time (`path_time`), as each thread's activity per bin and, per
+//! bin, the call stacks there (as paths of report function ids) with their weight, from which
+//! the page makes the table and flame graph of any stretch.
 
 use std::collections::HashMap;
 
@@ -8,76 +9,62 @@ use crate::samples::profile::Profile;
 
 use super::funcs::Funcs;
 use super::json::Json;
+use super::paths::Paths;
 
-/// Writes `"time"`: null for a profile without bins, else `{origin, width, n, interval, mode,
-/// lanes: [{thread, name, counted, cpu, idle, dropped}], stacks: {thread, n, f}, cells: {n, s,
-/// w}}`. Times in seconds; a lane's columns have a value per bin (ticks); `stacks` lists each
-/// distinct (thread, functions root first) once; `cells` per bin how many (stack, ticks)
-/// pairs follow.
-pub fn write(j: &mut Json, p: Option<&Profile>, funcs: &mut Funcs) {
+/// What the view is drawn from, in one shape whatever the source.
+struct View {
+    /// Seconds of the first bin's start, and of a bin.
+    origin: f64,
+    width: f64,
+    /// Seconds a unit of weight stands for (a sample's interval, a timer unit).
+    unit: f64,
+    /// "wall", "cpu", "gil", or "traced".
+    mode: &'static str,
+    /// Per thread: its index, name, and per bin counted, on a CPU, idle, dropped (weights).
+    lanes: Vec<(u32, String, Vec<[u64; 4]>)>,
+    stacks: Stacks,
+    /// Per bin: (report stack, weight), by stack.
+    cells: Vec<Vec<(u32, u64)>>,
+}
+
+/// Writes `"time"`: null when neither a sampling run's bins nor a timeline's are given, else
+/// `{origin, width, n, interval, mode, lanes: [{thread, name, counted, cpu, idle, dropped}],
+/// stacks: {thread, n, f}, cells: {n, s, w}}`. Times in seconds; weights in units of
+/// `interval` seconds; a lane's columns have a value per bin; `stacks` lists each distinct
+/// (thread, functions root first) once; `cells` per bin how many (stack, weight) pairs follow.
+pub fn write(j: &mut Json, sampled: Option<&Profile>, paths: Option<&Paths>, funcs: &mut Funcs) {
     j.key("time");
-    let Some((p, time)) = p.and_then(|p| Some((p, p.time.as_ref()?))) else {
+    let view = match (sampled, paths) {
+        (Some(p), _) => of_samples(p, funcs),
+        (None, Some(paths)) => of_paths(paths, funcs),
+        (None, None) => None,
+    };
+    let Some(v) = view else {
         j.null();
         return;
     };
-    let n = time.bins.len();
-    let mut stacks = Stacks::new(p);
-    // Per thread and bin: counted, on a CPU, idle, dropped.
-    let mut lanes = vec![vec![[0u64; 4]; n]; p.threads.len()];
-    let (mut cell_n, mut cell_s, mut cell_w) = (Vec::with_capacity(n), Vec::new(), Vec::new());
-    for (b, bin) in time.bins.iter().enumerate() {
-        // Ticks per report stack (two profile stacks may differ by lines alone).
-        let mut cells: Vec<(u32, u64)> = Vec::with_capacity(bin.stacks.len());
-        for (&s, &(ticks, on_cpu)) in &bin.stacks {
-            let Some(id) = stacks.id(p, s, funcs) else {
-                continue;
-            };
-            if let Some(lane) = lanes.get_mut(stacks.thread[id as usize] as usize) {
-                lane[b][0] += ticks;
-                lane[b][1] += on_cpu;
-            }
-            cells.push((id, ticks));
-        }
-        cells.sort_unstable();
-        cells.dedup_by(|next, kept| {
-            let same = next.0 == kept.0;
-            if same {
-                kept.1 += next.1;
-            }
-            same
-        });
-        for (&t, &(idle, dropped)) in &bin.threads {
-            if let Some(lane) = lanes.get_mut(t as usize) {
-                lane[b][2] += idle;
-                lane[b][3] += dropped;
-            }
-        }
-        cell_n.push(cells.len() as i64);
-        cell_s.extend(cells.iter().map(|c| i64::from(c.0)));
-        cell_w.extend(cells.iter().map(|c| as_int(c.1)));
-    }
     j.open_object();
     j.key("origin");
-    j.float(time.origin as f64 / 1e6);
+    j.float(v.origin);
     j.key("width");
-    j.float(time.width as f64 / 1e6);
+    j.float(v.width);
     j.key("n");
-    j.int(n as i64);
+    j.int(v.cells.len() as i64);
     j.key("interval");
-    j.float(p.interval);
+    j.float(v.unit);
     j.key("mode");
-    j.str(p.mode.name());
+    j.str(v.mode);
     j.key("lanes");
     j.open_array();
-    for (t, lane) in lanes.iter().enumerate() {
+    for (t, name, lane) in &v.lanes {
         if lane.iter().all(|c| c.iter().all(|&x| x == 0)) {
             continue;
         }
         j.open_object();
         j.key("thread");
-        j.int(t as i64);
+        j.int(i64::from(*t));
         j.key("name");
-        j.str(&p.thread_label(t as u32));
+        j.str(name);
         for (k, key) in ["counted", "cpu", "idle", "dropped"]
             .into_iter()
             .enumerate()
@@ -89,68 +76,168 @@ pub fn write(j: &mut Json, p: Option<&Profile>, funcs: &mut Funcs) {
     j.close_array();
     j.key("stacks");
     j.open_object();
-    j.ints("thread", stacks.thread.iter().map(|&t| i64::from(t)));
-    j.ints("n", stacks.len);
-    j.ints("f", stacks.funcs);
+    j.ints("thread", v.stacks.thread.iter().map(|&t| i64::from(t)));
+    j.ints("n", v.stacks.len);
+    j.ints("f", v.stacks.funcs);
     j.close_object();
     j.key("cells");
     j.open_object();
-    j.ints("n", cell_n);
-    j.ints("s", cell_s);
-    j.ints("w", cell_w);
+    j.ints("n", v.cells.iter().map(|c| c.len() as i64));
+    j.ints("s", v.cells.iter().flatten().map(|c| i64::from(c.0)));
+    j.ints("w", v.cells.iter().flatten().map(|c| as_int(c.1)));
     j.close_object();
     j.close_object();
 }
 
-/// The report's stacks: each distinct (thread, function ids root first) of the profile's
-/// stacks, made on first sight.
+/// Sums the weights of the same stack (two profile stacks may differ by lines alone).
+fn merged(mut cells: Vec<(u32, u64)>) -> Vec<(u32, u64)> {
+    cells.sort_unstable();
+    cells.dedup_by(|next, kept| {
+        let same = next.0 == kept.0;
+        if same {
+            kept.1 += next.1;
+        }
+        same
+    });
+    cells
+}
+
+/// A sampling run's view: per bin its counted stacks, and each thread's reads by state.
+fn of_samples(p: &Profile, funcs: &mut Funcs) -> Option<View> {
+    let time = p.time.as_ref()?;
+    let n = time.bins.len();
+    let mut stacks = Stacks::default();
+    // The report stack of each profile stack, made on first sight.
+    let mut known = vec![u32::MAX; p.stacks.len()];
+    let mut lanes = vec![vec![[0u64; 4]; n]; p.threads.len()];
+    let mut cells = Vec::with_capacity(n);
+    for (b, bin) in time.bins.iter().enumerate() {
+        let mut here: Vec<(u32, u64)> = Vec::with_capacity(bin.stacks.len());
+        for (&s, &(ticks, on_cpu)) in &bin.stacks {
+            let Some(((thread, frames), _)) = p.stacks.get_index(s as usize) else {
+                continue;
+            };
+            let id = match known[s as usize] {
+                u32::MAX => {
+                    let path = frames.iter().filter_map(|&fr| {
+                        let f = p.function_of(fr)?;
+                        Some(funcs.of(f.filename.as_bytes(), f.first_line, f.name.as_bytes()))
+                    });
+                    known[s as usize] = stacks.id(*thread, path);
+                    known[s as usize]
+                }
+                id => id,
+            };
+            if let Some(lane) = lanes.get_mut(*thread as usize) {
+                lane[b][0] += ticks;
+                lane[b][1] += on_cpu;
+            }
+            here.push((id, ticks));
+        }
+        for (&t, &(idle, dropped)) in &bin.threads {
+            if let Some(lane) = lanes.get_mut(t as usize) {
+                lane[b][2] += idle;
+                lane[b][3] += dropped;
+            }
+        }
+        cells.push(merged(here));
+    }
+    Some(View {
+        origin: time.origin as f64 / 1e6,
+        width: time.width as f64 / 1e6,
+        unit: p.interval,
+        mode: p.mode.name(),
+        lanes: lanes
+            .into_iter()
+            .enumerate()
+            .map(|(t, lane)| (t as u32, p.thread_label(t as u32), lane))
+            .collect(),
+        stacks,
+        cells,
+    })
+}
+
+/// A timeline's view: per bin each path's own time, and each thread's time in calls (and out
+/// of them, between its first event and its last).
+fn of_paths(paths: &Paths, funcs: &mut Funcs) -> Option<View> {
+    let time = paths.time.as_ref()?;
+    let mut stacks = Stacks::default();
+    let mut ids: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut path = Vec::new();
+    let cells = time
+        .bins
+        .iter()
+        .map(|bin| {
+            let here = bin
+                .iter()
+                .map(|(&(thread, node), &units)| {
+                    let id = *ids.entry((thread, node)).or_insert_with(|| {
+                        path.clear();
+                        // The node's functions, innermost first up to the root or the thread.
+                        let mut at = node;
+                        while at != 0 {
+                            let n = &paths.tree.nodes[at as usize];
+                            match paths.functions.get(n.label as usize) {
+                                Some(Some((name, file, line))) => {
+                                    path.push(funcs.of(file.as_bytes(), *line, name.as_bytes()))
+                                }
+                                _ => break,
+                            }
+                            at = n.parent;
+                        }
+                        stacks.id(thread, path.iter().rev().copied())
+                    });
+                    (id, units)
+                })
+                .collect();
+            merged(here)
+        })
+        .collect();
+    let lanes = time
+        .lanes
+        .iter()
+        .enumerate()
+        .map(|(t, lane)| {
+            let columns = (0..time.bins.len())
+                .map(|i| {
+                    let busy = lane.busy[i];
+                    [busy, 0, time.alive(lane, i).saturating_sub(busy), 0]
+                })
+                .collect();
+            (t as u32, lane.name.clone(), columns)
+        })
+        .collect();
+    Some(View {
+        origin: 0.0,
+        width: time.width as f64 * time.unit,
+        unit: time.unit,
+        mode: "traced",
+        lanes,
+        stacks,
+        cells,
+    })
+}
+
+/// The report's stacks: each distinct (thread, function ids root first) once.
+#[derive(Default)]
 struct Stacks {
     ids: HashMap<(u32, Vec<u32>), u32>,
-    of_stack: Vec<u32>,
-    function_id: Vec<u32>,
     thread: Vec<u32>,
     len: Vec<i64>,
     funcs: Vec<i64>,
 }
 
 impl Stacks {
-    fn new(p: &Profile) -> Stacks {
-        Stacks {
-            ids: HashMap::new(),
-            of_stack: vec![u32::MAX; p.stacks.len()],
-            function_id: vec![u32::MAX; p.functions.len()],
-            thread: Vec::new(),
-            len: Vec::new(),
-            funcs: Vec::new(),
-        }
-    }
-
-    /// The report id of the profile's stack `s`.
-    fn id(&mut self, p: &Profile, s: u32, funcs: &mut Funcs) -> Option<u32> {
-        let slot = *self.of_stack.get(s as usize)?;
-        if slot != u32::MAX {
-            return Some(slot);
-        }
-        let ((thread, frames), _) = p.stacks.get_index(s as usize)?;
-        let mut path = Vec::with_capacity(frames.len());
-        for &fr in frames.iter() {
-            let fi = p.frames.get_index(fr as usize)?.function as usize;
-            let id = self.function_id.get_mut(fi)?;
-            if *id == u32::MAX {
-                let f = p.functions.get_index(fi)?;
-                *id = funcs.of(f.filename.as_bytes(), f.first_line, f.name.as_bytes());
-            }
-            path.push(*id);
-        }
+    fn id(&mut self, thread: u32, path: impl Iterator<Item = u32>) -> u32 {
+        let path: Vec<u32> = path.collect();
         let next = self.thread.len() as u32;
-        let id = *self.ids.entry((*thread, path.clone())).or_insert(next);
+        let id = *self.ids.entry((thread, path.clone())).or_insert(next);
         if id == next {
-            self.thread.push(*thread);
+            self.thread.push(thread);
             self.len.push(path.len() as i64);
             self.funcs.extend(path.iter().map(|&f| i64::from(f)));
         }
-        self.of_stack[s as usize] = id;
-        Some(id)
+        id
     }
 }
 
@@ -190,7 +277,7 @@ mod tests {
         let mut j = Json::new();
         let mut funcs = Funcs::default();
         j.open_object();
-        write(&mut j, Some(&p), &mut funcs);
+        write(&mut j, Some(&p), None, &mut funcs);
         j.close_object();
         let v: serde_json::Value = serde_json::from_slice(&j.out).unwrap();
         let t = &v["time"];
@@ -206,7 +293,12 @@ mod tests {
         // Without bins: null.
         let mut j = Json::new();
         j.open_object();
-        write(&mut j, Some(&Profile::new(0.001, Mode::Wall)), &mut funcs);
+        write(
+            &mut j,
+            Some(&Profile::new(0.001, Mode::Wall)),
+            None,
+            &mut funcs,
+        );
         j.close_object();
         assert!(String::from_utf8(j.out).unwrap().contains("\"time\":null"));
     }
