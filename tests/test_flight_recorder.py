@@ -30,6 +30,26 @@ def test_the_window_holds_the_last_seconds_and_not_what_came_before(tmp_path):
     assert "over 1.9" in proc.stderr or "over 2.0" in proc.stderr, proc.stderr
 
 
+def test_with_subprocesses_each_process_keeps_its_last_seconds(tmp_path):
+    # The parent idles in subprocess.run while its child runs phase A then phase B: the window
+    # holds B and the parent's wait, not A.
+    parent = tmp_path / "parent.py"
+    parent.write_text("import subprocess, sys\n"
+                      "subprocess.run([sys.executable, %r, '2', '2.5', '0.2'], check=True)\n"
+                      % sampled_program("phases.py"))
+    out = tmp_path / "out.prof"
+    proc = run_rprofile("--sample", "--subprocesses", "--record-last", "2", "-o", str(out),
+                        str(parent))
+    samples = samples_by_function(str(out))
+    assert samples.get("phase_b", (0, 0))[1] > 1000, samples
+    assert "phase_a" not in samples and "_try_wait" in samples, samples
+    # Each process's own stats are of its window too.
+    assert "Processes (2;" in proc.stderr, proc.stderr
+    child = [f for f in os.listdir(str(out) + ".processes") if "phases" in f]
+    assert len(child) == 1, os.listdir(str(out) + ".processes")
+    assert "phase_a" not in samples_by_function(os.path.join(str(out) + ".processes", child[0]))
+
+
 def test_sigusr1_writes_the_window_of_that_moment_beside_each_output(tmp_path):
     out, html = tmp_path / "out.prof", tmp_path / "report.html"
     proc = subprocess.Popen([sys.executable, "-m", "rprofile", "--sample", "--record-last", "2",
@@ -100,8 +120,8 @@ def samples_by_function_of(sampler):
 def test_bad_recorder_requests_are_clear_errors():
     with pytest.raises(ValueError, match="record_last must be a number of seconds > 0"):
         Sampler(record_last=0)
-    with pytest.raises(ValueError, match="does not go with subprocesses"):
-        Sampler(record_last=5, subprocesses=True)
+    with pytest.raises(ValueError, match="stall does not go with subprocesses"):
+        Sampler(stall=100, subprocesses=True)
     with Sampler(rate=200) as s:
         time.sleep(0.05)
         with pytest.raises(ValueError, match="needs a flight recorder"):
@@ -111,7 +131,7 @@ def test_bad_recorder_requests_are_clear_errors():
     with pytest.raises(ValueError, match="seconds must be >= 0"):
         Sampler(record_last=1).recent(-1)
     for args, words in [(["--record-last", "0"], "--record-last must be a number of seconds"),
-                        (["--record-last", "1", "--subprocesses"], "does not go with"),
+                        (["--stall", "100", "--subprocesses"], "does not go with"),
                         (["--stall", "-5"], "--stall must be a number of milliseconds")]:
         proc = run_rprofile("--sample", *args, sampled_program("phases.py"), "0", "0", "0",
                             check=False)

@@ -187,6 +187,27 @@ def test_stalls_show_as_they_happen(top):
     assert t.exit_status() == 0
 
 
+def test_subprocesses_show_under_their_pids_with_their_stalls(top, tmp_path):
+    # A parent that starts freeze.py in another interpreter: the child's threads, hot
+    # function and stall show, named with its pid.
+    parent = tmp_path / "parent.py"
+    parent.write_text("import subprocess, sys\n"
+                      "subprocess.run([sys.executable, %r, 'cpu', '20'])\n"
+                      % sampled_program("freeze.py"))
+    t = top("--subprocesses", "--stall", "500", str(parent))
+    text = t.wait_for(r"at [\d.]+ s for 1\.[3-9]\d s: MainThread \(pid (\d+)\): freeze "
+                      r"\(freeze\.py:\d+\)", timeout=30)
+    child = int(re.search(r"s: MainThread \(pid (\d+)\): freeze", text).group(1))
+    assert child != header_pid(text), text
+    # Both processes' main threads are listed.
+    t.keys("c")
+    text = t.wait_for(r"since the start")
+    assert re.search(r"MainThread \(pid %d\)" % child, text), text
+    assert re.search(r"MainThread \(pid %d\)" % header_pid(text), text), text
+    t.keys("q")
+    assert t.exit_status() == 0
+
+
 def test_an_attached_process_is_left_running(top):
     target = subprocess.Popen([sys.executable, sampled_program("top_target.py"), "60"])
     try:

@@ -405,10 +405,9 @@ def _main_sampled(parser, options, args):
                          % options.record_last)
     if options.stall is not None and not options.stall > 0:
         parser.error("--stall must be a number of milliseconds > 0, not %g" % options.stall)
-    for name in ("record_last", "stall"):
-        if getattr(options, name) is not None and options.subprocesses:
-            parser.error("--%s reads one process in time order: it does not go with "
-                         "--subprocesses" % name.replace("_", "-"))
+    if options.stall is not None and options.subprocesses:
+        parser.error("--stall reads one process in time order: it does not go with "
+                     "--subprocesses (rprofile top --subprocesses --stall shows them live)")
     for name in SAMPLED_OUTPUTS:
         if getattr(options, name) is not None:
             setattr(options, name, os.path.abspath(getattr(options, name)))

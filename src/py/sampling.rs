@@ -129,10 +129,10 @@ impl SamplerCore {
                 )));
             }
         }
-        if subprocesses && (record_last.is_some() || record_all) {
+        if subprocesses && record_all {
             return Err(PyValueError::new_err(
-                "a recording in time order (record_last, stall) is of one process: it does \
-                 not go with subprocesses",
+                "the stalls of a whole run (stall) are found in one process's recording: they \
+                 do not go with subprocesses",
             ));
         }
         let mut symbols = Symbols::default();
@@ -156,10 +156,16 @@ impl SamplerCore {
         if threads == 0 {
             return Err(reader_error(py, stacks::not_ready(pid)));
         }
-        let requests = (!subprocesses).then(|| session.requests());
-        let run = match subprocesses {
-            true => Run::Family(Box::new(Family::new(session, &rt, options, symbols))),
-            false => Run::One(Box::new(session)),
+        let (run, requests) = match subprocesses {
+            true => {
+                let mut family = Box::new(Family::new(session, &rt, options, symbols));
+                let requests = family.requests();
+                (Run::Family(family), requests)
+            }
+            false => {
+                let requests = session.requests();
+                (Run::One(Box::new(session)), requests)
+            }
         };
         let reads = match &run {
             Run::One(session) => Arc::clone(&session.reads),
@@ -171,7 +177,7 @@ impl SamplerCore {
             thread: None,
             reads,
             blocking,
-            requests,
+            requests: Some(requests),
             interval: 1.0 / rate,
             pid,
             version: rt.version,

@@ -13,16 +13,20 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::Sender;
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::clock::{self, Clock};
 use super::descendants::{Descendants, Stat};
 use super::pause::{Refused, SERVE_EVERY};
+use super::requests::{Answer, Inbox, Request};
 use super::runtime::{self, find_runtime_with, Runtime, Symbols};
 use super::session::{asked_to_end, outcome, End, Options, Session};
 use super::stacks::Error;
-use crate::samples::profile::Profile;
+use crate::samples::merge;
+use crate::samples::profile::{Frame, Profile};
+use crate::samples::stalls::Stall;
 
 /// How often the family's new processes are looked for: a child is read from at most this
 /// long after it started. A scan of every process (no children files) costs more: less often.
@@ -180,6 +184,27 @@ impl Member {
     }
 }
 
+/// A stall of one process (`part`) in the terms of the family's merge `into`, where that
+/// process's threads start at `first_thread`: its frames found by what they are.
+fn moved(st: &Stall, part: &Profile, into: &Profile, first_thread: u32) -> Stall {
+    let frame = |&(f, n): &(u32, u64)| {
+        let fr = part.frames.get_index(f as usize)?;
+        let function = into
+            .functions
+            .get_index_of(part.functions.get_index(fr.function as usize)?)?;
+        let at = into.frames.get_index_of(&Frame {
+            function: function as u32,
+            line: fr.line,
+        })?;
+        Some((at as u32, n))
+    };
+    Stall {
+        thread: st.thread + first_thread,
+        frames: st.frames.iter().filter_map(frame).collect(),
+        ..st.clone()
+    }
+}
+
 /// A run over a process and its descendants.
 pub struct Family {
     options: Options,
@@ -190,6 +215,8 @@ pub struct Family {
     pub unfollowed: u64,
     /// Ticks at which a process was read, for whoever watches the run from another thread.
     pub reads: Arc<AtomicU64>,
+    /// Requests for the recent samples (`requests`).
+    inbox: Inbox,
 }
 
 impl Family {
@@ -211,7 +238,59 @@ impl Family {
             members: vec![member],
             unfollowed: 0,
             reads: Arc::new(AtomicU64::new(0)),
+            inbox: Inbox::default(),
         }
+    }
+
+    /// Where to ask, from another thread, for the recent samples of the whole family (its
+    /// processes merged, as at the end) while the run goes on.
+    pub fn requests(&mut self) -> Sender<Request> {
+        self.inbox.open()
+    }
+
+    /// Answers the requests waiting (between two reads): the merge of the processes read now
+    /// (their last `seconds`), or of every process (`whole`), and their stalls in its terms.
+    fn serve_requests(&self) {
+        self.inbox.answer(|request| {
+            let mut parts: Vec<(u32, Profile, Vec<Stall>)> = Vec::new();
+            for m in &self.members {
+                let stalls = |s: &Session| {
+                    let since = m.first_read.unwrap_or_default().as_secs_f64();
+                    let mut found = request.stalls.map_or_else(Vec::new, |min| s.stalls(min));
+                    // In the family's time: from the run's start, not the process's.
+                    found.iter_mut().for_each(|st| st.start += since);
+                    found
+                };
+                match (&m.session, &m.profile, request.whole) {
+                    (Some(s), _, true) => parts.push((m.pid as u32, s.since_start(), stalls(s))),
+                    (Some(s), _, false) => {
+                        parts.push((m.pid as u32, s.recent(request.seconds), stalls(s)))
+                    }
+                    // A process that ended is in everything since the start, not in the last
+                    // seconds.
+                    (None, Some(p), true) => parts.push((m.pid as u32, p.clone(), Vec::new())),
+                    _ => {}
+                }
+            }
+            let options = &self.options;
+            let profile = merge::merge(
+                1.0 / options.rate,
+                options.mode,
+                parts.iter().map(|(pid, p, _)| (*pid, p)),
+            );
+            let mut stalls = Vec::new();
+            let mut first_thread = 0u32;
+            for (_, part, found) in &parts {
+                stalls.extend(
+                    found
+                        .iter()
+                        .map(|st| moved(st, part, &profile, first_thread)),
+                );
+                first_thread += part.threads.len() as u32;
+            }
+            stalls.sort_by(|a, b| a.start.total_cmp(&b.start));
+            Answer { profile, stalls }
+        });
     }
 
     /// Samples until `stop` is set, the duration passes, or no process is left to read.
@@ -273,6 +352,7 @@ impl Family {
                     m.last_read = elapsed;
                 }
             }
+            self.serve_requests();
         };
         let now = clock.elapsed();
         self.end_the_exited(now);

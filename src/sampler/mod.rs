@@ -23,6 +23,7 @@
 //! - `dump`: `rprofile dump`, every thread's stack, name and state at one instant;
 //! - `clock`: the sampling clock (absolute ticks) and the reading thread's settings;
 //! - `session`: a sampling run: the clock, the reads, and what the mode keeps of them;
+//!   `requests`: what other threads ask of a run while it goes on;
 //! - `descendants`: the processes a process started, and theirs, found in `/proc`;
 //! - `family`: a run over a process and its descendants on one clock, a profile each.
 
@@ -41,6 +42,7 @@ pub mod names;
 pub mod pages;
 pub mod pause;
 pub mod remote;
+pub mod requests;
 pub mod runtime;
 pub mod session;
 pub mod snapshot;

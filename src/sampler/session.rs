@@ -8,8 +8,8 @@
 //! every thread of the target stopped.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::mpsc::Sender;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::clock::{self, Clock};
@@ -73,23 +73,8 @@ pub struct Options {
     pub record_all: bool,
 }
 
-/// A request, from another thread, for the profile of the last `seconds` of a run (`None`: all
-/// it kept), or with `whole` of everything since its start, and with `stalls` (a least length
-/// in seconds) the stalls of what it kept in time order; answered between two reads.
-pub struct Request {
-    pub seconds: Option<f64>,
-    pub whole: bool,
-    pub stalls: Option<f64>,
-    pub reply: Sender<Answer>,
-}
-
-/// What a `Request` gets.
-pub struct Answer {
-    pub profile: Profile,
-    /// The stalls asked for, in the order they began (the last one may be going on), of the
-    /// run's whole profile; none without a recording.
-    pub stalls: Vec<Stall>,
-}
+use super::requests::Inbox;
+pub use super::requests::{Answer, Request};
 
 /// Why a run ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -137,7 +122,7 @@ pub struct Session {
     /// The samples in time order (`Options::record_last`).
     recording: Option<Recording>,
     /// Requests for the recent samples (`requests`).
-    requests: Option<Mutex<Receiver<Request>>>,
+    inbox: Inbox,
 }
 
 impl Session {
@@ -187,32 +172,32 @@ impl Session {
                 (None, true) => Some(Recording::new(None)),
                 (None, false) => None,
             },
-            requests: None,
+            inbox: Inbox::default(),
         })
     }
 
     /// Where to ask, from another thread, for the recent samples while the run goes on.
     pub fn requests(&mut self) -> Sender<Request> {
-        let (tx, rx) = channel();
-        self.requests = Some(Mutex::new(rx));
-        tx
+        self.inbox.open()
     }
 
     /// Answers the requests waiting (between two reads).
-    fn serve_requests(&mut self) {
-        let Some(Ok(requests)) = self.requests.as_ref().map(|r| r.lock()) else {
-            return;
-        };
-        while let Ok(request) = requests.try_recv() {
-            let profile = match request.whole {
+    fn serve_requests(&self) {
+        self.inbox.answer(|request| Answer {
+            profile: match request.whole {
                 true => self.since_start(),
                 false => self.recent(request.seconds),
-            };
-            let stalls = match (request.stalls, &self.recording) {
-                (Some(min), Some(recording)) => stalls::stalls(&self.profile, recording, min),
-                _ => Vec::new(),
-            };
-            let _ = request.reply.send(Answer { profile, stalls });
+            },
+            stalls: request.stalls.map_or_else(Vec::new, |min| self.stalls(min)),
+        });
+    }
+
+    /// The stalls of `min_seconds` or longer of what the run kept in time order (none without
+    /// a recording), in its own profile's terms.
+    pub fn stalls(&self, min_seconds: f64) -> Vec<Stall> {
+        match &self.recording {
+            Some(recording) => stalls::stalls(&self.profile, recording, min_seconds),
+            None => Vec::new(),
         }
     }
 

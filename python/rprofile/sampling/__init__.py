@@ -106,12 +106,15 @@ class Sampler:
     kept, each with its time (16 bytes a read and 16 a thread read: 29 MB for 10 minutes at
     1000 Hz over 2 threads, and at most twice that while buffers grow), and the results are
     theirs; ``recent(seconds)`` and
-    ``dump_recent(path, seconds)`` give the last seconds while it runs or after.
+    ``dump_recent(path, seconds)`` give the last seconds while it runs or after (with
+    ``subprocesses``, each process keeps its own last seconds: while it runs, or all it kept
+    after).
     ``stall=MS``: keep every sample in time order (16 bytes a thread read, 16 a read) and
     find the stalls: each stretch of MS milliseconds or longer in which a thread ran without
     a break (on a CPU in cpu mode, holding the GIL in gil mode, away from its idle wait in
     wall mode: on a CPU, or off it anywhere but the function it waits in most); ``stalls`` and
-    ``print_stalls()`` give them (with ``record_last``, those of the window kept).
+    ``print_stalls()`` give them (with ``record_last``, those of the window kept). Not with
+    ``subprocesses`` (ValueError).
     Use ``start()``/``stop()`` or ``with Sampler() as s: ...``; then ``print_stats()``,
     ``dump_stats(path)``, ``stats()`` (an ``rprofile.Stats``), ``print_lines()``, and the
     exporters ``write_collapsed``, ``write_speedscope``, ``write_flamegraph``, ``to_html``,
@@ -141,9 +144,9 @@ class Sampler:
                                  % (record_last,))
         if stall is not None and not stall > 0:
             raise ValueError("stall must be a number of milliseconds > 0, not %r" % (stall,))
-        if subprocesses and (record_last is not None or stall is not None):
-            raise ValueError("a recording in time order (record_last, stall) is of one "
-                             "process: it does not go with subprocesses")
+        if subprocesses and stall is not None:
+            raise ValueError("the stalls of a run are found in one process's samples in time "
+                             "order: stall does not go with subprocesses")
         self.record_last = record_last
         self.stall = stall
         # What the flame graph's title names: the program, or the process.
@@ -203,6 +206,9 @@ class Sampler:
         if self._core is not None:
             profile = self._core.recent(seconds)
         elif self.record_last is None:
+            profile = self._samples()
+        elif self.subprocesses and seconds is None:
+            # The family's windows were merged at its end: what it kept.
             profile = self._samples()
         else:
             profile = self._samples().recent(seconds)

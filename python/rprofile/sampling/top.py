@@ -23,7 +23,7 @@ def _parser():
     p = argparse.ArgumentParser(
         prog="python -m rprofile top",
         usage="python -m rprofile top (--pid PID | script.py [args] | -m module [args]) "
-              "[--rate HZ] [--mode wall|cpu|gil]",
+              "[--rate HZ] [--mode wall|cpu|gil] [--stall MS] [--subprocesses]",
         description="A live view of a Python program's threads and hottest functions, "
                     "refreshed every second (q quits and leaves the program running; ? lists "
                     "the keys).")
@@ -38,6 +38,9 @@ def _parser():
                    help="show, as they happen, the stalls of the last %d s: each stretch of MS "
                         "milliseconds or longer in which a thread ran without a break (see "
                         "--sample's --stall)" % STALL_MEMORY)
+    p.add_argument("--subprocesses", action="store_true",
+                   help="also every Python process it starts, and those start: their threads "
+                        "listed under their pids")
     p.add_argument("args", nargs=argparse.REMAINDER, help="the script and its arguments")
     return p
 
@@ -68,6 +71,9 @@ def main(argv=None):
                      "not one; record with `python -m rprofile --sample` instead")
     options.duration = None
     options.record_last = WINDOW if options.stall is None else STALL_MEMORY
+    # The stalls are shown as they happen, from each process's recent samples: the sampler
+    # itself keeps none for the end (one process's would not be the family's).
+    options.view_stall, options.stall = options.stall, None
     try:
         if options.pid is not None:
             return _watch_pid(options)
@@ -94,10 +100,11 @@ def _write_dump(pid, folder):
             n += 1
 
 
-def _view(sampler, title):
-    """The view, until q or the run's end; says what it wrote. Returns how it ended."""
+def _view(sampler, title, stall_ms):
+    """The view, until q or the run's end, with the stalls of `stall_ms` or longer (None: no
+    stalls); says what it wrote. Returns how it ended."""
     try:
-        stall = None if sampler.stall is None else sampler.stall / 1000.0
+        stall = None if stall_ms is None else stall_ms / 1000.0
         folder = os.getcwd()
         how, written = sampler._core.top(title, WINDOW, folder, stall,
                                          lambda: _write_dump(sampler.pid, folder))
@@ -113,7 +120,7 @@ def _watch_pid(options):
     from rprofile.sampling import run as _run
 
     sampler = _run._sampler(options, options.pid).start()
-    how = _view(sampler, "pid %d" % options.pid)
+    how = _view(sampler, "pid %d" % options.pid, options.view_stall)
     if how == "quit":
         print("rprofile top: stopped watching process %d; it runs on" % options.pid,
               file=sys.stderr)
@@ -140,7 +147,7 @@ def _watch_program(options):
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         sampler = _run._attach_when_ready(proc, options)
-        how = "ended" if sampler is None else _view(sampler, " ".join(args))
+        how = "ended" if sampler is None else _view(sampler, " ".join(args), options.view_stall)
         if how == "quit" and proc.poll() is None:
             print("rprofile top: stopped watching; the program (pid %d) runs on, its output "
                   "going to %s" % (proc.pid, log.name), file=sys.stderr)
