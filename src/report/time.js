@@ -24,6 +24,7 @@ function rprofileTimeView(api) {
         : [["counted", "sampled (CPU states not read)", "#5b8fd6"]];
   const DROPPED = "#d62728", SPLIT = KINDS.some((k) => k[0] === "cpu");
   const fmt = (s) => s.toFixed(3);
+  const ms = (s) => { const m = s * 1e3; return m >= 10 ? m.toFixed(0) : m >= 0.1 ? m.toFixed(1) : m.toPrecision(2); };
   // A traced timeline's weights are times (timer units), a sampling run's samples.
   const TRACED = T.mode === "traced";
   const amount = (w) => (TRACED ? (w * T.interval).toFixed(6) + " s" : w.toLocaleString("en-US") + " samples");
@@ -32,7 +33,7 @@ function rprofileTimeView(api) {
   function build() {
     built = true;
     $("#time-note").innerHTML = "Each thread's " + (TRACED ? "calls" : "samples") + " over the run (" + fmt(T.origin) + "&ndash;" + fmt(T.origin + TOTAL) +
-      " s, " + N + " columns of " + (W * 1e3).toFixed(W < 0.01 ? 1 : 0) + " ms): " +
+      " s, " + N + " columns of " + ms(W) + " ms): " +
       KINDS.map((k) => '<span class="key" style="background:' + k[2] + '"></span> ' + k[1]).join(", ") +
       (TRACED ? "" : ', <span class="key" style="background:' + DROPPED + '"></span> dropped') +
       (D.stalls ? ', <span class="key stall-key"></span> a stall' : "") +

@@ -39,7 +39,8 @@ pub fn write(j: &mut Json, sampled: Option<&Profile>, paths: Option<&Paths>, fun
         (None, Some(paths)) => of_paths(paths, funcs),
         (None, None) => None,
     };
-    let Some(v) = view else {
+    // Nothing by time (no sample, no call): no view.
+    let Some(v) = view.filter(|v| v.cells.iter().any(|c| !c.is_empty())) else {
         j.null();
         return;
     };
@@ -290,7 +291,14 @@ mod tests {
         assert_eq!(lanes[0]["counted"], serde_json::json!([2, 1]));
         assert_eq!(lanes[0]["cpu"], serde_json::json!([1, 1]));
         assert_eq!(lanes[1]["idle"], serde_json::json!([2, 0]));
-        // Without bins: null.
+        // Without bins, or with no sample in them: null.
+        let mut empty = Profile::new(0.001, Mode::Wall);
+        empty.time = Some(TimeBins::new(0, 1000));
+        let mut j = Json::new();
+        j.open_object();
+        write(&mut j, Some(&empty), None, &mut funcs);
+        j.close_object();
+        assert!(String::from_utf8(j.out).unwrap().contains("\"time\":null"));
         let mut j = Json::new();
         j.open_object();
         write(
