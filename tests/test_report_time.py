@@ -173,8 +173,8 @@ def test_a_flight_recorder_dump_opens_on_its_window(browser, tmp_path):
                  sampled_program("phases.py"), "1", "1.5", "0")
     data = report_data(html)
     T = data["time"]
+    # B lasts longer than the window: whenever the sampler attached, A is out of it.
     assert T["n"] * T["width"] <= 1.0 + 2 * T["width"], T
-    assert T["origin"] >= 1.0, T
     assert bins_of(data, "phase_b") and not bins_of(data, "phase_a")
     page = open_report(browser, html)
     page.eval("location.hash = '#time'")

@@ -190,22 +190,39 @@ def test_stalls_show_as_they_happen(top):
 def test_subprocesses_show_under_their_pids_with_their_stalls(top, tmp_path):
     # A parent that starts freeze.py in another interpreter: the child's threads, hot
     # function and stall show, named with its pid.
+    # The child idles 1.5 s before freeze.py's own second of idling: time to be found and
+    # read before its freeze, on a loaded machine too.
+    child = tmp_path / "child.py"
+    child.write_text("import runpy, sys, time\n"
+                     "time.sleep(1.5)\n"
+                     "sys.argv = [%r, 'cpu', '20']\n"
+                     "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+                     % sampled_program("freeze.py"))
     parent = tmp_path / "parent.py"
-    parent.write_text("import subprocess, sys\n"
-                      "subprocess.run([sys.executable, %r, 'cpu', '20'])\n"
-                      % sampled_program("freeze.py"))
+    parent.write_text("import subprocess, sys\nsubprocess.run([sys.executable, %r])\n"
+                      % str(child))
     t = top("--subprocesses", "--stall", "500", str(parent))
-    text = t.wait_for(r"at [\d.]+ s for 1\.[3-9]\d s: MainThread \(pid (\d+)\): freeze "
-                      r"\(freeze\.py:\d+\)", timeout=30)
-    child = int(re.search(r"s: MainThread \(pid (\d+)\): freeze", text).group(1))
-    assert child != header_pid(text), text
-    # Both processes' main threads are listed.
-    t.keys("c")
-    text = t.wait_for(r"since the start")
-    assert re.search(r"MainThread \(pid %d\)" % child, text), text
-    assert re.search(r"MainThread \(pid %d\)" % header_pid(text), text), text
-    t.keys("q")
-    assert t.exit_status() == 0
+    text = t.wait_for(r"rprofile top: .*\(pid \d+,")
+    pids = [header_pid(text)]
+    try:
+        text = t.wait_for(r"at [\d.]+ s for 1\.[3-9]\d s: MainThread \(pid (\d+)\): freeze "
+                          r"\(freeze\.py:\d+\)", timeout=30)
+        pids.append(int(re.search(r"s: MainThread \(pid (\d+)\): freeze", text).group(1)))
+        assert pids[1] != pids[0], text
+        # Both processes' main threads are listed.
+        t.keys("c")
+        text = t.wait_for(r"since the start")
+        for pid in pids:
+            assert re.search(r"MainThread \(pid %d\)" % pid, text), text
+        t.keys("q")
+        assert t.exit_status() == 0
+    finally:
+        # q leaves them running: the test ends them.
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 def test_an_attached_process_is_left_running(top):

@@ -29,12 +29,13 @@ pub struct PathTime {
 impl PathTime {
     /// Bins over `first..=last` (timer units) for threads named `names`.
     pub fn new(first: i64, last: i64, unit: f64, names: Vec<String>) -> PathTime {
-        let span = last.saturating_sub(first).max(1);
-        let width = (span + MAX_BINS as i64 - 1) / MAX_BINS as i64;
-        let n = (span / width + 1) as usize;
+        // A call's time is charged from one event to the next: the last instant needs no bin.
+        let span = last.saturating_sub(first).max(1) as u64;
+        let width = span.div_ceil(MAX_BINS as u64);
+        let n = span.div_ceil(width) as usize;
         PathTime {
             origin: first,
-            width,
+            width: width as i64,
             unit,
             bins: vec![FxHashMap::default(); n],
             lanes: names
@@ -89,6 +90,7 @@ mod tests {
 
     #[test]
     fn a_call_spanning_bins_is_split_over_them() {
+        assert_eq!(PathTime::new(0, 1024, 1.0, vec![]).bins.len(), 1024);
         let mut t = PathTime::new(0, 2047, 1.0, vec!["main".into()]);
         assert_eq!((t.width, t.bins.len()), (2, 1024));
         t.saw(0, 1);

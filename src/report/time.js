@@ -61,7 +61,7 @@ function rprofileTimeView(api) {
     dragging(plot);
     $("#time-clear").addEventListener("click", () => select(null));
     document.addEventListener("keydown", (e) => { if (e.key === "Escape" && sel && !$("#v-time").hidden) select(null); });
-    window.addEventListener("resize", () => { if (!$("#v-time").hidden) { paint(); drawFlame(); } });
+    window.addEventListener("resize", () => { if (!$("#v-time").hidden) { paint(); drawFlame(); if (grid) grid.draw(); } });
   }
 
   // -- the lanes ----------------------------------------------------------------------------
@@ -140,6 +140,8 @@ function rprofileTimeView(api) {
       show([from, from]);
     });
     document.addEventListener("mousemove", (e) => { if (from !== null) show([from, at(e)].sort((a, b) => a - b)); });
+    // A button released outside the page is never seen: the drag ends with the focus.
+    window.addEventListener("blur", () => { if (from !== null) { from = null; show(sel); } });
     document.addEventListener("mouseup", (e) => {
       if (from === null) return;
       const to = at(e), r = plot.getBoundingClientRect();
@@ -164,7 +166,6 @@ function rprofileTimeView(api) {
   function select(range) {
     sel = range;
     show(sel);
-    zoom = null;
     $("#time-clear").disabled = !sel;
     draw();
   }
@@ -201,6 +202,8 @@ function rprofileTimeView(api) {
     if (!built) build();
     paint();
     agg = aggregate();
+    // A zoomed frame belongs to the tree it was drawn from.
+    zoom = null;
     const span = [T.origin + agg.a * W, T.origin + agg.b * W];
     $("#time-sel-note").innerHTML = (sel ? "<b>Selected " + fmt(span[0]) + "&ndash;" + fmt(span[1]) + " s</b>" : "<b>The whole run</b>") +
       ": " + amount(agg.total) + (TRACED ? " in calls" : "") + (api.thread() >= 0 ? " of " + esc(D.threads[api.thread()].name) : "") +

@@ -25,8 +25,9 @@ use super::runtime::{self, find_runtime_with, Runtime, Symbols};
 use super::session::{asked_to_end, outcome, End, Options, Session};
 use super::stacks::Error;
 use crate::samples::merge;
-use crate::samples::profile::{Frame, Profile};
-use crate::samples::stalls::Stall;
+use crate::samples::profile::Profile;
+use crate::samples::recording::Recording;
+use crate::samples::stalls::{self, Stall};
 
 /// How often the family's new processes are looked for: a child is read from at most this
 /// long after it started. A scan of every process (no children files) costs more: less often.
@@ -83,8 +84,10 @@ pub struct Member {
     /// parent reaped it.
     pub exit_status: Option<i32>,
     session: Option<Session>,
-    /// What was sampled, while no session holds it.
+    /// What was sampled, while no session holds it (a flight recorder's: its last seconds).
     profile: Option<Profile>,
+    /// With it, a flight recorder's whole profile and recording.
+    recorded: Option<(Profile, Recording)>,
     /// The program it was last found running (`Stat::image`) and that program's runtime.
     image: Option<(u64, u64)>,
     runtime: Option<(u64, PathBuf)>,
@@ -112,6 +115,7 @@ impl Member {
             exit_status: None,
             session: None,
             profile: None,
+            recorded: None,
             image: None,
             runtime: None,
             first_read: None,
@@ -147,7 +151,9 @@ impl Member {
         if let Some(mut session) = self.session.take() {
             let since = self.first_read.unwrap_or_default();
             session.finish(&end, now.saturating_sub(since));
-            self.profile = Some(session.into_profile());
+            let (profile, recorded) = session.into_parts();
+            self.profile = Some(profile);
+            self.recorded = recorded;
         }
         self.state = match (&self.profile, end) {
             // Why it was not read so far says more than that it exited (a shell that ran).
@@ -181,27 +187,6 @@ impl Member {
             None => State::Ignored(why),
             Some(_) => State::Ended(End::Failed(why)),
         };
-    }
-}
-
-/// A stall of one process (`part`) in the terms of the family's merge `into`, where that
-/// process's threads start at `first_thread`: its frames found by what they are.
-fn moved(st: &Stall, part: &Profile, into: &Profile, first_thread: u32) -> Stall {
-    let frame = |&(f, n): &(u32, u64)| {
-        let fr = part.frames.get_index(f as usize)?;
-        let function = into
-            .functions
-            .get_index_of(part.functions.get_index(fr.function as usize)?)?;
-        let at = into.frames.get_index_of(&Frame {
-            function: function as u32,
-            line: fr.line,
-        })?;
-        Some((at as u32, n))
-    };
-    Stall {
-        thread: st.thread + first_thread,
-        frames: st.frames.iter().filter_map(frame).collect(),
-        ..st.clone()
     }
 }
 
@@ -254,22 +239,43 @@ impl Family {
         self.inbox.answer(|request| {
             let mut parts: Vec<(u32, Profile, Vec<Stall>)> = Vec::new();
             for m in &self.members {
-                let stalls = |s: &Session| {
-                    let since = m.first_read.unwrap_or_default().as_secs_f64();
-                    let mut found = request.stalls.map_or_else(Vec::new, |min| s.stalls(min));
-                    // In the family's time: from the run's start, not the process's.
+                let since = m.first_read.unwrap_or_default().as_secs_f64();
+                // Stalls in the family's time: from the run's start, not the process's.
+                let timed = |mut found: Vec<Stall>| {
                     found.iter_mut().for_each(|st| st.start += since);
                     found
                 };
-                match (&m.session, &m.profile, request.whole) {
-                    (Some(s), _, true) => parts.push((m.pid as u32, s.since_start(), stalls(s))),
-                    (Some(s), _, false) => {
-                        parts.push((m.pid as u32, s.recent(request.seconds), stalls(s)))
+                let pid = m.pid as u32;
+                match (&m.session, &m.recorded, &m.profile) {
+                    (Some(s), _, _) => {
+                        let found =
+                            timed(request.stalls.map_or_else(Vec::new, |min| s.stalls(min)));
+                        let profile = match request.whole {
+                            true => s.since_start(),
+                            false => s.recent(request.seconds),
+                        };
+                        parts.push((pid, profile, found));
                     }
-                    // A process that ended is in everything since the start, not in the last
-                    // seconds.
-                    (None, Some(p), true) => parts.push((m.pid as u32, p.clone(), Vec::new())),
-                    _ => {}
+                    // A process that ended is in everything since the start, and in the last
+                    // seconds with no samples (its threads keep their places in the merge).
+                    (None, Some((whole, recording)), _) => {
+                        let found = request
+                            .stalls
+                            .map_or_else(Vec::new, |min| stalls::stalls(whole, recording, min));
+                        let profile = match request.whole {
+                            true => whole.clone(),
+                            false => whole.since(whole),
+                        };
+                        parts.push((pid, profile, timed(found)));
+                    }
+                    (None, None, Some(p)) => {
+                        let profile = match request.whole {
+                            true => p.clone(),
+                            false => p.since(p),
+                        };
+                        parts.push((pid, profile, Vec::new()));
+                    }
+                    (None, None, None) => {}
                 }
             }
             let options = &self.options;
@@ -284,7 +290,7 @@ impl Family {
                 stalls.extend(
                     found
                         .iter()
-                        .map(|st| moved(st, part, &profile, first_thread)),
+                        .map(|st| st.in_merge(part, &profile, first_thread)),
                 );
                 first_thread += part.threads.len() as u32;
             }
@@ -518,8 +524,12 @@ impl Family {
         };
         let mut session = match Session::new(&rt, self.options) {
             Ok(mut session) => {
-                if let Some(profile) = m.profile.take() {
-                    session.resume(profile);
+                // Times go on from its first read, the start of the session that ended.
+                let since = now.saturating_sub(m.first_read.unwrap_or(now));
+                match (m.recorded.take(), m.profile.take()) {
+                    (Some((whole, recording)), _) => session.resume(whole, Some(recording), since),
+                    (None, Some(profile)) => session.resume(profile, None, since),
+                    (None, None) => {}
                 }
                 session
             }

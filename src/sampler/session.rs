@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 use super::clock::{self, Clock};
 use super::names;
 use super::pause::{Pause, Refused, SERVE_EVERY};
+use super::requests::Inbox;
+pub use super::requests::{Answer, Request};
 use super::runtime::Runtime;
 use super::stacks::{Error, StackReader, ThreadSample, MAX_FRAMES};
 use super::status::{self, Gil, ThreadStates};
@@ -72,9 +74,6 @@ pub struct Options {
     /// them.
     pub record_all: bool,
 }
-
-use super::requests::Inbox;
-pub use super::requests::{Answer, Request};
 
 /// Why a run ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -217,11 +216,17 @@ impl Session {
         p
     }
 
-    /// Goes on adding to `profile` instead of its own (new, empty) one: the same process, once
-    /// it exec'd another Python (its threads keep their lanes).
-    pub fn resume(&mut self, profile: Profile) {
+    /// Goes on adding to `profile` (and its recording in time order, when it kept one)
+    /// instead of its own (new, empty) ones: the same process, once it exec'd another Python
+    /// (its threads keep their lanes). `since`: how long ago that profile's session began, so
+    /// that times go on from there.
+    pub fn resume(&mut self, profile: Profile, recording: Option<Recording>, since: Duration) {
         self.first_seen = vec![Instant::now(); profile.threads.len()];
         self.profile = profile;
+        if let (Some(kept), Some(_)) = (recording, &self.recording) {
+            self.recording = Some(kept);
+        }
+        self.started = Instant::now().checked_sub(since).unwrap_or(self.started);
     }
 
     /// A blocking run's hold on the target: every thread seized, on the calling thread, which

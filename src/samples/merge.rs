@@ -58,6 +58,35 @@ mod tests {
     use crate::samples::profile::tests::{function, sample, small};
 
     #[test]
+    fn since_an_earlier_merge_matches_what_moved() {
+        // The parent gains a stack and a thread after the first merge: the child's threads and
+        // stacks come later in the second, yet each is taken from its own.
+        let mut parent = small();
+        let mut child = Profile::new(0.001, Mode::Wall);
+        let h = function(&mut child, "child.py", 1, "h");
+        let t = child.thread(200, 9);
+        let at = |function, line| [Frame { function, line }];
+        child.add(t, &at(h, 2), false, 3);
+        let before = merge(0.001, Mode::Wall, [(1, &parent), (2, &child)]);
+        let k = function(&mut parent, "prog.py", 40, "k");
+        let late = parent.thread(102, 10);
+        parent.add(late, &at(k, 41), false, 4);
+        child.add(t, &at(h, 2), false, 5);
+        let after = merge(0.001, Mode::Wall, [(1, &parent), (2, &child)]);
+        let d = after.since(&before);
+        let counts: Vec<(String, u64)> = d
+            .stacks
+            .iter()
+            .map(|((_, frames), c)| (d.function_of(frames[0]).unwrap().name.clone(), c.samples))
+            .collect();
+        assert_eq!(counts, [("k".to_string(), 4), ("h".to_string(), 5)]);
+        let child_thread = d.threads.iter().find(|t| t.process == 2).unwrap();
+        assert_eq!(child_thread.samples, 5);
+        // A merge's numbers move: no samples by time from it.
+        assert!(d.time.is_none());
+    }
+
+    #[test]
     fn functions_merge_and_threads_stay_apart_under_their_pids() {
         let parent = small();
         let mut child = Profile::new(0.001, Mode::Wall);

@@ -83,6 +83,13 @@ pub struct Thread {
     pub process: u32,
 }
 
+impl Thread {
+    /// What tells it apart in a profile of several processes: its process and ids.
+    fn key(&self) -> (u32, u64, u64) {
+        (self.process, self.native_id, self.ident)
+    }
+}
+
 /// How many samples (ticks) a distinct (thread, stack) got.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Count {
@@ -272,19 +279,31 @@ impl Profile {
         self.time = self.time.take().map(|t| t.renumbered(&renumber));
     }
 
-    /// The samples taken since `base`, an earlier copy of this run's profile (whose functions,
-    /// frames, threads and stacks are the first of these): counts less base's, by time too.
+    /// The samples taken since `base`, an earlier copy of this run's profile: counts less
+    /// base's. Threads and stacks are matched by what they are (a merge of several processes
+    /// is made anew each time, and its numbers move); the samples by time are kept when base's
+    /// tables are the first of these (a session's, which only grow), else dropped.
     pub fn since(&self, base: &Profile) -> Profile {
         let mut p = self.clone();
-        for (c, b) in p.stacks.values_mut().zip(base.stacks.values()) {
-            c.samples = c.samples.saturating_sub(b.samples);
-            c.on_cpu = c.on_cpu.saturating_sub(b.on_cpu);
+        let before: HashMap<_, Count> = base
+            .stacks
+            .iter()
+            .filter_map(|(k, c)| Some((base.stack_key(k)?, *c)))
+            .collect();
+        for (k, c) in p.stacks.iter_mut() {
+            if let Some(b) = self.stack_key(k).and_then(|key| before.get(&key)) {
+                c.samples = c.samples.saturating_sub(b.samples);
+                c.on_cpu = c.on_cpu.saturating_sub(b.on_cpu);
+            }
         }
-        for (t, b) in p.threads.iter_mut().zip(&base.threads) {
-            t.samples = t.samples.saturating_sub(b.samples);
-            t.on_cpu = t.on_cpu.saturating_sub(b.on_cpu);
-            t.idle = t.idle.saturating_sub(b.idle);
-            t.dropped = t.dropped.saturating_sub(b.dropped);
+        let threads: HashMap<_, &Thread> = base.threads.iter().map(|t| (t.key(), t)).collect();
+        for t in &mut p.threads {
+            if let Some(b) = threads.get(&t.key()) {
+                t.samples = t.samples.saturating_sub(b.samples);
+                t.on_cpu = t.on_cpu.saturating_sub(b.on_cpu);
+                t.idle = t.idle.saturating_sub(b.idle);
+                t.dropped = t.dropped.saturating_sub(b.dropped);
+            }
         }
         p.asked = p.asked.saturating_sub(base.asked);
         p.taken = p.taken.saturating_sub(base.taken);
@@ -292,11 +311,41 @@ impl Profile {
         p.duration = (p.duration - base.duration).max(0.0);
         p.pauses = p.pauses.saturating_sub(base.pauses);
         p.paused = (p.paused - base.paused).max(0.0);
-        if let (Some(now), Some(then)) = (&mut p.time, &base.time) {
-            now.subtract(then);
+        let grown = base
+            .stacks
+            .keys()
+            .zip(self.stacks.keys())
+            .all(|(a, b)| a == b)
+            && base.frames.iter().zip(&self.frames).all(|(a, b)| a == b)
+            && base
+                .functions
+                .iter()
+                .zip(&self.functions)
+                .all(|(a, b)| a == b)
+            && base.stacks.len() <= self.stacks.len();
+        match (&mut p.time, &base.time, grown) {
+            (Some(now), Some(then), true) => now.subtract(then),
+            _ => p.time = None,
         }
         p.drop_unsampled();
         p
+    }
+
+    /// A stack as what it is: its thread's process and ids, and its functions and lines.
+    #[allow(clippy::type_complexity)]
+    fn stack_key(
+        &self,
+        (thread, frames): &(u32, Box<[u32]>),
+    ) -> Option<((u32, u64, u64), Vec<(&Function, i32)>)> {
+        let t = self.threads.get(*thread as usize)?;
+        let path = frames
+            .iter()
+            .map(|&f| {
+                let fr = self.frames.get_index(f as usize)?;
+                Some((self.functions.get_index(fr.function as usize)?, fr.line))
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some((t.key(), path))
     }
 
     /// The name a thread is shown under: its `threading` name, else `Thread <native id>` (or

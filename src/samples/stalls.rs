@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use super::profile::{Mode, Profile};
+use super::profile::{Frame, Mode, Profile};
 use super::recording::Recording;
 use super::seen::Seen;
 
@@ -25,6 +25,30 @@ pub struct Stall {
     pub samples: u64,
     /// The innermost frames (`Profile::frames` indices) it was read in, heaviest first.
     pub frames: Vec<(u32, u64)>,
+}
+
+impl Stall {
+    /// This stall of one process (`part`) in the terms of a merge `into` of several (see
+    /// `merge`) where that process's threads start at `first_thread`: its frames found by what
+    /// they are.
+    pub fn in_merge(&self, part: &Profile, into: &Profile, first_thread: u32) -> Stall {
+        let frame = |&(f, n): &(u32, u64)| {
+            let fr = part.frames.get_index(f as usize)?;
+            let function = into
+                .functions
+                .get_index_of(part.functions.get_index(fr.function as usize)?)?;
+            let at = into.frames.get_index_of(&Frame {
+                function: function as u32,
+                line: fr.line,
+            })?;
+            Some((at as u32, n))
+        };
+        Stall {
+            thread: self.thread + first_thread,
+            frames: self.frames.iter().filter_map(frame).collect(),
+            ..self.clone()
+        }
+    }
 }
 
 /// A stretch being read.

@@ -21,6 +21,8 @@ pub fn within(p: &Profile, ident: u64, filename: &str, name: &str) -> Profile {
         .collect();
     let mut out = p.clone();
     out.stacks = indexmap::IndexMap::with_capacity_and_hasher(p.stacks.len(), Default::default());
+    // The run's samples by time name its stacks, and hold what ran outside the call too.
+    out.time = None;
     for ((thread, frames), c) in &p.stacks {
         let ran = p
             .threads

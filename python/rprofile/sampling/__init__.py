@@ -207,8 +207,11 @@ class Sampler:
             profile = self._core.recent(seconds)
         elif self.record_last is None:
             profile = self._samples()
-        elif self.subprocesses and seconds is None:
-            # The family's windows were merged at its end: what it kept.
+        elif self.subprocesses:
+            # The family's windows were merged at its end: what it kept, no shorter window.
+            if seconds is not None:
+                raise ValueError("after a run with subprocesses, recent() gives what each "
+                                 "process kept; recent(seconds) is for while it runs")
             profile = self._samples()
         else:
             profile = self._samples().recent(seconds)
