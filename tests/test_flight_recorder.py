@@ -28,6 +28,11 @@ def test_the_window_holds_the_last_seconds_and_not_what_came_before(tmp_path):
     assert "phase_a" not in samples, samples
     # The summary is of the window: about 2 s of it.
     assert "over 1.9" in proc.stderr or "over 2.0" in proc.stderr, proc.stderr
+    # It said what it keeps, and the memory that takes at its rate (1000 Hz: 2,000 reads).
+    mark, tick = _rprofile._RECORDING_BYTES
+    assert ("keeping the last 2 s (kill -USR1 " in proc.stderr
+            and "at 1000 Hz, %d KB for the reads and %d KB a thread sampled"
+            % (round(2000 * tick / 1e3), round(2000 * mark / 1e3)) in proc.stderr), proc.stderr
 
 
 def test_with_subprocesses_each_process_keeps_its_last_seconds(tmp_path):

@@ -79,10 +79,29 @@ def run_program(command, options):
     return 128 - status if status < 0 else status
 
 
+def _say_bound(options):
+    """Says what a flight recorder keeps, and its memory at the chosen rate."""
+    from rprofile._rprofile import _RECORDING_BYTES
+
+    mark, tick = _RECORDING_BYTES
+    reads = options.rate * options.record_last
+
+    def mb(n):
+        return "%.1f MB" % (n / 1e6) if n >= 1e6 else "%d KB" % round(n / 1e3)
+
+    print("rprofile: keeping the last %g s (kill -USR1 %d writes them now): at %g Hz, %s for "
+          "the reads and %s a thread sampled, at most twice that while buffers grow"
+          % (options.record_last, os.getpid(), options.rate, mb(reads * tick), mb(reads * mark)),
+          file=sys.stderr, flush=True)
+
+
 def _dump_on_signal(sampler, options):
     """Makes SIGUSR1 to this process write the outputs of what the run kept so far (a flight
     recorder: its last seconds), each beside its file and named with the time; the table is
     printed when no file is asked for. Returns the handler it replaced."""
+
+    if getattr(options, "record_last", None) is not None:
+        _say_bound(options)
 
     def dump(signum, frame):
         try:
