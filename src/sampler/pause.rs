@@ -11,6 +11,9 @@
 //! wait re-inject that signal, so the target gets every signal it was sent, at most a slice
 //! late. A stop signal (SIGSTOP, SIGTSTP) re-injected stops the group as usual; such a thread
 //! is left in its group stop (`PTRACE_LISTEN`), so that SIGCONT resumes it as without us.
+//! The kernel gives a signal sent to the process to a thread that is not stopped: the leader
+//! is stopped last and resumed first, and takes a signal that came while all were stopped
+//! before the others go on, so that signals reach the main thread as without us.
 //!
 //! ptrace ties a tracee to the thread that seized it: every call here is made on that thread
 //! (the sampler's), and ptrace stops are reported to `waitpid` in the tracer's whole thread
@@ -154,10 +157,28 @@ impl Pause {
         Ok(new)
     }
 
-    /// Interrupts every running thread and waits for each to stop, until `wait` has passed.
+    /// Interrupts every running thread and waits for each to stop, until `wait` has passed:
+    /// the other threads first, the leader once they stopped. A signal sent to the process
+    /// goes to a thread that is not stopped: the leader, as it would without us (CPython
+    /// before 3.13 can leave a signal that lands on another thread unhandled).
     fn interrupt_all(&mut self, wait: Duration) {
-        let tids: Vec<i32> = self.tasks.keys().copied().collect();
-        for &tid in &tids {
+        let start = Instant::now();
+        let others: Vec<i32> = self
+            .tasks
+            .keys()
+            .copied()
+            .filter(|&t| t != self.pid)
+            .collect();
+        self.interrupt(&others, start, wait);
+        if self.tasks.contains_key(&self.pid) {
+            self.interrupt(&[self.pid], start, wait);
+        }
+    }
+
+    /// Interrupts the running threads of `tids` and waits for each to stop, until `wait` has
+    /// passed since `start`.
+    fn interrupt(&mut self, tids: &[i32], start: Instant, wait: Duration) {
+        for &tid in tids {
             if self.tasks.get(&tid) != Some(&Task::Running) {
                 continue;
             }
@@ -172,16 +193,16 @@ impl Pause {
                 self.tasks.remove(&tid);
             }
         }
-        let start = Instant::now();
+        let spun = Instant::now();
         let mut nap = Duration::from_micros(2);
-        for &tid in &tids {
+        for &tid in tids {
             while self.tasks.get(&tid) == Some(&Task::Interrupted) {
                 match self.wait(tid) {
                     Ok(Some(event)) => self.on_event(tid, event),
                     // A running thread stops within microseconds: look again at once. A
                     // sleep, or a yield to the other tasks of a loaded machine, would take
                     // milliseconds (measured: 3-6 ms a sample at load 6 on 2 cores).
-                    Ok(None) if start.elapsed() < SPIN => std::hint::spin_loop(),
+                    Ok(None) if spun.elapsed() < SPIN => std::hint::spin_loop(),
                     Ok(None) if start.elapsed() < wait => {
                         std::thread::sleep(nap);
                         nap = (nap * 2).min(Duration::from_micros(200));
@@ -213,10 +234,11 @@ impl Pause {
         }
     }
 
-    /// Lets every stopped thread go on, each as its stop asks; how long since the first was
-    /// interrupted.
+    /// Lets every stopped thread go on, each as its stop asks, the leader first (a signal
+    /// sent while all were stopped is taken by the first to run); how long since the first
+    /// was interrupted.
     pub fn resume(&mut self) -> Duration {
-        let stopped: Vec<(i32, Resume)> = self
+        let mut stopped: Vec<(i32, Resume)> = self
             .tasks
             .iter()
             .filter_map(|(&tid, t)| match t {
@@ -224,10 +246,16 @@ impl Pause {
                 _ => None,
             })
             .collect();
+        stopped.sort_by_key(|&(tid, _)| tid != self.pid);
+        let hand_over = stopped.first().is_some_and(|&(tid, _)| tid == self.pid)
+            && leader_would_take_shared(self.pid);
         for (tid, how) in stopped {
             match restart(tid, how) {
                 Ok(()) => {
                     self.tasks.insert(tid, Task::Running);
+                    if tid == self.pid && hand_over {
+                        self.leader_takes_its_signal();
+                    }
                 }
                 Err(_) => {
                     let _ = self.wait(tid);
@@ -236,6 +264,33 @@ impl Pause {
             }
         }
         self.since.take().map_or(Duration::ZERO, |t| t.elapsed())
+    }
+
+    /// With the other threads still stopped, lets the leader (resumed) take the signal sent
+    /// to the process while all were stopped, and passes it on; at most `STOP_WAIT`.
+    fn leader_takes_its_signal(&mut self) {
+        let start = Instant::now();
+        while start.elapsed() < STOP_WAIT {
+            let how = match self.wait(self.pid) {
+                Ok(None) => {
+                    std::hint::spin_loop();
+                    continue;
+                }
+                Ok(Some(Event::Signal(sig))) => Resume::Cont(sig),
+                Ok(Some(Event::Stop(how))) => how,
+                Ok(Some(Event::Gone)) | Err(_) => {
+                    self.tasks.remove(&self.pid);
+                    return;
+                }
+            };
+            if restart(self.pid, how).is_err() {
+                self.tasks.remove(&self.pid);
+                return;
+            }
+            if how != Resume::Cont(0) {
+                return;
+            }
+        }
     }
 
     /// Between samples: passes on the signals delivered to running threads, resumes a stop
@@ -270,7 +325,10 @@ impl Pause {
     pub fn release(&mut self) {
         self.serve();
         self.interrupt_all(RELEASE_WAIT);
-        for (tid, task) in self.tasks.drain() {
+        let mut tasks: Vec<(i32, Task)> = self.tasks.drain().collect();
+        // The leader first, to run first: see `resume`.
+        tasks.sort_by_key(|&(tid, _)| tid != self.pid);
+        for (tid, task) in tasks {
             let sig = match task {
                 Task::Stopped(Resume::Cont(sig)) => sig,
                 // A group stop stays one once detached.
@@ -346,6 +404,49 @@ fn pending(tid: i32) -> io::Result<Pending> {
         libc::CLD_EXITED | libc::CLD_KILLED | libc::CLD_DUMPED => Pending::Exit,
         _ => Pending::Stop,
     })
+}
+
+/// `PTRACE_PEEKSIGINFO_SHARED` (linux/ptrace.h): peek at the process's queue, not the thread's.
+const PEEK_SHARED: u32 = 1;
+
+/// Whether a signal sent to the process waits in its shared queue that its leader (stopped)
+/// does not block: resumed, the leader takes it, unless another thread is quicker.
+fn leader_would_take_shared(leader: i32) -> bool {
+    // SAFETY: siginfo_t is plain data, all zeros a valid value.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let mut args = libc::ptrace_peeksiginfo_args {
+        off: 0,
+        flags: PEEK_SHARED,
+        nr: 1,
+    };
+    // SAFETY: PTRACE_PEEKSIGINFO writes at most `nr` (1) siginfo_t to `info`; `leader` is a
+    // stopped tracee.
+    let n = unsafe {
+        libc::ptrace(
+            libc::PTRACE_PEEKSIGINFO,
+            leader,
+            &mut args as *mut libc::ptrace_peeksiginfo_args,
+            &mut info as *mut libc::siginfo_t,
+        )
+    };
+    if n != 1 {
+        return false;
+    }
+    let mut blocked: u64 = 0;
+    // SAFETY: PTRACE_GETSIGMASK writes the kernel's sigset (8 bytes, its size passed) to
+    // `blocked`; `leader` is a stopped tracee.
+    let r = unsafe {
+        libc::ptrace(
+            libc::PTRACE_GETSIGMASK,
+            leader,
+            std::mem::size_of::<u64>(),
+            &mut blocked as *mut u64,
+        )
+    };
+    let bit = u32::try_from(info.si_signo - 1)
+        .ok()
+        .and_then(|b| 1u64.checked_shl(b));
+    r == 0 && bit.is_some_and(|bit| blocked & bit == 0)
 }
 
 /// The parent of process `pid`, from `/proc/PID/stat`.
