@@ -531,6 +531,10 @@ impl StackReader {
         let (mut skipped, mut running) = (false, false);
         // Whether the last frame read runs a generator or coroutine.
         let mut generator = false;
+        // Brent's cycle finding: a frame met again at `lap` steps from the one marked is a
+        // cycle (links read while frames were relinked), found within a few laps of it rather
+        // than at `MAX_FRAMES`.
+        let (mut marked, mut lap, mut steps) = (frame, 1usize, 0usize);
         for _ in 0..MAX_FRAMES {
             if frame == 0 {
                 if generator {
@@ -590,6 +594,13 @@ impl StackReader {
                 return Err(Error::Layout(format!("frame {frame:#x} links to itself")));
             }
             frame = previous;
+            steps += 1;
+            if frame == marked {
+                return Err(Error::Layout("a cycle in the frame chain".into()));
+            }
+            if steps == lap {
+                (marked, lap, steps) = (frame, lap * 2, 0);
+            }
         }
         if skipped && !running {
             return Err(Error::Layout("every frame finished while read".into()));
@@ -886,7 +897,7 @@ mod tests {
         let mut reader = reader_310();
         let mut frames = Vec::new();
         // Frame 2 linked back to frame 1 (links read while frames were relinked): the walk
-        // reaches the cap going round 1 -> 2 -> 1; no stack holds a frame twice.
+        // goes round 1 -> 2 -> 1 and meets a frame again within a few laps, not at the cap.
         let back = fake.frame(1);
         let at = Fake310::FRAMES[2];
         put(
@@ -898,6 +909,11 @@ mod tests {
             reader.frames(fake.frame(0), &mut frames),
             Err(Error::Layout(why)) if why.contains("cycle")
         ));
+        assert!(
+            reader.chain.len() < 8,
+            "{} frames walked",
+            reader.chain.len()
+        );
     }
 
     #[test]
