@@ -90,8 +90,9 @@ def header_pid(text):
 
 def row(text, name):
     """The own% and total% of the first table row naming `name`."""
-    m = re.search(r"^\s*([\d.]+)%\s+[\d.]+\s+([\d.]+)%\s+[\d.]+\s+" + re.escape(name) + " ",
-                  text, re.M)
+    # The name ends at a space or at the end of the line (tmux drops trailing blanks).
+    m = re.search(r"^\s*([\d.]+)%\s+[\d.]+\s+([\d.]+)%\s+[\d.]+\s+" + re.escape(name)
+                  + r"(?:\s|$)", text, re.M)
     return (float(m.group(1)), float(m.group(2))) if m else None
 
 
