@@ -247,7 +247,10 @@ impl Pause {
             })
             .collect();
         stopped.sort_by_key(|&(tid, _)| tid != self.pid);
-        let hand_over = stopped.first().is_some_and(|&(tid, _)| tid == self.pid)
+        // A leader left in a group stop (SIGSTOP) takes no signal until SIGCONT.
+        let hand_over = stopped
+            .first()
+            .is_some_and(|&(tid, how)| tid == self.pid && how != Resume::Listen)
             && leader_would_take_shared(self.pid);
         for (tid, how) in stopped {
             match restart(tid, how) {
