@@ -25,6 +25,7 @@ pub mod marshal;
 pub mod pprof;
 mod profiler;
 mod py;
+mod pyutil;
 pub mod report;
 pub mod sampler;
 pub mod samples;
@@ -41,7 +42,7 @@ fn _rprofile(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::core::clock::init();
     m.add_class::<tracer::state::Profiler>()?;
     // Registered so that pickle finds it by name (a snapshot unpickles through its class).
-    m.add_class::<profiler::snapshot::Snapshot>()?;
+    m.add_class::<profiler::results::snapshot::Snapshot>()?;
     m.add_function(wrap_pyfunction!(py::marshal::_marshal_loads, m)?)?;
     m.add(
         "_CodeObjectData",
@@ -49,13 +50,9 @@ fn _rprofile(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add_class::<py::stats::StatsCore>()?;
     m.add_class::<py::stats::FuncList>()?;
-    m.add_function(wrap_pyfunction!(py::stats::_f8, m)?)?;
-    m.add_function(wrap_pyfunction!(py::stats::_regex_translate, m)?)?;
     m.add_function(wrap_pyfunction!(py::sampler::_find_runtime, m)?)?;
-    m.add_function(wrap_pyfunction!(py::sampler::_thread_stacks, m)?)?;
     m.add_function(wrap_pyfunction!(py::sampler::_dump_threads, m)?)?;
     m.add_function(wrap_pyfunction!(py::sampler::_descendants, m)?)?;
-    m.add_function(wrap_pyfunction!(py::sampler::_thread_names, m)?)?;
     m.add_class::<py::sampling::SamplerCore>()?;
     m.add_class::<py::sampling::SampledProfile>()?;
     m.add("MAX_SAMPLING_RATE", sampler::session::MAX_RATE)?;
@@ -67,17 +64,19 @@ fn _rprofile(m: &Bound<'_, PyModule>) -> PyResult<()> {
             samples::recording::TICK_BYTES,
         ),
     )?;
-    m.add_function(wrap_pyfunction!(py::sampler::_gil_holder, m)?)?;
-    m.add_function(wrap_pyfunction!(py::sampler::_running_threads, m)?)?;
     m.add_function(wrap_pyfunction!(py::report::_write_report, m)?)?;
     m.add_function(wrap_pyfunction!(py::report::_compare_table, m)?)?;
     m.add_class::<py::report::CallPaths>()?;
     m.add_function(wrap_pyfunction!(py::pprof::_write_pprof, m)?)?;
     m.add_function(wrap_pyfunction!(children::sigterm::_watch_sigterm, m)?)?;
-    m.add("profiler_entry", profiler::snapshot::entry_type(m.py())?)?;
+    py::testing::register(m)?;
+    m.add(
+        "profiler_entry",
+        profiler::results::snapshot::entry_type(m.py())?,
+    )?;
     m.add(
         "profiler_subentry",
-        profiler::snapshot::subentry_type(m.py())?,
+        profiler::results::snapshot::subentry_type(m.py())?,
     )?;
     Ok(())
 }

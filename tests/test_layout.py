@@ -188,6 +188,17 @@ def test_no_import_cycle_between_rust_folders():
     assert _cycles(folders) == []
 
 
+def test_the_python_helpers_use_only_the_stats_model():
+    # pyutil/ is what the faces, the profiler and the tracer borrow: it must not reach back.
+    modules = _rust_modules()
+    graph = _rust_imports(modules)
+    assert ("pyutil",) in modules
+    for mod, (path, _) in modules.items():
+        if mod[:1] == ("pyutil",):
+            outside = {d for d in graph[mod] if d[0] not in {"pyutil", "stats", "core"}}
+            assert not outside, (path, outside)
+
+
 def test_the_core_is_python_free_and_self_contained():
     modules = _rust_modules()
     graph = _rust_imports(modules)

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import threading
 
-from rprofile._rprofile import _thread_names
+from rprofile._rprofile._testing import _thread_names
 
 # Threads that wait on an Event under several kinds of name: plain, non-ASCII (a UCS-2 and a
 # UCS-4 string), the default ("Thread-N (f)"), one renamed after its start, and one whose

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from rprofile._rprofile import _thread_stacks
+from rprofile._rprofile._testing import _thread_stacks
 from sampler_support import sampled_here
 
 # The main thread and a second, named thread each run f -> g -> h and wait in h: the main

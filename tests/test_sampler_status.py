@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from rprofile._rprofile import _gil_holder, _running_threads
+from rprofile._rprofile._testing import _gil_holder, _running_threads
 
 # One thread spins in pure Python, one waits on a lock, one sleeps, and the main thread reads its
 # stdin. Each names itself as `role native_id thread_state_address` once all are in place.

@@ -120,18 +120,18 @@ def test_patterns_select_what_re_search_selects(names_file):
 
 
 def test_most_patterns_run_on_the_rust_engine():
-    translated = [p for p in ALL_PATTERNS if _rprofile._regex_translate(p) is not None]
+    translated = [p for p in ALL_PATTERNS if _rprofile._testing._regex_translate(p) is not None]
     assert len(translated) > len(ALL_PATTERNS) // 2, translated
     # Constructs whose meaning differs between the engines are never handed to Rust.
     for p in [r"(\w)\1", "(?i)DECODE", "(?<=json/)dec", r"\Z", "[]a]", "[a--b]", "a*+"]:
-        assert _rprofile._regex_translate(p) is None, p
+        assert _rprofile._testing._regex_translate(p) is None, p
 
 
 @pytest.mark.parametrize("x", [0.0, -0.0, 0.0005, 0.0015, 0.0025, 0.0625, 1.0005, 2.5e-4,
                                123456.7895, 1e300, -1e-300, 5e-324, float("inf"),
                                float("-inf"), float("nan"), 1 / 3, 2 / 3, 0.1 + 0.2, 12345678.9])
 def test_f8_is_pythons_format(x):
-    assert _rprofile._f8(x) == "%8.3f" % x
+    assert _rprofile._testing._f8(x) == "%8.3f" % x
 
 
 def test_f8_random_values():
@@ -139,4 +139,4 @@ def test_f8_random_values():
     for _ in range(20000):
         x = rng.choice([rng.random() * 10 ** rng.randint(-8, 12),
                         rng.randint(0, 10 ** 6) / 8000, -rng.random()])
-        assert _rprofile._f8(x) == "%8.3f" % x, x
+        assert _rprofile._testing._f8(x) == "%8.3f" % x, x

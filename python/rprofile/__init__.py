@@ -178,6 +178,17 @@ class Profile(_Profiler):
             if merged is not None:
                 self.stats = merged
 
+    def _result(self):
+        """What the outputs read after create_stats(): (the stats model, merged), merged when
+        children's stats were added in (or a dict was set), so only this process's snapshot
+        has its timeline and threads. The model is None for a dict of a shape it cannot hold."""
+        snapshot = self.__dict__.get("_snapshot")
+        if snapshot is not None:
+            return snapshot.stats_core(), False
+        from rprofile._rprofile import StatsCore
+
+        return StatsCore.from_dict(self.stats), True
+
     def _stats_source(self):
         """What rprofile.Stats loads after create_stats(): the native snapshot while no dict
         was built or set (children's stats added in set one)."""

@@ -6,7 +6,7 @@ use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyString, PyTuple};
 
-use crate::py::text::type_name;
+use crate::pyutil::text::type_name;
 
 /// Matches positional and keyword arguments to `names` (the first `positional` of which may be
 /// given by position); `None` for an argument not given.

@@ -22,7 +22,7 @@ use crate::hook;
 use crate::profiler::args;
 use crate::profiler::config::Config;
 use crate::profiler::mode::{set_bias, set_builtins, set_subcalls};
-use crate::profiler::snapshot::Snapshot;
+use crate::profiler::results::snapshot::Snapshot;
 use crate::tracer::events;
 use crate::tracer::hook_state::HookState;
 use crate::tracer::state::{unit, Profiler, State, FAST_NONE};
@@ -463,13 +463,15 @@ impl Profiler {
         py: Python<'_>,
     ) -> Option<(usize, usize, u64, &'static str, usize, u64)> {
         // SAFETY: short shared access with the GIL held; taking copies runs no Python code.
-        crate::profiler::timeline_view::take(py, unsafe { &*self.state_ptr() }).map(|t| t.info())
+        crate::profiler::results::timeline_view::take(py, unsafe { &*self.state_ptr() })
+            .map(|t| t.info())
     }
 
     /// The timeline as columns (see `timeline_view::TimelineCopy::columns`), or None without one.
     fn _timeline_columns<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
         // SAFETY: as above; the labels are read after the copy, with no borrow alive.
-        let taken = crate::profiler::timeline_view::take(py, unsafe { &*self.state_ptr() });
+        let taken =
+            crate::profiler::results::timeline_view::take(py, unsafe { &*self.state_ptr() });
         taken
             .map(|t| t.columns(py, self.factor(), self.time_origin()))
             .transpose()
@@ -487,15 +489,17 @@ impl Profiler {
             return Err(PyValueError::new_err(format!("unknown format {format:?}")));
         }
         // SAFETY: as above.
-        let taken = crate::profiler::timeline_view::take(py, unsafe { &*self.state_ptr() })
-            .ok_or_else(|| PyRuntimeError::new_err("the profiler records no timeline"))?;
+        let taken =
+            crate::profiler::results::timeline_view::take(py, unsafe { &*self.state_ptr() })
+                .ok_or_else(|| PyRuntimeError::new_err("the profiler records no timeline"))?;
         taken.write(py, format, path, self.factor(), title)
     }
 
     /// The timeline's call paths for the HTML report, or None without a timeline.
     fn _timeline_paths(&self, py: Python<'_>) -> Option<crate::py::report::CallPaths> {
         // SAFETY: as above; the labels are read after the copy, with no borrow alive.
-        let taken = crate::profiler::timeline_view::take(py, unsafe { &*self.state_ptr() })?;
+        let taken =
+            crate::profiler::results::timeline_view::take(py, unsafe { &*self.state_ptr() })?;
         Some(crate::py::report::CallPaths {
             paths: taken.paths(py, self.factor()),
         })
@@ -530,7 +534,7 @@ impl Profiler {
         let mut out = Vec::with_capacity(rows.len());
         for (key, m) in rows {
             let func = match objs.get(&key) {
-                Some(o) => crate::profiler::snapshot::label_tuple(py, o.bind(py))?,
+                Some(o) => crate::profiler::results::snapshot::label_tuple(py, o.bind(py))?,
                 None => ("~", 0, "<no profiled call>").into_pyobject(py)?.into_any(),
             };
             out.push((func, m.allocations, m.allocated, m.freed, m.net, m.peak));

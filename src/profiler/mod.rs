@@ -5,14 +5,12 @@
 //! - `class`: the `Profiler`'s Python methods, from `__init__` to `getstats`;
 //! - `args`: cProfile's argument parsing rules, `config`: `Profile(...)`'s arguments parsed;
 //!   `mode`: which paths the events take;
-//! - `snapshot`: `getstats()` entries, the stats dict and its marshal bytes, from the model
-//!   `snapshot_model` makes of the totals by cProfile's rules;
-//! - `timeline_view`: the timeline's columns and exports, named.
+//! - `results/`: the faces of its results (`snapshot`: `getstats()` entries, the stats dict and
+//!   its marshal bytes, from the model `snapshot_model` makes of the totals by cProfile's rules;
+//!   `timeline_view`: the timeline's columns and exports, named).
 
 pub mod args;
 pub mod class;
 pub mod config;
 pub mod mode;
-pub mod snapshot;
-pub mod snapshot_model;
-pub mod timeline_view;
+pub mod results;

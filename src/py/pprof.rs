@@ -6,10 +6,10 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use crate::pprof;
-use crate::py::oserror::write_file;
 use crate::py::report::CallPaths;
 use crate::py::sampling::SampledProfile;
 use crate::py::stats::StatsCore;
+use crate::pyutil::oserror::write_file;
 use crate::stats::model::Model;
 
 /// Writes the gzipped pprof profile of one of: a timeline's call paths (`paths`), a sampling

@@ -8,9 +8,9 @@ use std::borrow::Cow;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use crate::py::oserror::write_file;
 use crate::py::sampling::SampledProfile;
 use crate::py::stats::StatsCore;
+use crate::pyutil::oserror::write_file;
 use crate::report::paths::Paths;
 use crate::report::{
     compare, pairs, write_html, Dropped, Inputs, MemoryRow, SortColumn, ThreadInput,

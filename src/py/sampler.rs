@@ -1,19 +1,18 @@
 //! The reader's one-shot Python face: `_dump_threads(pid, blocking, locals)` (what `rprofile dump`
-//! prints), and the pieces it is made of, which the tests check one by one: `_find_runtime(pid)`,
-//! `_thread_stacks(pid)`, `_thread_names(pid)`, `_gil_holder(pid)` and `_running_threads(pid)`.
+//! prints) and `_find_runtime(pid)`; the pieces a dump is made of, which the tests check one by
+//! one, are in `testing.rs`.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use crate::py::oserror::os_error;
+use crate::pyutil::oserror::os_error;
 use crate::sampler::descendants::Descendants;
 use crate::sampler::dump::{self, DumpError};
 use crate::sampler::locals::{Local, Value};
 use crate::sampler::runtime::{self, Error};
-use crate::sampler::{names, stacks, status, tids};
+use crate::sampler::stacks;
 
 /// `(runtime_address, library_path, version_hex or None)` of process `pid`'s interpreter.
 /// Raises the OSError of the failing system call (errno, strerror and the file when there is
@@ -51,41 +50,13 @@ pub(crate) fn runtime_with(
 }
 
 /// Frames as Python gets them: `(filename, line, name)`, innermost first.
-type PyFrames = Vec<(String, Option<i64>, String)>;
+pub(crate) type PyFrames = Vec<(String, Option<i64>, String)>;
 
-fn py_frames(frames: Vec<stacks::NamedFrame>) -> PyFrames {
+pub(crate) fn py_frames(frames: Vec<stacks::NamedFrame>) -> PyFrames {
     frames
         .into_iter()
         .map(|f| (f.filename, f.line, f.name))
         .collect()
-}
-
-/// One thread's `(thread_ident, frames)`.
-type PyThreadStack = (u64, PyFrames);
-
-/// `[(thread_ident, [(filename, line, name), ...]), ...]`: every thread's Python call stack in
-/// process `pid`, innermost frame first, read from outside. The errors of `_find_runtime`, and
-/// ValueError naming the version when its stacks cannot be read yet (or what was read does not
-/// hang together).
-#[pyfunction]
-pub fn _thread_stacks(py: Python<'_>, pid: i32) -> PyResult<Vec<PyThreadStack>> {
-    let rt = runtime_of(py, pid)?;
-    match py.detach(|| stacks::thread_stacks(&rt)) {
-        Ok(threads) => Ok(threads
-            .into_iter()
-            .map(|t| (t.thread_id, py_frames(t.frames)))
-            .collect()),
-        Err(e) => Err(reader_error(py, e)),
-    }
-}
-
-/// `{thread_ident: name}`: every thread's name as `threading` gives it in process `pid`, read
-/// from outside; `{}` when it never imported `threading`. The errors of `_thread_stacks`.
-#[pyfunction]
-pub fn _thread_names(py: Python<'_>, pid: i32) -> PyResult<HashMap<u64, String>> {
-    let rt = runtime_of(py, pid)?;
-    py.detach(|| names::thread_names(&rt))
-        .map_err(|e| reader_error(py, e))
 }
 
 /// A reader's error as Python's: OSError for a failed read, ValueError for a version it cannot
@@ -97,32 +68,6 @@ pub(crate) fn reader_error(py: Python<'_>, e: stacks::Error) -> PyErr {
         | stacks::Error::Layout(why)
         | stacks::Error::NotReady(why) => PyValueError::new_err(why),
     }
-}
-
-/// The address of the `PyThreadState` that holds process `pid`'s GIL (its main interpreter's),
-/// None when none does; the errors of `_thread_stacks`.
-#[pyfunction]
-pub fn _gil_holder(py: Python<'_>, pid: i32) -> PyResult<Option<u64>> {
-    let rt = runtime_of(py, pid)?;
-    py.detach(|| status::gil_holder(&rt))
-        .map_err(|e| reader_error(py, e))
-}
-
-/// The native ids of process `pid`'s threads that are running or runnable (state `R`), in
-/// `/proc/PID/task`'s order. OSError when its threads cannot be listed or read.
-#[pyfunction]
-pub fn _running_threads(py: Python<'_>, pid: i32) -> PyResult<Vec<u64>> {
-    py.detach(|| {
-        let mut states = status::ThreadStates::new(pid);
-        let mut running = Vec::new();
-        for tid in tids::thread_ids(pid)? {
-            if states.running(tid)? {
-                running.push(tid);
-            }
-        }
-        Ok(running)
-    })
-    .map_err(|e| os_error(py, e, None))
 }
 
 /// One local variable: `(name, type, kind, value, length)`. `kind` says what `value` is:

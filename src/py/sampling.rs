@@ -14,9 +14,9 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyType};
 
-use crate::py::pickling::{reduce, unpickling_error};
 use crate::py::sampler::{reader_error, runtime_with};
 use crate::py::stats::StatsCore;
+use crate::pyutil::pickling::{reduce, unpickling_error};
 use crate::report::{StallFrame, StallInput, StallsInput};
 use crate::sampler::family::{Family, Member, State};
 use crate::sampler::pause::Refused;
@@ -509,7 +509,7 @@ impl SampledProfile {
         write: impl FnOnce(&Profile, &mut BufWriter<std::fs::File>) -> std::io::Result<()> + Send,
     ) -> PyResult<()> {
         let profile = &self.profile;
-        crate::py::oserror::write_file(py, path, |w| write(profile, w))
+        crate::pyutil::oserror::write_file(py, path, |w| write(profile, w))
     }
 }
 

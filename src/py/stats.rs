@@ -12,9 +12,9 @@ use crate::stats::model::{ints, CallValue, Callees, Edge, MergeError, Model, Rec
 use crate::stats::model::{CT_INT, TT_INT};
 use crate::stats::{dump, load, pickle, report, select, sort, top};
 
-use super::objects::{stats_dict, time_obj, Objects};
-use super::pickling::unpickling_error;
-use super::text::{py_str, str_bytes};
+use crate::pyutil::objects::{stats_dict, time_obj, Objects};
+use crate::pyutil::pickling::unpickling_error;
+use crate::pyutil::text::{py_str, str_bytes};
 
 /// A key `(file, line, name)` of a Python stats dict, or `None` for another shape.
 fn key_from_py(m: &mut Model, k: &Bound<'_, PyAny>) -> PyResult<Option<u32>> {
@@ -697,21 +697,4 @@ impl StatsCore {
         let bytes = py.detach(|| dump::dump(m));
         PyBytes::new(py, &bytes)
     }
-}
-
-/// The `regex`-crate spelling of a restriction pattern, or `None` when Python's `re` must run it;
-/// exposed for the tests that hold the two engines to the same selections.
-#[pyfunction]
-pub fn _regex_translate(pattern: &Bound<'_, PyString>) -> Option<String> {
-    select::translate(pattern.to_str().ok()?)
-        .filter(|(p, _)| regex::Regex::new(p).is_ok())
-        .map(|(p, _)| p)
-}
-
-/// `"%8.3f" % x`, exposed for the tests that hold the formatting to Python's.
-#[pyfunction]
-pub fn _f8(x: f64) -> String {
-    let mut out = Vec::new();
-    report::f8(&mut out, x);
-    String::from_utf8(out).unwrap_or_default()
 }

@@ -5,7 +5,7 @@ use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyFloat, PyInt, PyList, PyTuple};
 
-use crate::py::text::type_name;
+use crate::pyutil::text::type_name;
 use crate::tracer::exception::SavedException;
 use crate::tracer::state::Profiler;
 

@@ -6,7 +6,6 @@ edges are written, whose totals are complete, per thread (labelled) with ``threa
 ``Stats.dump_pprof`` and ``Sampler.dump_pprof`` call the native writer themselves.
 """
 
-from rprofile._rprofile import StatsCore as _StatsCore
 from rprofile._rprofile import _write_pprof
 from rprofile.outputs.report import thread_cores
 
@@ -17,7 +16,7 @@ def write_profile(prof, path, title=None):
     prof.create_stats()
     comments = [title] if title else []
     # With subprocesses, this process and its children added up (the timeline is this one's).
-    merged = prof.__dict__.get("_snapshot") is None
+    stats, merged = prof._result()
     info = None if merged else prof._timeline_info()
     # info: (kept, capacity, dropped, when_full, rss kept, rss dropped); RSS samples are not
     # calls, so only dropped events make the paths incomplete.
@@ -26,10 +25,6 @@ def write_profile(prof, path, title=None):
         if paths is not None and len(paths):
             _write_pprof(path, paths=paths, comments=comments)
             return
-    if merged:
-        stats = _StatsCore.from_dict(prof.stats)
-    else:
-        stats = prof._take_snapshot().stats_core()
     if stats is None:
         raise TypeError("this profile holds data of a shape pprof cannot show")
     # threads=True: each thread's edges under its name (the label `thread`).

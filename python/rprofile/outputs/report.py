@@ -15,7 +15,6 @@
 import os
 import sys
 
-from rprofile._rprofile import StatsCore as _StatsCore
 from rprofile._rprofile import _compare_table, _write_report
 
 
@@ -63,12 +62,11 @@ def profile_parts(prof, thread=None):
     dropped = (info[0] - info[4], info[2] - info[5], info[3]) if info is not None else None
     threads = {}
     if thread is None:
-        if prof.__dict__.get("_snapshot") is None:
+        stats, merged = prof._result()
+        if merged:
             # With subprocesses, this process and its children added up: their call paths
             # are estimated (only this process's timeline was recorded).
-            stats, paths = _StatsCore.from_dict(prof.stats), None
-        else:
-            stats = prof._take_snapshot().stats_core()
+            paths = None
         threads = thread_cores(prof)
     else:
         stats = thread.stats_core()

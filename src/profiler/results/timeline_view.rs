@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString, PyTuple};
 
 use crate::core::timeline::{self, Event, Timeline};
-use crate::py::oserror::os_error;
+use crate::pyutil::oserror::os_error;
 use crate::timeline_export::{chrome, speedscope, Names};
 use crate::tracer::state::State;
 use crate::tracer::threads;

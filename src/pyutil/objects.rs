@@ -5,8 +5,8 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
 
-use super::gc::GcPaused;
-use super::text::py_str;
+use crate::pyutil::gc::GcPaused;
+use crate::pyutil::text::py_str;
 use crate::stats::model::{CallValue, Model, CT_INT, TT_INT};
 
 /// Python objects for a model's strings and keys, made once each.

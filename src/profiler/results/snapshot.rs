@@ -12,11 +12,11 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyType};
 
 use super::snapshot_model::{self, listed};
 use crate::core::aggregator::Totals;
-use crate::py::gc::GcPaused;
-use crate::py::objects::stats_dict;
-use crate::py::pickling::{reduce, unpickling_error};
 use crate::py::stats::StatsCore;
-use crate::py::text::str_bytes;
+use crate::pyutil::gc::GcPaused;
+use crate::pyutil::objects::stats_dict;
+use crate::pyutil::pickling::{reduce, unpickling_error};
+use crate::pyutil::text::str_bytes;
 use crate::stats::dump::dump;
 use crate::stats::model::Model;
 use crate::stats::pickle;
