@@ -36,12 +36,7 @@ def synthetic(scale):
     sys.path.insert(0, HERE)
     import stats_bench
 
-    path = stats_bench.synthetic_path(scale)
-    if not os.path.exists(path):
-        print("generating %s ..." % os.path.relpath(path), file=sys.stderr)
-        subprocess.run([sys.executable, os.path.join(HERE, "stats_bench.py"),
-                        "--make-synthetic", str(scale)], check=True)
-    return path
+    return stats_bench.synthetic(scale)
 
 
 CHILD = """

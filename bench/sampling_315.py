@@ -37,13 +37,15 @@ import argparse
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
 HERE = os.path.abspath(__file__)
+sys.path.insert(0, os.path.dirname(HERE))
+from sampling import med  # noqa: E402  (the median of what was measured, Nones left out)
+
 DEPTH = 20
 ROUNDS_OF_WORK = 40
 QUICK_ROUNDS_OF_WORK = 12
@@ -247,11 +249,6 @@ def cost_table(results):
 
 
 # ---------------------------------------------------------------- the table
-
-def med(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
-
 
 def table(results, modes):
     base_wall = med([r["wall"] for r in results["none"]])

@@ -739,16 +739,24 @@ def summarize_real(paths, out):
         json.dump({"files": len(paths), "rows": rows, "edges": edges, "distinct": len(keys)}, f)
 
 
+def synthetic(scale):
+    """The synthetic profile's path (and its .json summary beside it), made first in a fresh
+    process if missing; pickle_bench and report_bench read it too."""
+    path = synthetic_path(scale)
+    if not (os.path.exists(path) and os.path.exists(path + ".json")):
+        print("generating %s ..." % os.path.relpath(path), file=sys.stderr)
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, os.path.abspath(__file__), "--make-synthetic",
+                        str(scale)], check=True)
+        print("  %.1f s" % (time.perf_counter() - t0), file=sys.stderr)
+    return path
+
+
 def ensure_inputs(scale, ops):
     """Makes the inputs the selected operations need (each in a fresh process)."""
     me = os.path.abspath(__file__)
     if set(ops) - {"add"}:
-        path = synthetic_path(scale)
-        if not (os.path.exists(path) and os.path.exists(path + ".json")):
-            print("generating %s ..." % os.path.relpath(path), file=sys.stderr)
-            t0 = time.perf_counter()
-            subprocess.run([sys.executable, me, "--make-synthetic", str(scale)], check=True)
-            print("  %.1f s" % (time.perf_counter() - t0), file=sys.stderr)
+        synthetic(scale)
     if "add" in ops:
         paths = real_paths()
         summary = os.path.join(real_dir(), "summary.json")

@@ -51,8 +51,6 @@ def asleep():
 for target in (spin, locked, asleep):
     threading.Thread(target=target, daemon=True).start()
 name("main")
-# Let the blocked threads reach their lock and their sleep.
-time.sleep(0.3)
 for role, (native_id, tstate) in names.items():
     print(role, native_id, tstate, flush=True)
 input()
@@ -78,14 +76,40 @@ def _stop(child):
     child.stdout.close()
 
 
+def _in_its_wait(pid, tid, role):
+    """Whether thread `tid` of `pid` sits in a system call, and the main thread in its read of
+    stdin (not the futex of a wait for the GIL)."""
+    task = "/proc/%d/task/%d/" % (pid, tid)
+    with open(task + "syscall") as f:
+        if f.read().startswith("running"):
+            return False
+    if role != "main":
+        return True
+    with open(task + "wchan") as f:
+        return "futex" not in f.read()
+
+
+def _wait_until_blocked(child, names, timeout=30.0):
+    """Waits until the lock's, the sleep's and the main thread are in their waits at three
+    reads 25 ms apart: a thread on its way there (or waiting for the GIL the spinner gives up
+    every switch interval) would be seen running or leave its wait between two."""
+    deadline = time.monotonic() + timeout
+    steady = 0
+    while steady < 3:
+        assert time.monotonic() < deadline, "the child's threads never blocked"
+        blocked = all(_in_its_wait(child.pid, names[role][0], role)
+                      for role in ("lock", "sleep", "main"))
+        steady = steady + 1 if blocked else 0
+        time.sleep(0.025)
+
+
 @pytest.fixture
 def threads_child():
     child, lines = _start(CHILD, 4)
-    # The main thread prints its line, then must take the GIL back from the spinner (up to a
-    # switch interval) before input() blocks: until then it may run or hold the GIL.
-    time.sleep(0.3)
     try:
-        yield child, {role: (int(native), int(tstate)) for role, native, tstate in lines}
+        names = {role: (int(native), int(tstate)) for role, native, tstate in lines}
+        _wait_until_blocked(child, names)
+        yield child, names
     finally:
         _stop(child)
 

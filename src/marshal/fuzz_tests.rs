@@ -8,7 +8,7 @@
 //!
 //! Properties:
 //! - random bytes (uniform, and drawn from the type codes and small ints that marshal uses):
-//!   `read` returns `Ok` or an `Error` and is self-consistent ([`check_consistent`]);
+//!   `read` returns `Ok` or an `Error` and is self-consistent (`compare::check_consistent`);
 //! - valid stats files (the checked-in corpus `fuzz/corpus/marshal_reader/` and files made with
 //!   [`Writer`]) mutated by byte flips, overwrites, insertions, deletions, truncations and
 //!   splices: the same;
@@ -42,7 +42,7 @@ use proptest::prelude::*;
 use proptest::sample::{select, Index};
 use proptest::test_runner::TestCaseError;
 
-use super::compare::{same, same_result};
+use super::compare::{check_consistent, is_eof, same};
 use super::read::{read, Error, Place, Value};
 use super::Writer;
 
@@ -122,58 +122,6 @@ fn guarded<R: Send + 'static>(
 
 fn hex(data: &[u8]) -> String {
     data.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn is_eof(r: &Result<(Rc<Value>, usize), Error>) -> bool {
-    matches!(r, Err(Error::Eof(_)))
-}
-
-/// Reads `data` and checks what must hold for any input:
-/// - `Ok` uses between 1 and `data.len()` bytes; reading just those bytes, or them followed by
-///   junk, gives the same value; a strict prefix of them is an `EOFError`;
-/// - an error other than `EOFError` happened within the data, so junk appended changes nothing;
-/// - a `UnicodeDecodeError` carries bytes of the input.
-fn check_consistent(data: &[u8]) -> Result<(), String> {
-    let r = read(data);
-    let mut extended = data.to_vec();
-    extended.extend_from_slice(b"N0\x00\xff)\x01{");
-    match &r {
-        Ok((_, used)) => {
-            let used = *used;
-            if used == 0 || used > data.len() {
-                return Err(format!("Ok used {used} of {} bytes", data.len()));
-            }
-            if !same_result(&r, &read(&data[..used])) {
-                return Err("reading only the used bytes gives another result".into());
-            }
-            for cut in [used - 1, used / 2] {
-                if cut < used && !is_eof(&read(&data[..cut])) {
-                    return Err(format!(
-                        "a prefix of {cut} of the {used} bytes is not an EOFError: {:?}",
-                        read(&data[..cut]).map(|(_, n)| n)
-                    ));
-                }
-            }
-            if !same_result(&r, &read(&extended)) {
-                return Err("bytes after the object changed the result".into());
-            }
-        }
-        Err(Error::Eof(_)) => {}
-        Err(e) => {
-            if let Error::Unicode(b) = e {
-                if b.len() > data.len() {
-                    return Err("UnicodeDecodeError bytes longer than the input".into());
-                }
-            }
-            if !same_result(&r, &read(&extended)) {
-                return Err(format!(
-                    "bytes after an error changed it: {e:?} then {:?}",
-                    read(&extended).map(|(_, n)| n)
-                ));
-            }
-        }
-    }
-    Ok(())
 }
 
 fn consistent(data: Vec<u8>) -> Result<(), TestCaseError> {

@@ -227,8 +227,7 @@ mod tests {
     /// A runtime of this process whose `_Py_DebugOffsets` are `words`, as 3.`minor`'s.
     fn fake_runtime(minor: u8, words: &[u64]) -> Runtime {
         Runtime {
-            // SAFETY: getpid has no preconditions.
-            pid: unsafe { libc::getpid() },
+            pid: crate::sampler::own_pid(),
             address: words.as_ptr() as u64,
             library: std::path::PathBuf::from(format!("libpython3.{minor}.so")),
             version: Some((3, minor)),

@@ -436,8 +436,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn reader(o: NamesLayout) -> Reader {
-        // SAFETY: getpid has no preconditions and cannot fail.
-        let pid = unsafe { libc::getpid() };
+        let pid = crate::sampler::own_pid();
         Reader { pid, o }
     }
 

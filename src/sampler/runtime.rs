@@ -215,8 +215,7 @@ mod tests {
         // The test binary links no libpython (nothing in the tests calls into it), and its
         // name does not start with `python`. Real interpreters are tested from Python
         // (tests/test_sampler_runtime.py), one child per supported version.
-        // SAFETY: getpid has no preconditions.
-        let pid = unsafe { libc::getpid() };
+        let pid = crate::sampler::own_pid();
         match find_runtime(pid) {
             Err(Error::NotPython(why)) => assert!(why.contains("is not Python"), "{why}"),
             other => panic!("{other:?}"),

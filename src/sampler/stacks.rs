@@ -847,8 +847,7 @@ mod tests {
     }
 
     fn reader_310() -> StackReader {
-        // SAFETY: getpid has no preconditions.
-        let pid = unsafe { libc::getpid() };
+        let pid = crate::sampler::own_pid();
         StackReader::with(pid, 0, &versions::STACK_FACTS_310, versions::LAYOUT_310)
     }
 
@@ -1140,8 +1139,7 @@ mod tests {
 
     #[test]
     fn a_runtime_that_is_not_there_is_an_io_error() {
-        // SAFETY: getpid has no preconditions.
-        let pid = unsafe { libc::getpid() };
+        let pid = crate::sampler::own_pid();
         let rt = Runtime {
             pid,
             address: 8,
@@ -1272,8 +1270,7 @@ pub(crate) mod fake310 {
         /// A 3.10 runtime of this process at `address`, as `find_runtime` would give it.
         pub fn rt(address: u64) -> Runtime {
             Runtime {
-                // SAFETY: getpid has no preconditions.
-                pid: unsafe { libc::getpid() },
+                pid: crate::sampler::own_pid(),
                 address,
                 library: PathBuf::from("libpython3.10.so"),
                 version: Some((3, 10)),
