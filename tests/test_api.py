@@ -81,12 +81,13 @@ def test_constructor_parameter_names_and_kinds_match_cprofile():
     assert all(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in mine[:len(ref)])
     # Extensions, keyword-only: bias (profile.Profile's, positional there), threads and
     # async_aware (issue 6), the timeline's three, memory and the RSS sampler's three (issue 7),
-    # subprocesses (issue 28).
+    # subprocesses (issue 28), the object types' four (issue 38).
     kw = inspect.Parameter.KEYWORD_ONLY
     assert [(p.name, p.kind) for p in mine[len(ref):]] == [
         ("bias", kw), ("threads", kw), ("async_aware", kw), ("timeline", kw),
         ("buffer_size", kw), ("when_full", kw), ("memory", kw), ("rss", kw),
-        ("rss_interval", kw), ("rss_trigger", kw), ("subprocesses", kw)]
+        ("rss_interval", kw), ("rss_trigger", kw), ("subprocesses", kw), ("types", kw),
+        ("types_builtins", kw), ("types_only", kw), ("types_gc", kw)]
 
 
 def test_enable_parameter_names_match_cprofile():

@@ -11,7 +11,7 @@ from rprofile._rprofile import Profiler as _Profiler
 from rprofile._rprofile import profiler_entry, profiler_subentry
 
 __all__ = ["run", "runctx", "Profile", "Stats", "SortKey", "label", "profiler_entry",
-           "profiler_subentry", "MemoryStat", "Sampler"]
+           "profiler_subentry", "MemoryStat", "TypeStat", "Sampler"]
 
 __version__ = "0.1.0"
 
@@ -83,6 +83,34 @@ class MemoryStat(tuple):
         return "MemoryStat(%s)" % ", ".join("%s=%r" % kv for kv in zip(self._fields, self))
 
 
+class TypeStat(tuple):
+    """One type's objects while profiling: (created, destroyed, alive, peak, peak_time,
+    older_destroyed, functions). ``alive`` = created - destroyed, of the objects created while
+    tracking; ``peak`` is the most alive at once, first reached ``peak_time`` seconds after
+    tracking started; ``older_destroyed`` counts objects made before tracking and destroyed
+    during it; ``functions`` is ``{(file, line, name): (created, alive)}``, the function on top
+    of the profiled stack when each object was made."""
+
+    __slots__ = ()
+    _fields = ("created", "destroyed", "alive", "peak", "peak_time", "older_destroyed",
+               "functions")
+
+    def __new__(cls, created, destroyed, alive, peak, peak_time, older_destroyed, functions):
+        return tuple.__new__(cls, (created, destroyed, alive, peak, peak_time, older_destroyed,
+                                   functions))
+
+    created = property(lambda self: self[0])
+    destroyed = property(lambda self: self[1])
+    alive = property(lambda self: self[2])
+    peak = property(lambda self: self[3])
+    peak_time = property(lambda self: self[4])
+    older_destroyed = property(lambda self: self[5])
+    functions = property(lambda self: self[6])
+
+    def __repr__(self):
+        return "TypeStat(%s)" % ", ".join("%s=%r" % kv for kv in zip(self._fields, self))
+
+
 class Profile(_Profiler):
     """Profile(timer=None, timeunit=0.0, subcalls=True, builtins=True, *, bias=0.0)
 
@@ -126,6 +154,15 @@ class Profile(_Profiler):
     seconds (default 0.01) while the profiler is enabled and puts it on the
     timeline when it moved by at least ``rss_trigger`` bytes (default: a
     page) since the last sample kept.
+
+    With ``types=True`` (Python 3.13+) every object created and destroyed while
+    the profiler is enabled is counted by type and by the function that made it
+    (through the interpreter's reference tracer); see ``types_stats()`` and
+    ``print_types()``. Built-in types (int, str, tuple, dict, ...) are left out
+    unless ``types_builtins=True``; ``types_only`` (a list of names, qualified
+    ``pkg.mod.Class`` or plain ``Class``) counts those types alone;
+    ``types_gc=True`` runs a full collection at ``disable()`` so that garbage in
+    reference cycles counts as destroyed, not alive.
 
     With ``subprocesses=True`` (or a folder's path) every Python process started
     while the profiler is enabled (``subprocess``, ``multiprocessing``,
@@ -242,6 +279,41 @@ class Profile(_Profiler):
                 values = [a + b for a, b in zip(prev[:4], values[:4])] + [max(prev[4], values[4])]
             out[func] = MemoryStat(*values)
         return out
+
+    def types_stats(self):
+        """Objects by type of a ``types=True`` profiler: ``{type name: TypeStat(created,
+        destroyed, alive, peak, peak_time, older_destroyed, functions)}`` (see ``TypeStat``),
+        the name qualified (``module.qualname``; a builtin's alone), as first seen. None
+        without type tracking. Types of one name (a class defined twice) share a row."""
+        rows = self._types_stats()
+        if rows is None:
+            return None
+        out = {}
+        for name, created, destroyed, peak, peak_time, older, funcs in rows:
+            functions = {}
+            for func, made, gone in funcs:
+                was = functions.get(func, (0, 0))
+                functions[func] = (was[0] + made, was[1] + made - gone)
+            prev = out.get(name)
+            if prev is not None:
+                for func, (made, alive) in prev.functions.items():
+                    was = functions.get(func, (0, 0))
+                    functions[func] = (was[0] + made, was[1] + alive)
+                created, destroyed = created + prev.created, destroyed + prev.destroyed
+                older += prev.older_destroyed
+                if prev.peak >= peak:
+                    peak, peak_time = prev.peak, prev.peak_time
+            out[name] = TypeStat(created, destroyed, created - destroyed, peak, peak_time,
+                                 older, functions)
+        return out
+
+    def print_types(self, sort="alive", limit=20, file=None):
+        """Prints the counted types (``types=True``), by `sort` (``alive``, ``created``,
+        ``destroyed``, ``peak`` or ``name``) and at most `limit` of them, each with the
+        functions that made most of its objects still alive."""
+        from rprofile.outputs.run import print_types
+
+        print_types(self.types_stats() or {}, sort=sort, limit=limit, file=file)
 
     def to_html(self, path, title=None, *, sort=None):
         """Writes one self-contained HTML report of this profile at `path` (disabling it, as

@@ -63,6 +63,19 @@ def _parser():
     parser.add_option("--memory", dest="memory", action="store_true", default=False,
                       help="Charge every allocation to the function that made it and print "
                            "the functions by net bytes allocated (also with -o)")
+    parser.add_option("--types", dest="types", action="store_true", default=False,
+                      help="Python 3.13+: count the objects created and destroyed by type and "
+                           "by the function that made them, and print the types by objects "
+                           "still alive (also with -o); built-in types left out")
+    parser.add_option("--types-builtins", dest="types_builtins", action="store_true",
+                      default=False, help="With --types: count built-in types too (int, str, "
+                                          "tuple, dict, ...)")
+    parser.add_option("--types-only", dest="types_only", default=None, metavar="NAMES",
+                      help="With --types: count only these types (comma-separated, qualified "
+                           "pkg.mod.Class or plain Class names)")
+    parser.add_option("--types-gc", dest="types_gc", action="store_true", default=False,
+                      help="With --types: collect garbage before the final counts, so that "
+                           "objects in reference cycles count as destroyed")
     parser.add_option("--rss", dest="rss", action="store_true", default=False,
                       help="With --timeline: sample the process's resident memory every 10 ms "
                            "into the trace")
@@ -223,6 +236,8 @@ def main():
             setattr(options, name, os.path.abspath(getattr(options, name)))
     if not args:
         parser.error("no module name given" if options.module else "no script given")
+    if (options.types_builtins or options.types_only or options.types_gc) and not options.types:
+        parser.error("--types-builtins, --types-only and --types-gc need --types")
     if options.rss and options.timeline is None:
         parser.error("--rss needs --timeline (the samples are counters in the trace)")
     if options.threads and options.clock == "cpu":
@@ -244,7 +259,8 @@ def main():
         timeline = options.timeline is not None or options.speedscope is not None
         prof = Profile(options.clock, threads=options.threads, async_aware=options.async_aware,
                        timeline=timeline, buffer_size=options.buffer_size,
-                       memory=options.memory, rss=options.rss, subprocesses=folder or False)
+                       memory=options.memory, rss=options.rss, subprocesses=folder or False,
+                       **_types_options(options))
     except (ValueError, OSError) as exc:
         parser.error(str(exc))
     run = prof.runctx
@@ -284,6 +300,8 @@ def main():
                     _print_thread_summary(prof)
                 if options.memory:
                     _print_memory(prof.memory_stats() or {})
+                if options.types:
+                    prof.print_types()
             if lookup_error is None and os.getpid() == cli_pid:
                 written &= _write_timeline(prof, options)
                 written &= _write_outputs([
@@ -380,13 +398,22 @@ def _cannot_sample(message):
     sys.exit(2)
 
 
+def _types_options(options):
+    """Profile's keywords for --types and its filters (none without it)."""
+    if not options.types:
+        return {}
+    only = [n.strip() for n in (options.types_only or "").split(",") if n.strip()]
+    return {"types": True, "types_builtins": options.types_builtins,
+            "types_only": only or None, "types_gc": options.types_gc}
+
+
 def _main_sampled(parser, options, args):
     """`--sample`: run the program (or attach to --pid) and sample it from outside. Bad
     options are usage errors, as the tracer's are (the usage line, the error, exit status 2)."""
     from rprofile.sampling import run as _sampled_run
 
     defaults = parser.defaults
-    for name in ("threads", "async_aware", "clock", "timeline", "memory", "rss"):
+    for name in ("threads", "async_aware", "clock", "timeline", "memory", "rss", "types"):
         if getattr(options, name) != defaults[name]:
             parser.error("--%s traces; it does not go with --sample"
                          % name.replace("_aware", ""))

@@ -6,7 +6,8 @@
 //!   tables);
 //! - `clock`: the default timer (the time-stamp counter or `CLOCK_MONOTONIC`) and the native clocks;
 //! - `format`: integers as decimal text and JSON strings, for the reports and the exports;
-//! - `memory`: the ledger of bytes allocated and freed per function;
+//! - `memory`: the ledger of bytes allocated and freed per function; `types`: objects created,
+//!   destroyed and alive per type and per (type, function);
 //! - `timeline`: the ring of calls, returns and memory events, and the spans they pair into
 //!   (its writers are `timeline_export`'s); `rss`: the resident-memory sampler that feeds it.
 
@@ -19,3 +20,4 @@ pub mod lookup_cache;
 pub mod memory;
 pub mod rss;
 pub mod timeline;
+pub mod types;

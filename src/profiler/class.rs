@@ -18,9 +18,10 @@ use crate::core::aggregator::Totals;
 use crate::core::clock;
 use crate::core::frames::Stack;
 use crate::core::timeline::Timeline;
+use crate::core::types::TypeTracking;
 use crate::hook;
 use crate::profiler::args;
-use crate::profiler::config::Config;
+use crate::profiler::config::{Config, TypeFilters};
 use crate::profiler::mode::{set_bias, set_builtins, set_subcalls};
 use crate::profiler::results::snapshot::Snapshot;
 use crate::tracer::events;
@@ -144,7 +145,7 @@ impl Profiler {
     #[new]
     #[pyo3(
         signature = (*_args, **_kwargs),
-        text_signature = "(timer=None, timeunit=0.0, subcalls=True, builtins=True, *, bias=0.0, threads=False, async_aware=False, timeline=False, buffer_size=1000000, when_full='keep_newest', memory=False, rss=False, rss_interval=0.01, rss_trigger=None, subprocesses=False)"
+        text_signature = "(timer=None, timeunit=0.0, subcalls=True, builtins=True, *, bias=0.0, threads=False, async_aware=False, timeline=False, buffer_size=1000000, when_full='keep_newest', memory=False, rss=False, rss_interval=0.01, rss_trigger=None, subprocesses=False, types=False, types_builtins=False, types_only=None, types_gc=False)"
     )]
     fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         let state = State {
@@ -179,6 +180,7 @@ impl Profiler {
             creators: Default::default(),
             timeline: None,
             memory: None,
+            types: None,
             rss: None,
             timer_reads: 0,
             timer_high: i64::MIN,
@@ -227,6 +229,7 @@ impl Profiler {
                 (st.async_aware != c.async_aware, "async_aware"),
                 (!same_timeline, "the timeline"),
                 (st.memory.is_some() != c.memory, "memory"),
+                (!same_types(st, c.types.as_ref()), "types"),
                 (!same_rss, "rss"),
                 (!same_subprocesses, "subprocesses"),
             ] {
@@ -265,6 +268,16 @@ impl Profiler {
         st.async_aware = c.async_aware;
         if st.memory.is_some() != c.memory {
             st.memory = c.memory.then(Box::default);
+        }
+        if !same_types(st, c.types.as_ref()) {
+            st.types = c.types.map(|f| {
+                Box::new(TypeTracking {
+                    builtins: f.builtins,
+                    only: f.only,
+                    gc: f.gc,
+                    ..TypeTracking::default()
+                })
+            });
         }
         if !same_timeline {
             st.timeline = new_timeline;
@@ -323,6 +336,10 @@ impl Profiler {
         if memory {
             crate::tracer::memory_hook::check_available(slf)?;
         }
+        let types = p.read(|st| st.types.is_some());
+        if types {
+            crate::tracer::types_hook::check_available(slf)?;
+        }
         // Children started from now on are followed (before the hook is in: not profiled).
         let follows = p.follows_subprocesses();
         if follows {
@@ -345,6 +362,9 @@ impl Profiler {
         }
         if memory {
             crate::tracer::memory_hook::activate(slf)?;
+        }
+        if types {
+            crate::tracer::types_hook::activate(slf)?;
         }
         // SAFETY: as above.
         unsafe {
@@ -382,10 +402,21 @@ impl Profiler {
                 st.enabled = false;
                 events::flush_unmatched(slf.py(), p);
             }
+            // types_gc: garbage in cycles is destroyed (and counted so) before the final counts.
+            let collected = if p.read(|st| st.types.as_deref().is_some_and(|t| t.gc)) {
+                slf.py()
+                    .import("gc")
+                    .and_then(|gc| gc.call_method0("collect"))
+                    .map(drop)
+            } else {
+                Ok(())
+            };
+            crate::tracer::types_hook::deactivate(slf);
             if p.follows_subprocesses() {
                 slf.call_method0(pyo3::intern!(slf.py(), "_disable_subprocesses"))?;
             }
             unhooked?;
+            collected?;
         }
         p.pending_error()
     }
@@ -406,6 +437,9 @@ impl Profiler {
             st.creators.clear();
             if let Some(m) = st.memory.as_deref_mut() {
                 m.clear();
+            }
+            if let Some(t) = st.types.as_deref_mut() {
+                t.ledger.clear();
             }
             if let Some(tl) = st.timeline.as_deref_mut() {
                 tl.clear();
@@ -515,29 +549,58 @@ impl Profiler {
         py: Python<'py>,
     ) -> PyResult<Option<Vec<(Bound<'py, PyAny>, u64, u64, u64, i64, i64)>>> {
         // SAFETY: short shared access with the GIL held: copies and new references only.
-        let (rows, objs) = unsafe {
+        let (rows, labels) = unsafe {
             let st = &*self.state_ptr();
             let Some(ledger) = st.memory.as_deref() else {
                 return Ok(None);
             };
-            let rows = ledger.funcs.clone();
-            let mut objs: std::collections::HashMap<usize, Py<PyAny>> = Default::default();
-            let tracks = std::iter::once((&st.agg, &st.user_objs))
-                .chain(st.parked.values().map(|t| (&t.agg, &t.user_objs)));
-            for (agg, labels) in tracks {
-                for (e, o) in agg.entries.iter().zip(labels.iter()) {
-                    objs.entry(e.key).or_insert_with(|| o.clone_ref(py));
-                }
-            }
-            (rows, objs)
+            (ledger.funcs.clone(), labels_by_key(py, st))
         };
         let mut out = Vec::with_capacity(rows.len());
         for (key, m) in rows {
-            let func = match objs.get(&key) {
-                Some(o) => crate::profiler::results::snapshot::label_tuple(py, o.bind(py))?,
-                None => ("~", 0, "<no profiled call>").into_pyobject(py)?.into_any(),
-            };
+            let func = labels.func(py, key)?;
             out.push((func, m.allocations, m.allocated, m.freed, m.net, m.peak));
+        }
+        Ok(Some(out))
+    }
+
+    /// Per counted type (`types=True`): `(name, created, destroyed, peak, peak_seconds,
+    /// older_destroyed, [(function, created, destroyed), ...])`, `peak_seconds` when the most
+    /// were alive at once (first reached, after tracking started), the functions as pstats keys
+    /// (`('~', 0, '<no profiled call>')` outside every profiled call); None without types.
+    #[allow(clippy::type_complexity)]
+    fn _types_stats<'py>(&self, py: Python<'py>) -> PyResult<Option<Vec<Bound<'py, PyTuple>>>> {
+        // SAFETY: short shared access with the GIL held: copies and new references only.
+        let (types, pairs, labels) = unsafe {
+            let st = &*self.state_ptr();
+            let Some(t) = st.types.as_deref() else {
+                return Ok(None);
+            };
+            (
+                t.ledger.types.clone(),
+                t.ledger.pairs.clone(),
+                labels_by_key(py, st),
+            )
+        };
+        let mut funcs: Vec<Vec<Bound<'py, PyTuple>>> = vec![Vec::new(); types.len()];
+        for ((t, key), c) in pairs {
+            let func = labels.func(py, key)?;
+            let row = (func, c.created, c.destroyed).into_pyobject(py)?;
+            funcs[t as usize].push(row);
+        }
+        let mut out = Vec::with_capacity(types.len());
+        for (t, f) in types.into_iter().zip(funcs) {
+            let c = t.counts;
+            let row = (
+                t.name,
+                c.created,
+                c.destroyed,
+                c.peak,
+                c.peak_at as f64 / 1e9,
+                c.older_destroyed,
+                f,
+            );
+            out.push(row.into_pyobject(py)?);
         }
         Ok(Some(out))
     }
@@ -664,6 +727,42 @@ impl Profiler {
         }
         drop(old);
     }
+}
+
+/// Whether a profiler's type tracking is the one `filters` asks for.
+fn same_types(st: &State, filters: Option<&TypeFilters>) -> bool {
+    match (st.types.as_deref(), filters) {
+        (None, None) => true,
+        (Some(t), Some(f)) => t.builtins == f.builtins && t.only == f.only && t.gc == f.gc,
+        _ => false,
+    }
+}
+
+/// The label object of each function key the profiler has seen (any thread's track), for rows
+/// charged to functions by key.
+struct Labels(std::collections::HashMap<usize, Py<PyAny>>);
+
+impl Labels {
+    /// The pstats key of function `key`, `('~', 0, '<no profiled call>')` for none.
+    fn func<'py>(&self, py: Python<'py>, key: usize) -> PyResult<Bound<'py, PyAny>> {
+        match self.0.get(&key) {
+            Some(o) => crate::profiler::results::snapshot::label_tuple(py, o.bind(py)),
+            None => Ok(("~", 0, "<no profiled call>").into_pyobject(py)?.into_any()),
+        }
+    }
+}
+
+/// New references to the labels of `st`'s functions, by key.
+fn labels_by_key(py: Python<'_>, st: &State) -> Labels {
+    let mut objs: std::collections::HashMap<usize, Py<PyAny>> = Default::default();
+    let tracks = std::iter::once((&st.agg, &st.user_objs))
+        .chain(st.parked.values().map(|t| (&t.agg, &t.user_objs)));
+    for (agg, labels) in tracks {
+        for (e, o) in agg.entries.iter().zip(labels.iter()) {
+            objs.entry(e.key).or_insert_with(|| o.clone_ref(py));
+        }
+    }
+    Labels(objs)
 }
 
 /// Undoes `_enable_subprocesses` when enable() fails after it (its own error is the lesser one).

@@ -18,7 +18,8 @@ const DEFAULT_RSS_INTERVAL: std::time::Duration = std::time::Duration::from_mill
 
 /// What a profiler is asked to be (`Profile(timer, timeunit, subcalls, builtins, *, bias,
 /// threads, async_aware, timeline, buffer_size, when_full, memory, rss, rss_interval,
-/// rss_trigger, subprocesses)`), every argument checked.
+/// rss_trigger, subprocesses, types, types_builtins, types_only, types_gc)`), every argument
+/// checked.
 pub struct Config {
     /// A Python timer, or None for a native clock.
     pub timer: Option<Py<PyAny>>,
@@ -40,6 +41,16 @@ pub struct Config {
     /// Child processes are profiled too (`subprocesses=True`, or the folder for their files):
     /// the object given, or None.
     pub subprocesses: Option<Py<PyAny>>,
+    /// Objects counted by type (`types=True`): the filters, or None.
+    pub types: Option<TypeFilters>,
+}
+
+/// `types_builtins`, `types_only` and `types_gc`, as given with `types=True`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct TypeFilters {
+    pub builtins: bool,
+    pub only: Vec<String>,
+    pub gc: bool,
 }
 
 impl Config {
@@ -66,6 +77,10 @@ impl Config {
                 "rss_interval",
                 "rss_trigger",
                 "subprocesses",
+                "types",
+                "types_builtins",
+                "types_only",
+                "types_gc",
             ],
             4,
             args,
@@ -144,6 +159,7 @@ impl Config {
             }
             None => None,
         };
+        let types = type_filters(args.py(), &a[15..19])?;
         // 3.10 tells an await from a return by a field of the frame struct: its layout is
         // checked on this interpreter first.
         #[cfg(not(Py_3_11))]
@@ -208,6 +224,42 @@ impl Config {
             rss_interval,
             rss_trigger,
             subprocesses,
+            types,
         })
     }
+}
+
+/// `types`, `types_builtins`, `types_only`, `types_gc`: the filters when `types` is true (a
+/// ValueError where the interpreter cannot tell, or for a filter given without it).
+fn type_filters(py: Python<'_>, a: &[Option<Bound<'_, PyAny>>]) -> PyResult<Option<TypeFilters>> {
+    let want = args::truthy(&a[0])?;
+    let builtins = args::truthy(&a[1])?;
+    let only: Vec<String> = match a[2].as_ref().filter(|v| !v.is_none()) {
+        Some(v) if v.is_instance_of::<PyString>() => vec![v.extract()?],
+        Some(v) => {
+            let mut names = Vec::new();
+            for item in v.try_iter()? {
+                let item = item?;
+                names.push(item.extract::<String>().map_err(|_| {
+                    PyTypeError::new_err(format!(
+                        "types_only must hold type names (str), not {}",
+                        item.get_type().name().map_or("?".into(), |n| n.to_string())
+                    ))
+                })?);
+            }
+            names
+        }
+        None => Vec::new(),
+    };
+    let gc = args::truthy(&a[3])?;
+    if !want {
+        if builtins || !only.is_empty() || gc {
+            return Err(PyValueError::new_err(
+                "types_builtins, types_only and types_gc need types=True",
+            ));
+        }
+        return Ok(None);
+    }
+    crate::tracer::types_hook::check_supported(py)?;
+    Ok(Some(TypeFilters { builtins, only, gc }))
 }

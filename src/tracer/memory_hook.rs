@@ -14,8 +14,8 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 
 use crate::core::timeline;
+use crate::tracer::charge::{current_key, Slot};
 use crate::tracer::state::{Profiler, State};
-use crate::tracer::track::ThreadKey;
 
 /// One domain's hook of one activation: the allocator it wraps (never changed after the hook
 /// is installed, so calls without the GIL may read it at any time) and whether it still charges.
@@ -43,11 +43,9 @@ const DOMAINS: [ffi::PyMemAllocatorDomain; 3] = [
     ffi::PyMemAllocatorDomain::PYMEM_DOMAIN_OBJ,
 ];
 
-/// The profiler being charged (a strong reference while set), or null.
-static ACTIVE: AtomicPtr<ffi::PyObject> = AtomicPtr::new(std::ptr::null_mut());
-/// The interpreter whose threads are charged (subinterpreters with their own GIL share the
-/// allocators).
-static INTERP: AtomicPtr<ffi::PyInterpreterState> = AtomicPtr::new(std::ptr::null_mut());
+/// The profiler being charged, and its interpreter (subinterpreters with their own GIL share
+/// the allocators).
+static ACTIVE: Slot = Slot::new();
 /// This activation's hooks, per domain (read and written with the GIL held).
 static CURRENT: [AtomicPtr<Hooked>; 3] = [
     AtomicPtr::new(std::ptr::null_mut()),
@@ -59,82 +57,14 @@ static CURRENT: [AtomicPtr<Hooked>; 3] = [
 /// the GIL holder of the charged interpreter sets or reads it.
 static NESTED: AtomicBool = AtomicBool::new(false);
 
-/// The calling thread's state if it holds the GIL of the charged interpreter.
-#[inline]
-fn gil_holder() -> Option<*mut ffi::PyThreadState> {
-    // SAFETY: may be called from any thread, with or without a thread state. From 3.12 it is
-    // the calling thread's attached state (null while the GIL is released); before, it is the
-    // GIL holder's, which the thread's own state must then be.
-    let ts = unsafe { ffi::compat::PyThreadState_GetUnchecked() };
-    if ts.is_null() {
-        return None;
-    }
-    #[cfg(not(Py_3_12))]
-    // SAFETY: as above; a TSS read.
-    if unsafe { ffi::PyGILState_GetThisThreadState() } != ts {
-        return None;
-    }
-    // SAFETY: `ts` is this thread's live state (checked above).
-    let interp = unsafe { ffi::PyThreadState_GetInterpreter(ts) };
-    (interp == INTERP.load(Ordering::Relaxed)).then_some(ts)
-}
-
 /// The state to charge and the calling thread's state, if `h` still charges, a profiler is
 /// active and this thread may touch it.
 #[inline]
 fn charged_state(h: &Hooked) -> Option<(*mut State, *mut ffi::PyThreadState)> {
-    if !h.live.load(Ordering::Relaxed) || ACTIVE.load(Ordering::Relaxed).is_null() {
+    if !h.live.load(Ordering::Relaxed) {
         return None;
     }
-    let ts = gil_holder()?;
-    let obj = ACTIVE.load(Ordering::Relaxed);
-    if obj.is_null() {
-        return None;
-    }
-    // With the GIL held, ACTIVE cannot be cleared meanwhile (deactivate holds the GIL) and
-    // holds a strong reference to a Profiler (set by activate from one).
-    // SAFETY: as above.
-    let py = unsafe { Python::assume_attached() };
-    // SAFETY: as above.
-    let p = unsafe { Bound::ref_from_ptr(py, &obj).cast_unchecked::<Profiler>() }.get();
-    Some((p.state_ptr(), ts))
-}
-
-/// The function to charge: the key of the call on top of the calling thread's stack (0 when
-/// it has none), and, if that thread's track is not the one in place, its timeline lane
-/// (interpreter id, ident).
-///
-/// # Safety
-/// GIL held; `st` valid; no reference into it is alive across this call (short reads).
-unsafe fn current_key(st: *mut State, ts: *mut ffi::PyThreadState) -> (usize, Option<(u64, u64)>) {
-    // SAFETY: short shared reads with the GIL held.
-    let s = unsafe { &*st };
-    let top_key = |agg: &crate::core::aggregator::Aggregator,
-                   stack: &crate::core::frames::Stack| {
-        stack
-            .frames
-            .last()
-            .and_then(|c| agg.entries.get(c.entry() as usize))
-            .map_or(0, |e| e.key)
-    };
-    if s.threads {
-        let ts = ts as usize;
-        if s.thread.tstate != ts {
-            // Another thread's track is in place (the GIL changed hands since the last event).
-            // SAFETY: `ts` is the calling thread's live state; the call does not allocate.
-            let id = unsafe { ffi::PyThreadState_GetID(ts as *mut ffi::PyThreadState) } as u64;
-            return match s.parked.get(&ThreadKey { tstate: ts, id }) {
-                Some(t) => (top_key(&t.agg, &t.stack), Some((t.key.id, t.info.ident))),
-                // A thread with no track yet (no event of it seen): its own lane all the same.
-                // SAFETY: as above.
-                None => (
-                    0,
-                    Some((id, unsafe { ffi::PyThread_get_thread_ident() } as u64)),
-                ),
-            };
-        }
-    }
-    (top_key(&s.agg, &s.stack), None)
+    ACTIVE.charged()
 }
 
 /// Puts a memory event on the timeline, if there is one.
@@ -298,8 +228,7 @@ fn ours(h: *const Hooked) -> ffi::PyMemAllocatorEx {
 
 /// RuntimeError if another profiler than `slf` is tracking memory.
 pub fn check_available(slf: &Bound<'_, Profiler>) -> PyResult<()> {
-    let current = ACTIVE.load(Ordering::Relaxed);
-    if current.is_null() || current == slf.as_ptr() {
+    if ACTIVE.free_for(slf) {
         return Ok(());
     }
     Err(PyRuntimeError::new_err(
@@ -311,12 +240,9 @@ pub fn check_available(slf: &Bound<'_, Profiler>) -> PyResult<()> {
 /// allocator. RuntimeError if another profiler is tracking memory.
 pub fn activate(slf: &Bound<'_, Profiler>) -> PyResult<()> {
     check_available(slf)?;
-    let obj = slf.as_ptr();
-    if ACTIVE.load(Ordering::Relaxed) == obj {
+    if ACTIVE.holds(slf) {
         return Ok(());
     }
-    // SAFETY: GIL held (a method of the profiler).
-    INTERP.store(unsafe { ffi::PyInterpreterState_Get() }, Ordering::Relaxed);
     for (i, domain) in DOMAINS.into_iter().enumerate() {
         let mut original = NO_ALLOCATOR;
         // SAFETY: GIL held; the allocator is copied out.
@@ -331,9 +257,7 @@ pub fn activate(slf: &Bound<'_, Profiler>) -> PyResult<()> {
         unsafe { ffi::PyMem_SetAllocator(domain, &mut mine) };
         CURRENT[i].store(h as *const Hooked as *mut Hooked, Ordering::Relaxed);
     }
-    // SAFETY: a new strong reference, kept while ACTIVE points at the object.
-    unsafe { ffi::Py_IncRef(obj) };
-    ACTIVE.store(obj, Ordering::Relaxed);
+    ACTIVE.take(slf);
     Ok(())
 }
 
@@ -341,11 +265,9 @@ pub fn activate(slf: &Bound<'_, Profiler>) -> PyResult<()> {
 /// on top of their domain give the allocator they wrapped back; the others (another tool wrapped
 /// them since) stay in the chain, passing calls through.
 pub fn deactivate(slf: &Bound<'_, Profiler>) {
-    let obj = slf.as_ptr();
-    if ACTIVE.load(Ordering::Relaxed) != obj {
+    if !ACTIVE.give_back(slf) {
         return;
     }
-    ACTIVE.store(std::ptr::null_mut(), Ordering::Relaxed);
     for (i, domain) in DOMAINS.into_iter().enumerate() {
         let h = CURRENT[i].swap(std::ptr::null_mut(), Ordering::Relaxed);
         if h.is_null() {
@@ -366,6 +288,4 @@ pub fn deactivate(slf: &Bound<'_, Profiler>) {
             unsafe { ffi::PyMem_SetAllocator(domain, &mut original) };
         }
     }
-    // SAFETY: the reference taken in activate; `slf` still holds one, so this does not free it.
-    unsafe { ffi::Py_DecRef(obj) };
 }

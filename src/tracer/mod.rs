@@ -7,8 +7,11 @@
 //! - `events`: the per-event path (enter, leave, the clock read); `timer`: a Python timer;
 //!   `exception`: the exception in flight, kept aside;
 //! - `threads` and `track`: per-thread tracks (`threads=True`); `memory_hook`: the allocator
-//!   hooks (`memory=True`); `labels`: builtin functions' names.
+//!   hooks (`memory=True`); `types_hook`: the reference tracer (`types=True`, 3.13+); `charge`:
+//!   what both hooks share (who may charge, and which function); `labels`: builtin functions'
+//!   names.
 
+pub mod charge;
 pub mod events;
 pub mod exception;
 pub mod hook_state;
@@ -18,3 +21,4 @@ pub mod state;
 pub mod threads;
 pub mod timer;
 pub mod track;
+pub mod types_hook;

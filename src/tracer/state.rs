@@ -94,6 +94,8 @@ pub struct State {
     pub creators: std::collections::HashMap<usize, usize, rustc_hash::FxBuildHasher>,
     /// Bytes allocated and freed per function, when tracked (`Profile(memory=True)`).
     pub memory: Option<Box<crate::core::memory::Ledger>>,
+    /// Objects created and destroyed per type and function, when tracked (`types=True`).
+    pub types: Option<Box<crate::core::types::TypeTracking>>,
     /// The RSS sampler, when the timeline records it (`Profile(rss=True)`).
     pub rss: Option<Box<crate::core::rss::Sampler>>,
     /// With a Python timer: how many of its readings events have used so far.

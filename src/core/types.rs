@@ -1,0 +1,271 @@
+//! Objects by type (`Profile(types=True)`): each object created while tracking is counted to its
+//! type and to the function on top of the profiled stack; its destruction takes it off both.
+//!
+//! Python-free: types, objects and functions are addresses and keys (as in the aggregator). The
+//! interpreter's reference tracer that feeds it is in `tracer/types_hook`. Counters, not a log:
+//! memory grows with the types and (type, function) pairs seen and the objects alive.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use rustc_hash::FxBuildHasher;
+
+/// Totals of one type.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TypeCounts {
+    pub created: u64,
+    /// Of the objects created while tracking.
+    pub destroyed: u64,
+    /// The most alive at once, and when (nanoseconds after tracking started) it was first
+    /// reached.
+    pub peak: u64,
+    pub peak_at: u64,
+    /// Objects made before tracking started and destroyed while it ran: not in `destroyed`.
+    pub older_destroyed: u64,
+}
+
+impl TypeCounts {
+    pub fn alive(&self) -> u64 {
+        self.created - self.destroyed
+    }
+}
+
+/// One counted type: its name (as first seen) and totals.
+#[derive(Debug, Clone)]
+pub struct CountedType {
+    pub name: String,
+    pub counts: TypeCounts,
+}
+
+/// Objects of one type made while one function was on top.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PairCounts {
+    pub created: u64,
+    pub destroyed: u64,
+}
+
+/// What was decided of a type the first time one of its objects was seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Counted, at this index of `types`.
+    Counted(u32),
+    /// Filtered out (a built-in, or not among the types asked for).
+    Ignored,
+}
+
+/// The counted types, the live objects made while tracking, and the (type, function) pairs.
+#[derive(Debug)]
+pub struct TypeLedger {
+    /// Type address -> what was decided of it. A type's entry goes when the type is destroyed,
+    /// so that another type at the same address is decided again.
+    decided: HashMap<usize, Decision, FxBuildHasher>,
+    pub types: Vec<CountedType>,
+    /// Live object address -> (index into `types`, index into `pairs`).
+    objects: HashMap<usize, (u32, u32), FxBuildHasher>,
+    pair_index: HashMap<(u32, usize), u32, FxBuildHasher>,
+    /// ((type index, function key), counts), in order of first creation.
+    pub pairs: Vec<((u32, usize), PairCounts)>,
+    start: Instant,
+}
+
+impl Default for TypeLedger {
+    fn default() -> Self {
+        TypeLedger {
+            decided: HashMap::default(),
+            types: Vec::new(),
+            objects: HashMap::default(),
+            pair_index: HashMap::default(),
+            pairs: Vec::new(),
+            start: Instant::now(),
+        }
+    }
+}
+
+impl TypeLedger {
+    /// What was decided of the type at `ty`, if it was seen.
+    #[inline]
+    pub fn decision(&self, ty: usize) -> Option<Decision> {
+        self.decided.get(&ty).copied()
+    }
+
+    /// Records the decision for a type seen for the first time: counted under `name`, or not.
+    pub fn decide(&mut self, ty: usize, name: Option<String>) -> Decision {
+        let d = match name {
+            Some(name) => {
+                let i = self.types.len() as u32;
+                self.types.push(CountedType {
+                    name,
+                    counts: TypeCounts::default(),
+                });
+                Decision::Counted(i)
+            }
+            None => Decision::Ignored,
+        };
+        self.decided.insert(ty, d);
+        d
+    }
+
+    /// The type at `ty` was destroyed: its address may serve another type from now on.
+    pub fn forget_type(&mut self, ty: usize) {
+        self.decided.remove(&ty);
+    }
+
+    /// An object of counted type `t` was made at `obj` while `key` was on top.
+    pub fn created(&mut self, t: u32, obj: usize, key: usize) {
+        let pair = match self.pair_index.get(&(t, key)) {
+            Some(&p) => p,
+            None => {
+                let p = self.pairs.len() as u32;
+                self.pairs.push(((t, key), PairCounts::default()));
+                self.pair_index.insert((t, key), p);
+                p
+            }
+        };
+        if let Some((old_t, old_pair)) = self.objects.insert(obj, (t, pair)) {
+            // Its address was handed out again without a destruction we saw: that one is gone.
+            self.charge_destroyed(old_t, old_pair);
+        }
+        self.pairs[pair as usize].1.created += 1;
+        let c = &mut self.types[t as usize].counts;
+        c.created += 1;
+        let alive = c.alive();
+        if alive > c.peak {
+            c.peak = alive;
+            c.peak_at = self.start.elapsed().as_nanos() as u64;
+        }
+    }
+
+    /// An object of counted type `t` at `obj` is being destroyed.
+    pub fn destroyed(&mut self, t: u32, obj: usize) {
+        match self.objects.remove(&obj) {
+            Some((t, pair)) => self.charge_destroyed(t, pair),
+            None => self.types[t as usize].counts.older_destroyed += 1,
+        }
+    }
+
+    fn charge_destroyed(&mut self, t: u32, pair: u32) {
+        self.types[t as usize].counts.destroyed += 1;
+        self.pairs[pair as usize].1.destroyed += 1;
+    }
+
+    /// Forgets everything counted (the decisions too: the filters may have changed).
+    pub fn clear(&mut self) {
+        *self = TypeLedger::default();
+    }
+}
+
+/// A profiler's type tracking: what it counts (the filters, as asked) and the counts.
+#[derive(Debug, Default)]
+pub struct TypeTracking {
+    pub ledger: TypeLedger,
+    /// Built-in types (those not made on the heap: int, str, tuple, dict, ...) are counted too.
+    pub builtins: bool,
+    /// When not empty, only these types are counted: qualified (`pkg.mod.Class`) or plain
+    /// (`Class`, `Outer.Inner`) names.
+    pub only: Vec<String>,
+    /// A full collection runs before the final counts.
+    pub gc: bool,
+}
+
+impl TypeTracking {
+    /// Whether a type named `full` (`module.qualname`, or the qualname of a builtin) with
+    /// qualname `qual` is counted; `heap` says whether it was made on the heap. A type named in
+    /// `only` is counted even if it is a builtin.
+    pub fn wants(&self, full: &str, qual: &str, heap: bool) -> bool {
+        if !self.only.is_empty() {
+            return self.only.iter().any(|n| n == full || n == qual);
+        }
+        heap || self.builtins
+    }
+
+    /// Whether no object of a builtin type can be counted (the hook then skips them at once).
+    pub fn skips_builtins(&self) -> bool {
+        !self.builtins && self.only.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn created_destroyed_and_alive_add_up_per_type_and_function() {
+        let mut l = TypeLedger::default();
+        let Decision::Counted(a) = l.decide(0x100, Some("A".into())) else {
+            panic!("not counted");
+        };
+        assert_eq!(l.decide(0x200, None), Decision::Ignored);
+        for obj in 0..5 {
+            l.created(a, 0x1000 + obj, 7);
+        }
+        l.created(a, 0x2000, 9);
+        l.destroyed(a, 0x1000);
+        l.destroyed(a, 0x1001);
+        // One made before tracking started.
+        l.destroyed(a, 0x9999);
+        let c = l.types[a as usize].counts;
+        assert_eq!((c.created, c.destroyed, c.alive(), c.peak), (6, 2, 4, 6));
+        assert_eq!(c.older_destroyed, 1);
+        let by_key: Vec<_> = l.pairs.iter().map(|((_, k), p)| (*k, *p)).collect();
+        assert_eq!(
+            by_key,
+            vec![
+                (
+                    7,
+                    PairCounts {
+                        created: 5,
+                        destroyed: 2
+                    }
+                ),
+                (
+                    9,
+                    PairCounts {
+                        created: 1,
+                        destroyed: 0
+                    }
+                )
+            ]
+        );
+    }
+
+    #[test]
+    fn an_address_reused_without_a_destruction_seen_counts_the_old_object_destroyed() {
+        let mut l = TypeLedger::default();
+        let Decision::Counted(a) = l.decide(0x100, Some("A".into())) else {
+            panic!("not counted");
+        };
+        l.created(a, 0x1000, 1);
+        l.created(a, 0x1000, 2);
+        let c = l.types[a as usize].counts;
+        assert_eq!((c.created, c.destroyed, c.alive()), (2, 1, 1));
+    }
+
+    #[test]
+    fn the_filters_take_qualified_or_plain_names_and_leave_builtins_out_unless_asked() {
+        let mut t = TypeTracking::default();
+        assert!(t.wants("pkg.mod.A", "A", true));
+        assert!(!t.wants("int", "int", false));
+        t.builtins = true;
+        assert!(t.wants("int", "int", false));
+        t.builtins = false;
+        t.only = vec!["A".into(), "pkg.other.B".into(), "dict".into()];
+        assert!(t.wants("pkg.mod.A", "A", true));
+        assert!(t.wants("pkg.other.B", "B", true));
+        assert!(!t.wants("pkg.mod.B", "B", true));
+        assert!(!t.wants("int", "int", false));
+        assert!(t.wants("dict", "dict", false));
+        assert!(!t.skips_builtins());
+    }
+
+    #[test]
+    fn a_destroyed_type_is_decided_again() {
+        let mut l = TypeLedger::default();
+        l.decide(0x100, None);
+        l.forget_type(0x100);
+        assert_eq!(l.decision(0x100), None);
+        assert!(matches!(
+            l.decide(0x100, Some("B".into())),
+            Decision::Counted(0)
+        ));
+    }
+}

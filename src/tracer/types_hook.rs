@@ -1,0 +1,286 @@
+//! The reference tracer behind `Profile(types=True)` (Python 3.13+): the interpreter calls it for
+//! every object it creates and destroys (`PyRefTracer_SetTracer`, declared here: PyO3 does not
+//! expose it); objects of the counted types are charged to the active profiler's `TypeLedger`.
+//!
+//! One profiler at a time tracks types (the tracer is process-wide). Another tool's tracer is
+//! never replaced: activation refuses, and deactivation removes only our own.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+/// Why `types=True` cannot be had on the running interpreter, if it cannot.
+pub fn unavailable(py: Python<'_>) -> Option<&'static str> {
+    if !cfg!(Py_3_13) {
+        return Some("types=True needs Python 3.13 or later (the interpreter's reference tracer)");
+    }
+    let v = py.version_info();
+    // Before 3.13.3 the interpreter frees most objects without telling the tracer
+    // (python/cpython#130382): the counts of destroyed and alive objects would be wrong.
+    if (v.major, v.minor, v.patch) < (3, 13, 3) {
+        return Some(
+            "types=True needs Python 3.13.3 or later: before it the interpreter does not \
+             report most object destructions to the reference tracer (python/cpython#130382)",
+        );
+    }
+    None
+}
+
+/// ValueError where types cannot be tracked.
+pub fn check_supported(py: Python<'_>) -> PyResult<()> {
+    match unavailable(py) {
+        Some(why) => Err(PyValueError::new_err(why)),
+        None => Ok(()),
+    }
+}
+
+#[cfg(Py_3_13)]
+pub use tracing::{activate, check_available, deactivate};
+
+#[cfg(not(Py_3_13))]
+pub use unsupported::{activate, check_available, deactivate};
+
+/// Before 3.13 there is no reference tracer: `Config` refuses `types=True` first.
+#[cfg(not(Py_3_13))]
+mod unsupported {
+    use pyo3::prelude::*;
+
+    use super::check_supported;
+    use crate::tracer::state::Profiler;
+
+    pub fn activate(slf: &Bound<'_, Profiler>) -> PyResult<()> {
+        check_supported(slf.py())
+    }
+
+    pub fn check_available(slf: &Bound<'_, Profiler>) -> PyResult<()> {
+        check_supported(slf.py())
+    }
+
+    pub fn deactivate(_slf: &Bound<'_, Profiler>) {}
+}
+
+#[cfg(Py_3_13)]
+mod tracing {
+    use std::ffi::{c_int, c_void};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+    use pyo3::exceptions::PyRuntimeError;
+    use pyo3::ffi;
+    use pyo3::prelude::*;
+
+    use crate::core::types::{Decision, TypeTracking};
+    use crate::tracer::charge::{current_key, Slot};
+    use crate::tracer::state::{Profiler, State};
+
+    /// A RuntimeError saying why the tracer cannot be had.
+    fn refused(why: &str) -> PyErr {
+        PyRuntimeError::new_err(why.to_string())
+    }
+
+    /// `PyRefTracer` of `Include/cpython/object.h`.
+    type RefTracer = unsafe extern "C" fn(*mut ffi::PyObject, c_int, *mut c_void) -> c_int;
+
+    extern "C" {
+        fn PyRefTracer_SetTracer(tracer: Option<RefTracer>, data: *mut c_void) -> c_int;
+        fn PyRefTracer_GetTracer(data: *mut *mut c_void) -> Option<RefTracer>;
+    }
+
+    /// `PyRefTracer_CREATE` and `PyRefTracer_DESTROY` (3.15 adds `TRACKER_REMOVED`, ignored).
+    const CREATE: c_int = 0;
+    const DESTROY: c_int = 1;
+
+    /// The profiler charged, and the interpreter whose objects are counted.
+    static ACTIVE: Slot = Slot::new();
+    /// Objects of builtin (static) types are skipped before anything else is looked at.
+    static SKIP_STATIC: AtomicBool = AtomicBool::new(true);
+    /// Inside the tracer: objects it makes itself (a type's name) are not the program's.
+    static INSIDE: AtomicBool = AtomicBool::new(false);
+    /// The last type found not counted: most events of a program are of a few such types.
+    static LAST_IGNORED: AtomicUsize = AtomicUsize::new(0);
+
+    unsafe extern "C" fn trace(obj: *mut ffi::PyObject, event: c_int, _data: *mut c_void) -> c_int {
+        if obj.is_null() || (event != CREATE && event != DESTROY) {
+            return 0;
+        }
+        // SAFETY: `obj` is a live object (being made, or about to be freed): its type is set.
+        let ty = unsafe { ffi::Py_TYPE(obj) };
+        // SAFETY: as above; a type object outlives its instances.
+        let flags = unsafe { (*ty).tp_flags };
+        let is_type = flags & ffi::Py_TPFLAGS_TYPE_SUBCLASS != 0;
+        if event == DESTROY && is_type {
+            forget(obj as usize);
+        }
+        if flags & ffi::Py_TPFLAGS_HEAPTYPE == 0 && SKIP_STATIC.load(Ordering::Relaxed) {
+            return 0;
+        }
+        let ty = ty as usize;
+        if LAST_IGNORED.load(Ordering::Relaxed) == ty {
+            return 0;
+        }
+        let Some((st, ts)) = charged() else {
+            return 0;
+        };
+        // SAFETY: GIL held (charged); short accesses, no Python code runs but in `decide`,
+        // where INSIDE turns the tracer's own objects away.
+        unsafe {
+            if (*st).busy > 0 || (*st).in_timer > 0 {
+                return 0;
+            }
+            let decision = match (*st).types.as_deref_mut() {
+                Some(t) => match t.ledger.decision(ty) {
+                    Some(d) => d,
+                    None => decide(t, ty as *mut ffi::PyTypeObject, flags),
+                },
+                None => return 0,
+            };
+            let Decision::Counted(i) = decision else {
+                LAST_IGNORED.store(ty, Ordering::Relaxed);
+                return 0;
+            };
+            // The key is read before the ledger is borrowed again.
+            let key = if event == CREATE {
+                current_key(st, ts).0
+            } else {
+                0
+            };
+            if let Some(t) = (*st).types.as_deref_mut() {
+                if event == CREATE {
+                    t.ledger.created(i, obj as usize, key);
+                } else {
+                    t.ledger.destroyed(i, obj as usize);
+                }
+            }
+        }
+        0
+    }
+
+    /// The profiler's state and the calling thread's, if a profiler is charged and this thread
+    /// may touch it (and this is not the tracer's own work).
+    fn charged() -> Option<(*mut State, *mut ffi::PyThreadState)> {
+        if INSIDE.load(Ordering::Relaxed) {
+            return None;
+        }
+        ACTIVE.charged()
+    }
+
+    /// A type object is being freed: its address may serve another type.
+    fn forget(ty: usize) {
+        if LAST_IGNORED.load(Ordering::Relaxed) == ty {
+            LAST_IGNORED.store(0, Ordering::Relaxed);
+        }
+        if let Some((st, _)) = charged() {
+            // SAFETY: GIL held (charged); a short exclusive access.
+            if let Some(t) = unsafe { (*st).types.as_deref_mut() } {
+                t.ledger.forget_type(ty);
+            }
+        }
+    }
+
+    /// Decides whether the type at `ty` is counted, from its names, the first time one of its
+    /// objects is seen.
+    ///
+    /// # Safety
+    /// GIL held; `ty` a live type object.
+    unsafe fn decide(t: &mut TypeTracking, ty: *mut ffi::PyTypeObject, flags: u64) -> Decision {
+        let heap = flags & ffi::Py_TPFLAGS_HEAPTYPE != 0;
+        INSIDE.store(true, Ordering::Relaxed);
+        // SAFETY: GIL held; an exception in flight (objects are made while one is raised) is
+        // put aside and back, so that the calls below start clean and leave it as it was.
+        let names = unsafe {
+            let pending = ffi::PyErr_GetRaisedException();
+            let full = name_of(ffi::PyType_GetFullyQualifiedName(ty));
+            let qual = name_of(ffi::PyType_GetQualName(ty));
+            ffi::PyErr_Clear();
+            ffi::PyErr_SetRaisedException(pending);
+            full.zip(qual)
+        };
+        INSIDE.store(false, Ordering::Relaxed);
+        // The profiler's own objects (its callbacks, snapshots) are not the program's.
+        let name = names
+            .filter(|(full, _)| !full.starts_with("rprofile."))
+            .and_then(|(full, qual)| t.wants(&full, &qual, heap).then_some(full));
+        t.ledger.decide(ty as usize, name)
+    }
+
+    /// The text of a new reference to a str (released), None for a null or non-str one.
+    ///
+    /// # Safety
+    /// GIL held; `s` null or a new reference.
+    unsafe fn name_of(s: *mut ffi::PyObject) -> Option<String> {
+        if s.is_null() {
+            return None;
+        }
+        let mut len: ffi::Py_ssize_t = 0;
+        // SAFETY: GIL held; `s` is a live object; the bytes are copied before it is released.
+        let text = unsafe {
+            let utf8 = ffi::PyUnicode_AsUTF8AndSize(s, &mut len);
+            let text = (!utf8.is_null()).then(|| {
+                let bytes = std::slice::from_raw_parts(utf8 as *const u8, len as usize);
+                String::from_utf8_lossy(bytes).into_owned()
+            });
+            ffi::Py_DecRef(s);
+            text
+        };
+        text
+    }
+
+    /// RuntimeError if another profiler tracks types, or another tool's reference tracer is
+    /// installed (it is left in place).
+    pub fn check_available(slf: &Bound<'_, Profiler>) -> PyResult<()> {
+        if ACTIVE.holds(slf) {
+            return Ok(());
+        }
+        if !ACTIVE.free_for(slf) {
+            return Err(refused("another profiler is tracking types"));
+        }
+        let mut data = std::ptr::null_mut();
+        // SAFETY: GIL held (a method of the profiler).
+        if unsafe { PyRefTracer_GetTracer(&mut data) }.is_some() {
+            return Err(refused(
+                "another reference tracer is installed (PyRefTracer_SetTracer): types=True \
+                 leaves it in place",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Makes `slf` the profiler charged with objects, through the interpreter's reference
+    /// tracer. RuntimeError as `check_available` says.
+    pub fn activate(slf: &Bound<'_, Profiler>) -> PyResult<()> {
+        check_available(slf)?;
+        if ACTIVE.holds(slf) {
+            return Ok(());
+        }
+        let skip = slf
+            .get()
+            .read(|st| st.types.as_deref().is_none_or(TypeTracking::skips_builtins));
+        SKIP_STATIC.store(skip, Ordering::Relaxed);
+        LAST_IGNORED.store(0, Ordering::Relaxed);
+        ACTIVE.take(slf);
+        // SAFETY: GIL held; `trace` is valid for the life of the process.
+        if unsafe { PyRefTracer_SetTracer(Some(trace), std::ptr::null_mut()) } != 0 {
+            ACTIVE.give_back(slf);
+            return Err(PyErr::take(slf.py())
+                .unwrap_or_else(|| refused("the reference tracer could not be installed")));
+        }
+        Ok(())
+    }
+
+    /// Stops charging `slf` (if it is the active profiler); removes the tracer if it is still
+    /// ours (another tool's, installed since, stays).
+    pub fn deactivate(slf: &Bound<'_, Profiler>) {
+        if !ACTIVE.give_back(slf) {
+            return;
+        }
+        let mut data = std::ptr::null_mut();
+        // SAFETY: GIL held (a method of the profiler).
+        let current = unsafe { PyRefTracer_GetTracer(&mut data) };
+        if current.map(|f| f as usize) == Some(trace as RefTracer as usize) {
+            // SAFETY: GIL held; no tracer is what was there before ours (activate refuses
+            // otherwise).
+            if unsafe { PyRefTracer_SetTracer(None, std::ptr::null_mut()) } != 0 {
+                // SAFETY: GIL held; the tracer stays but charges nobody (ACTIVE is empty).
+                unsafe { ffi::PyErr_Clear() };
+            }
+        }
+    }
+}

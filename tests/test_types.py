@@ -1,0 +1,304 @@
+"""Objects by type (`Profile(types=True)`, `--types`): created, destroyed and alive per type and
+per function, from the interpreter's reference tracer (Python 3.13.3+; before, a clear error)."""
+
+import gc
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import tracemalloc
+
+import pytest
+
+import rprofile
+
+# Before 3.13.3 the interpreter frees most objects without telling the tracer
+# (python/cpython#130382), so rprofile refuses there.
+SUPPORTED = sys.version_info >= (3, 13, 3)
+needs_types = pytest.mark.skipif(not SUPPORTED, reason="types=True needs Python 3.13.3+")
+
+
+class Leaf:
+    pass
+
+
+class Node:
+    def __init__(self):
+        self.me = self  # a reference cycle: only the collector frees it
+
+
+def make_leaves(n, keep):
+    made = [Leaf() for _ in range(n)]
+    keep.extend(made[:3])
+
+
+def make_nodes(m):
+    for _ in range(m):
+        Node()
+
+
+def run(prof, fn, *args):
+    prof.enable()
+    try:
+        fn(*args)
+    finally:
+        prof.disable()
+
+
+def where(func):
+    return (func.__code__.co_filename, func.__code__.co_firstlineno, func.__name__)
+
+
+@pytest.mark.skipif(SUPPORTED, reason="types are tracked here")
+def test_where_the_interpreter_cannot_tell_it_is_a_clear_error():
+    with pytest.raises(ValueError, match=r"types=True needs Python 3\.13(\.3)? or later"):
+        rprofile.Profile(types=True)
+    script = subprocess.run([sys.executable, "-m", "rprofile", "--types", __file__],
+                            capture_output=True, text=True)
+    assert script.returncode == 2, script.stderr
+    assert "types=True needs Python 3.13" in script.stderr
+
+
+def test_the_filters_need_types_and_names_must_be_str():
+    with pytest.raises(ValueError, match="need types=True"):
+        rprofile.Profile(types_only=["Leaf"])
+    with pytest.raises(ValueError, match="need types=True"):
+        rprofile.Profile(types_gc=True)
+    if SUPPORTED:
+        with pytest.raises(TypeError, match="types_only must hold type names"):
+            rprofile.Profile(types=True, types_only=[Leaf])
+
+
+@needs_types
+def test_created_destroyed_and_alive_are_exact_per_type_and_function():
+    gc.collect()
+    gc.disable()
+    try:
+        kept = []
+        prof = rprofile.Profile(types=True)
+        run(prof, lambda: (make_leaves(40, kept), make_nodes(7)))
+    finally:
+        gc.enable()
+    types = prof.types_stats()
+    leaf = types[__name__ + ".Leaf"]
+    assert (leaf.created, leaf.destroyed, leaf.alive, leaf.peak) == (40, 37, 3, 40)
+    assert leaf.functions == {where(make_leaves): (40, 3)}
+    node = types[__name__ + ".Node"]
+    # Cycles are not freed without a collection: all seven still alive.
+    assert (node.created, node.destroyed, node.alive) == (7, 0, 7)
+    # Made before __init__ runs: charged to the function that called the class.
+    assert node.functions == {where(make_nodes): (7, 7)}
+    # Builtins are left out by default; the profiler's own objects always.
+    assert not [name for name in types if name in ("int", "list", "dict", "tuple")]
+    assert not [name for name in types if name.startswith("rprofile.")]
+    del kept
+
+
+@needs_types
+def test_types_gc_collects_cycles_before_the_final_counts():
+    gc.collect()
+    gc.disable()
+    try:
+        prof = rprofile.Profile(types=True, types_gc=True)
+        run(prof, make_nodes, 5)
+    finally:
+        gc.enable()
+    node = prof.types_stats()[__name__ + ".Node"]
+    assert (node.created, node.destroyed, node.alive) == (5, 5, 0)
+
+
+@needs_types
+def test_types_only_takes_plain_and_qualified_names():
+    keep = []
+    plain = rprofile.Profile(types=True, types_only=["Leaf"])
+    run(plain, lambda: (make_leaves(10, keep), make_nodes(2)))
+    assert list(plain.types_stats()) == [__name__ + ".Leaf"]
+    qualified = rprofile.Profile(types=True, types_only=[__name__ + ".Node"])
+    run(qualified, lambda: (make_leaves(10, keep), make_nodes(2)))
+    assert list(qualified.types_stats()) == [__name__ + ".Node"]
+    # A builtin named is counted although builtins are left out.
+    named = rprofile.Profile(types=True, types_only=["bytearray"])
+    run(named, lambda: [bytearray(3) for _ in range(6)])
+    assert named.types_stats()["bytearray"].created == 6
+
+
+@needs_types
+def test_types_builtins_counts_builtin_types_too():
+    def make_bytearrays():
+        return [bytearray(8) for _ in range(25)]
+
+    prof = rprofile.Profile(types=True, types_builtins=True)
+    run(prof, make_bytearrays)
+    row = prof.types_stats()["bytearray"]
+    assert row.created == 25 and row.functions[where(make_bytearrays)] == (25, 0)
+
+
+@needs_types
+@pytest.mark.parametrize("per_thread", [False, True])
+def test_threads_creating_one_type_add_up_exactly(per_thread):
+    start = threading.Barrier(4)
+    keep = [[] for _ in range(4)]
+
+    def work(i):
+        start.wait()
+        for _ in range(2000):
+            keep[i].append(Leaf())
+            if len(keep[i]) > 5:
+                keep[i].pop(0)
+
+    prof = rprofile.Profile(types=True, threads=per_thread)
+    prof.enable()
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    prof.disable()
+    leaf = prof.types_stats()[__name__ + ".Leaf"]
+    assert (leaf.created, leaf.destroyed, leaf.alive) == (8000, 8000 - 20, 20)
+    del keep
+
+
+@needs_types
+def test_enable_twice_adds_up_and_clear_starts_over():
+    keep = []
+    prof = rprofile.Profile(types=True)
+    run(prof, make_leaves, 5, keep)
+    run(prof, make_leaves, 5, keep)
+    assert prof.types_stats()[__name__ + ".Leaf"].created == 10
+    prof.clear()
+    assert prof.types_stats() == {}
+    run(prof, make_leaves, 4, keep)
+    assert prof.types_stats()[__name__ + ".Leaf"].created == 4
+
+
+@needs_types
+def test_a_second_profiler_and_another_tracer_are_refused_and_left_in_place():
+    first = rprofile.Profile(types=True)
+    first.enable()
+    try:
+        second = rprofile.Profile(types=True)
+        with pytest.raises(RuntimeError, match="another profiler is tracking types"):
+            second.enable()
+    finally:
+        first.disable()
+    # tracemalloc counts through the reference tracer too (3.13+).
+    tracemalloc.start()
+    try:
+        prof = rprofile.Profile(types=True)
+        with pytest.raises(RuntimeError, match="another reference tracer is installed"):
+            prof.enable()
+        assert tracemalloc.is_tracing()
+        data = [bytearray(1000) for _ in range(10)]
+        assert tracemalloc.get_traced_memory()[0] > 0
+        del data
+    finally:
+        tracemalloc.stop()
+
+
+@needs_types
+def test_a_tracer_installed_after_ours_stays_when_we_disable():
+    prof = rprofile.Profile(types=True)
+    prof.enable()
+    tracemalloc.start()
+    try:
+        prof.disable()
+        assert tracemalloc.is_tracing()
+        before = tracemalloc.get_traced_memory()[0]
+        data = [bytearray(1000) for _ in range(50)]
+        assert tracemalloc.get_traced_memory()[0] > before
+        del data
+    finally:
+        tracemalloc.stop()
+    # And ours can come back once it is gone.
+    run(prof, make_leaves, 2, [])
+
+
+@needs_types
+def test_a_type_renamed_while_tracked_keeps_its_first_name():
+    class Renamed:
+        pass
+
+    def make(n):
+        return [Renamed() for _ in range(n)]
+
+    prof = rprofile.Profile(types=True)
+    prof.enable()
+    make(3)
+    Renamed.__qualname__ = "NowCalledOtherwise"
+    make(4)
+    prof.disable()
+    rows = [(name, t.created) for name, t in prof.types_stats().items() if "Renamed" in name
+            or "NowCalledOtherwise" in name]
+    assert rows == [(__name__ + "." + "test_a_type_renamed_while_tracked_keeps_its_first_name"
+                     ".<locals>.Renamed", 7)]
+
+
+@needs_types
+def test_objects_made_at_shutdown_do_not_crash(tmp_path):
+    script = tmp_path / "shutdown.py"
+    script.write_text(textwrap.dedent("""\
+        import atexit
+        import rprofile
+
+        class Crumb:
+            pass
+
+        class Late:
+            def __del__(self):
+                [Crumb() for _ in range(3)]
+
+        prof = rprofile.Profile(types=True, types_builtins=True)
+        prof.enable()
+        keep = [Late() for _ in range(100)]
+        atexit.register(lambda: [Late() for _ in range(10)])
+        print("ran")
+        """))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "ran\n"
+
+
+@needs_types
+def test_print_types_and_the_command_line(tmp_path, capsys):
+    keep = []
+    prof = rprofile.Profile(types=True)
+    run(prof, make_leaves, 12, keep)
+    prof.print_types()
+    out = capsys.readouterr().out
+    assert "Objects by type" in out
+    line = next(line for line in out.splitlines() if line.endswith(".Leaf"))
+    assert line.split()[:3] == ["3", "12", "9"]
+    assert "made by %s:%d(make_leaves)" % (__file__, make_leaves.__code__.co_firstlineno) in out
+    with pytest.raises(ValueError, match="sort must be one of"):
+        prof.print_types(sort="nonsense")
+    script = tmp_path / "objects.py"
+    script.write_text(textwrap.dedent("""\
+        class Item:
+            pass
+
+        class Other:
+            pass
+
+        def build():
+            return [Item() for _ in range(30)] + [Other() for _ in range(5)]
+
+        kept = build()
+        """))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.run([sys.executable, "-m", "rprofile", "--types", str(script)],
+                          capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split()[-1]: line.split()[:3] for line in proc.stdout.splitlines()
+            if line.rstrip().endswith(("Item", "Other"))}
+    assert rows == {"Item": ["30", "30", "0"], "Other": ["5", "5", "0"]}, proc.stdout
+    only = subprocess.run([sys.executable, "-m", "rprofile", "--types", "--types-only", "Other",
+                           "-s", "name", str(script)], capture_output=True, text=True, env=env)
+    assert only.returncode == 0, only.stderr
+    assert " Other" in only.stdout and not any(line.endswith(" Item")
+                                               for line in only.stdout.splitlines())
+    bad = subprocess.run([sys.executable, "-m", "rprofile", "--types-gc", str(script)],
+                         capture_output=True, text=True, env=env)
+    assert bad.returncode == 2 and "need --types" in bad.stderr
