@@ -14,11 +14,11 @@
 //!    core/frames.rs's stack, the TSC read inline) -> the timeline slot written. No call is
 //!    made: the callback stays a leaf function. False sends the event on to step 3.
 //! 3. Cached path: [`enter_call`] -> `selected` (the event's one `threads::select`: the calling
-//!    thread's track swapped in) -> with the plain clock, `enter_cached_on` ->
-//!    `Aggregator::enter_cached`, the timeline recorded with `Timeline::record`.
+//!    thread's track swapped in) -> with the plain clock, `Aggregator::enter_cached`, the
+//!    timeline recorded with `Timeline::record`.
 //! 4. General path: `enter_general` (on the track selected in step 3): the entry
 //!    found or made (`new_entry`, which runs the label maker: Python), the call pushed
-//!    (`Aggregator::enter` / `enter_with_caller`), the clock read ([`now`]: the native clock, or
+//!    (`Aggregator::enter`), the clock read ([`now`]: the native clock, or
 //!    `timer::call` for a Python timer, read before the push), `State::timeline_enter`.
 //!
 //! Coroutines (`async_aware`) go through [`suspend_call`] / [`resume_call`], and
@@ -126,10 +126,26 @@ pub unsafe fn enter_call(
 ) {
     // SAFETY: GIL held, `p` alive, no borrow of its state alive (this function's contract).
     let st = unsafe { selected(p) };
-    // SAFETY: `st` is `p`'s state with our track in place and no borrow of it alive: the flag
-    // read ends before `enter_cached_on` takes its exclusive borrow, which runs no Python.
-    if unsafe { (*st).plain_clock && enter_cached_on(st, key) } {
-        return;
+    // The cached path, with the plain clock: a function seen before, called from one seen
+    // calling it before, and room on the stack.
+    // SAFETY: `st` is `p`'s state with our track in place and no other borrow of it alive;
+    // nothing in this block calls Python. The stack's calls are its aggregator's (as in
+    // `enter_fast_on`).
+    unsafe {
+        let s = &mut *st;
+        if s.plain_clock {
+            let mut t = 0;
+            let now = |_| {
+                t = clock::now();
+                t
+            };
+            if s.agg.enter_cached(&mut s.stack, key, now) {
+                if let Some(tl) = s.timeline.as_deref_mut() {
+                    tl.record(timeline::ENTER, t, key, s.stack.frames.len() - 1);
+                }
+                return;
+            }
+        }
     }
     // SAFETY: our track is in place (selected above; nothing since ran Python) and no borrow of
     // the state is alive.
@@ -313,57 +329,6 @@ fn leave_fast_on<const TIMELINE: bool, const THREADS: bool>(s: &mut State, key: 
     unsafe { agg.stop_cached_as(stack, key, now, true) }.is_some()
 }
 
-/// The cached case of the call of `key` on the track in place: a function seen before,
-/// called from one seen calling it before, and room on the stack. False if the event must take
-/// the general path.
-///
-/// # Safety
-/// As for [`enter_call`]; `st` is the profiler's state.
-#[inline(always)]
-unsafe fn enter_cached_on(st: *mut State, key: usize) -> bool {
-    // SAFETY: exclusive access to the state (GIL held, no borrow alive: function contract);
-    // nothing here calls Python. The stack's calls are its aggregator's (as in `enter_fast_on`).
-    unsafe {
-        let s = &mut *st;
-        let mut t = 0;
-        let now = |_| {
-            t = clock::now();
-            t
-        };
-        if !s.agg.enter_cached(&mut s.stack, key, now) {
-            return false;
-        }
-        if let Some(tl) = s.timeline.as_deref_mut() {
-            tl.record(timeline::ENTER, t, key, s.stack.frames.len() - 1);
-        }
-        true
-    }
-}
-
-/// The cached case of the return of `key` on the track in place: the call on top of the stack,
-/// its edge (if any) opened with it. False if the event must take the general path.
-///
-/// # Safety
-/// As for [`enter_call`]; `st` is the profiler's state.
-#[inline(always)]
-unsafe fn leave_cached_on(st: *mut State, key: usize) -> bool {
-    // SAFETY: exclusive access for the bookkeeping; nothing here calls Python. The stack's
-    // calls are its aggregator's (as in `enter_fast_on`).
-    unsafe {
-        let s = &mut *st;
-        let tl = s.timeline.as_deref_mut();
-        // As in `leave_fast_on`.
-        let now = |depth| {
-            let t = clock::now();
-            if let Some(tl) = tl {
-                tl.record(timeline::LEAVE, t, key, depth);
-            }
-            t
-        };
-        s.agg.stop_cached(&mut s.stack, key, now).is_some()
-    }
-}
-
 /// The general path of [`enter_call`] (the cached one declined or could not be tried), with
 /// the caller edge charged to the function `caller` (a key) instead of the one on top of the
 /// stack, if given and known (a task's coroutine and the coroutine that created it).
@@ -431,10 +396,8 @@ unsafe fn enter_general(
 /// and known, else from the call on top.
 #[inline(always)]
 fn push(s: &mut State, id: EntryId, caller: Option<usize>) {
-    match caller.and_then(|c| s.agg.find(c)) {
-        Some(c) => s.agg.enter_with_caller(&mut s.stack, id, c),
-        None => s.agg.enter(&mut s.stack, id),
-    }
+    let caller = caller.and_then(|c| s.agg.find(c));
+    s.agg.enter(&mut s.stack, id, caller);
 }
 
 /// The end of [`enter_general`] with a Python timer: the timer is read before the call is
@@ -480,10 +443,26 @@ pub unsafe fn leave_call(py: Python<'_>, p: &Profiler, key: usize) {
 /// As for [`enter_general`]; `st` is `p`'s state.
 #[inline(always)]
 unsafe fn leave_selected(py: Python<'_>, p: &Profiler, st: *mut State, key: usize) {
-    // SAFETY: the flag read ends before `leave_cached_on` takes its exclusive borrow (no other
-    // borrow alive: function contract), which runs no Python.
-    if unsafe { (*st).plain_clock && leave_cached_on(st, key) } {
-        return;
+    // The cached path, with the plain clock: the return of the call on top of the stack, its
+    // edge (if any) opened with it.
+    // SAFETY: no other borrow of the state is alive (function contract); nothing in this block
+    // calls Python. The stack's calls are its aggregator's (as in `enter_fast_on`).
+    unsafe {
+        let s = &mut *st;
+        if s.plain_clock {
+            let tl = s.timeline.as_deref_mut();
+            // As in `leave_fast_on`.
+            let now = |depth| {
+                let t = clock::now();
+                if let Some(tl) = tl {
+                    tl.record(timeline::LEAVE, t, key, depth);
+                }
+                t
+            };
+            if s.agg.stop_cached(&mut s.stack, key, now).is_some() {
+                return;
+            }
+        }
     }
     // SAFETY: the contract of `leave_general` is this function's.
     unsafe { leave_general(py, p, key) }
@@ -810,15 +789,16 @@ unsafe fn new_entry(
         Ok(obj) => {
             // The label's Python code may have let other threads' events swap the tracks:
             // ours back first. Another event may have created the entry meanwhile (a
-            // finalizer's calls), so look again.
+            // finalizer's calls), so it is looked for again, and made if still missing, in
+            // one lookup.
             // SAFETY: exclusive access; the label call is over.
             let (id, unnamed) = unsafe {
                 threads::select(st);
                 let s = &mut *st;
-                if let Some(id) = s.agg.get(key) {
+                let (id, made) = s.agg.get_or_insert(key);
+                if !made {
                     return Some(id);
                 }
-                let id = s.agg.insert(key);
                 crate::core::aggregator::reserve_one(&mut s.user_objs);
                 s.user_objs.push(obj);
                 (id, s.threads && s.thread_info.name.is_none())
