@@ -145,8 +145,7 @@ pub fn install(slf: &Bound<'_, Profiler>) -> PyResult<()> {
 
 fn register(slf: &Bound<'_, Profiler>, mon: &Bound<'_, PyAny>) -> PyResult<()> {
     let events = mon.getattr("events")?;
-    // SAFETY: short reads of flags.
-    let table = unsafe { state_table(&*slf.get().state_ptr()) };
+    let table = slf.get().read(state_table);
     let mut all = 0i64;
     for (i, (name, entry)) in table.into_iter().enumerate() {
         let ev: i64 = events.getattr(name)?.extract()?;
@@ -676,8 +675,7 @@ unsafe extern "C" fn ccall_general(
     let py = unsafe { Python::assume_attached() };
     // SAFETY: `callable` is alive for the event.
     if unsafe { ffi::PyFunction_Check(callable) } != 0 {
-        // SAFETY: short read of a flag.
-        if unsafe { (*p.state_ptr()).async_aware } {
+        if p.read(|s| s.async_aware) {
             // SAFETY: a function object (checked): its code is a borrowed, live reference.
             let code = unsafe { ffi::PyFunction_GetCode(callable) };
             // SAFETY: GIL held; no borrow of the state alive.
@@ -689,8 +687,7 @@ unsafe extern "C" fn ccall_general(
         }
         return none();
     }
-    // SAFETY: short read of a flag.
-    if unsafe { (*p.state_ptr()).builtins } {
+    if p.read(|s| s.builtins) {
         // SAFETY: both are alive for the event.
         if let Some((ml, m_self, m_module)) = unsafe { builtin_of(p, callable, arg0) } {
             // SAFETY: GIL held; the label reads the live objects of this event.
@@ -773,11 +770,10 @@ unsafe extern "C" fn creturn_descriptor<const MODE: u8>(
 /// As for [`ccall_general`].
 #[inline(never)]
 unsafe extern "C" fn creturn_key(p: &Profiler, key: usize) -> *mut ffi::PyObject {
-    // SAFETY: CPython calls the callbacks with the GIL held; no borrow of the state is alive.
-    unsafe {
-        if (*p.state_ptr()).builtins {
-            events::leave_call(Python::assume_attached(), p, key);
-        }
+    if p.read(|s| s.builtins) {
+        // SAFETY: CPython calls the callbacks with the GIL held; no borrow of the state is
+        // alive (function contract).
+        unsafe { events::leave_call(Python::assume_attached(), p, key) };
     }
     none()
 }
@@ -810,8 +806,7 @@ unsafe extern "C" fn creturn_general(
 ) -> *mut ffi::PyObject {
     // SAFETY: CPython calls the callbacks with the GIL held.
     let py = unsafe { Python::assume_attached() };
-    // SAFETY: short read of a flag.
-    if unsafe { (*p.state_ptr()).builtins } {
+    if p.read(|s| s.builtins) {
         // SAFETY: both are alive for the event.
         if let Some((ml, _, _)) = unsafe { builtin_of(p, callable, arg0) } {
             // SAFETY: GIL held; no borrow of the state is alive.

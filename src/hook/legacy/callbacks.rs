@@ -59,9 +59,8 @@ unsafe fn async_event(
 /// # Safety
 /// `obj` is a live `Profiler`; GIL held, no borrow of its state alive.
 pub(super) unsafe fn hook_of(obj: *mut ffi::PyObject) -> ffi::Py_tracefunc {
-    // SAFETY: `obj` is a live `Profiler`, with the GIL held and no borrow of its state alive
-    // (function contract): a short read of a flag.
-    let fast = unsafe { (*hook_profiler(&obj).1.state_ptr()).fast };
+    // SAFETY: `obj` is a live `Profiler`, with the GIL held (function contract).
+    let fast = unsafe { hook_profiler(&obj) }.1.read(|s| s.fast);
     events::for_fast_mode!(fast, hook_for)
 }
 
@@ -223,9 +222,10 @@ unsafe extern "C" fn profile_event(
                 // SAFETY: GIL held; the code object is alive for the event.
                 Ok(unsafe { Bound::from_borrowed_ptr(py, code) }.unbind())
             };
-            // SAFETY: short read of a flag; then GIL held, no borrow of the state alive.
+            // SAFETY: GIL held, no borrow of the state alive, `code` the frame's live code
+            // object.
             let coroutine =
-                unsafe { (*p.state_ptr()).async_aware && events::is_coroutine(py, p, code) };
+                p.read(|s| s.async_aware) && unsafe { events::is_coroutine(py, p, code) };
             if coroutine {
                 // SAFETY: GIL held; `frame` is the coroutine's live frame.
                 unsafe { async_event(py, p, frame, code, what, label) };
@@ -240,8 +240,7 @@ unsafe extern "C" fn profile_event(
             unsafe { ffi::Py_DECREF(code) };
         }
         ffi::PyTrace_C_CALL | ffi::PyTrace_C_RETURN | ffi::PyTrace_C_EXCEPTION => {
-            // SAFETY: short read of a flag.
-            let builtins = unsafe { (*p.state_ptr()).builtins };
+            let builtins = p.read(|s| s.builtins);
             // SAFETY: `arg` is the called object, alive for the event.
             if !builtins || unsafe { ffi::PyCFunction_Check(arg) } == 0 {
                 return 0;
