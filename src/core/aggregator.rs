@@ -8,7 +8,7 @@
 
 use std::hash::BuildHasher;
 
-use hashbrown::HashTable;
+use hashbrown::{hash_table, HashTable};
 use rustc_hash::FxBuildHasher;
 
 use crate::core::counters::{
@@ -152,6 +152,42 @@ impl Aggregator {
             .copied()
     }
 
+    /// The entry for `key`, made if it has none, and whether it was made: one probe of the
+    /// index where [`Aggregator::get`] then [`Aggregator::insert`] take two.
+    #[cold]
+    pub fn get_or_insert(&mut self, key: usize) -> (EntryId, bool) {
+        let (k, id) = self.caches.key(key);
+        if k == key && key != 0 {
+            return (id, false);
+        }
+        let Aggregator {
+            entries,
+            index,
+            caches,
+            ..
+        } = self;
+        let found = index.entry(
+            key_hash(key),
+            |&id| entries[id as usize].key == key,
+            |&i| key_hash(entries[i as usize].key),
+        );
+        let (id, made) = match found {
+            hash_table::Entry::Occupied(o) => (*o.get(), false),
+            hash_table::Entry::Vacant(v) => {
+                let id = entries.len() as EntryId;
+                reserve_one(entries);
+                entries.push(Entry {
+                    key,
+                    ..Default::default()
+                });
+                v.insert(id);
+                (id, true)
+            }
+        };
+        caches.set_key(key, id);
+        (id, made)
+    }
+
     /// Creates the entry for a key that has none yet.
     #[cold]
     pub fn insert(&mut self, key: usize) -> EntryId {
@@ -231,19 +267,15 @@ impl Aggregator {
         Some(i)
     }
 
-    /// Opens a call of `entry` on `stack`. The caller then reads the timer and stores it with
+    /// Opens a call of `entry` on `stack`, its edge from `caller` if given (a task's coroutine
+    /// charged to the one that created it), else from the call on top of the stack (whose time
+    /// accounting is the same either way). The caller then reads the timer and stores it with
     /// [`Stack::set_top_t0`], because `_lsprof` reads the clock after all bookkeeping on enter
     /// (a Python timer is read before, see `events::enter_after_timer`).
     #[inline]
-    pub fn enter(&mut self, stack: &mut Stack, entry: EntryId) {
-        let parent = stack.frames.last().map(|c| c.entry());
+    pub fn enter(&mut self, stack: &mut Stack, entry: EntryId, caller: Option<EntryId>) {
+        let parent = caller.or_else(|| stack.frames.last().map(|c| c.entry()));
         self.open(stack, entry, parent);
-    }
-
-    /// [`Aggregator::enter`] with the edge from `caller` rather than from the call on top of
-    /// the stack (whose time accounting is unchanged).
-    pub fn enter_with_caller(&mut self, stack: &mut Stack, entry: EntryId, caller: EntryId) {
-        self.open(stack, entry, Some(caller));
     }
 
     /// Pushes a call of `entry`, its edge (if subcalls are on) from `caller`.
@@ -867,8 +899,8 @@ mod tests {
                 self.fast_taken += 1;
                 return;
             }
-            let id = self.agg.get(key).unwrap_or_else(|| self.agg.insert(key));
-            self.agg.enter(&mut self.stack, id);
+            let id = self.agg.get_or_insert(key).0;
+            self.agg.enter(&mut self.stack, id, None);
             let d = self.stack.depth() - 1;
             let t = self.tick();
             self.stack.set_t0(d, t);

@@ -142,11 +142,12 @@ pub unsafe fn unpack<'a>(
     nargsf: usize,
     kwnames: *mut ffi::PyObject,
 ) -> Result<(&'a *mut ffi::PyObject, ffi::Py_ssize_t), *mut ffi::PyObject> {
-    // SAFETY: as for this function.
+    // SAFETY: `cb` is a `Callback` made by `new` (function contract), so the cast is to its
+    // own layout; the field lives as long as the callback the caller holds.
     let slot = unsafe { &(*(cb as *mut Callback)).profiler };
     // SAFETY: a non-NULL kwnames is a tuple.
     if !kwnames.is_null() && unsafe { ffi::PyTuple_GET_SIZE(kwnames) } != 0 {
-        // SAFETY: GIL held (as for this function).
+        // SAFETY: CPython calls a callback's entry point with the GIL held.
         let py = unsafe { Python::assume_attached() };
         PyTypeError::new_err("monitoring callback takes no keyword arguments").restore(py);
         return Err(ptr::null_mut());
@@ -169,8 +170,9 @@ pub unsafe fn unpack<'a>(
 /// CPython, with the GIL held.
 #[inline(always)]
 pub unsafe fn profiler<'a>(cb: *mut ffi::PyObject) -> &'a crate::tracer::state::Profiler {
-    // SAFETY: as for this function: the callback is bound and holds a strong reference to the
-    // profiler, whose Rust value `contents` points to (a frozen class's value does not move).
+    // SAFETY: the callback is bound (its entry point is being called, and clearing swaps that
+    // first) and holds a strong reference to the profiler, whose Rust value `contents` points
+    // to (a frozen class's value does not move).
     unsafe { &*(*(cb as *mut Callback)).contents }
 }
 
@@ -179,7 +181,8 @@ pub unsafe fn profiler<'a>(cb: *mut ffi::PyObject) -> &'a crate::tracer::state::
 /// # Safety
 /// `cb` is a live callback made by [`new`]; GIL held.
 pub unsafe fn event(cb: *mut ffi::PyObject) -> usize {
-    // SAFETY: as for this function.
+    // SAFETY: `cb` is a live `Callback` made by `new` (function contract): a read of a field
+    // set at construction, with the GIL held.
     unsafe { (*(cb as *mut Callback)).event }
 }
 
@@ -189,7 +192,8 @@ pub unsafe fn event(cb: *mut ffi::PyObject) -> usize {
 /// `cb` is a live callback made by [`new`], not cleared; `entry` is an entry point for its
 /// event and its profiler's current flags; GIL held.
 pub unsafe fn set_entry(cb: *mut ffi::PyObject, entry: ffi::vectorcallfunc) {
-    // SAFETY: as for this function.
+    // SAFETY: `cb` is a live, not cleared `Callback` made by `new` (function contract), and
+    // the GIL held serialises this write with CPython's calls through the field.
     unsafe { (*(cb as *mut Callback)).vectorcall = Some(entry) };
 }
 

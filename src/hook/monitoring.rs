@@ -145,8 +145,7 @@ pub fn install(slf: &Bound<'_, Profiler>) -> PyResult<()> {
 
 fn register(slf: &Bound<'_, Profiler>, mon: &Bound<'_, PyAny>) -> PyResult<()> {
     let events = mon.getattr("events")?;
-    // SAFETY: short reads of flags.
-    let table = unsafe { state_table(&*slf.get().state_ptr()) };
+    let table = slf.get().read(state_table);
     let mut all = 0i64;
     for (i, (name, entry)) in table.into_iter().enumerate() {
         let ev: i64 = events.getattr(name)?.extract()?;
@@ -222,7 +221,8 @@ unsafe fn setup<'a>(
     kwnames: *mut ffi::PyObject,
     needed: ffi::Py_ssize_t,
 ) -> Result<(Python<'a>, &'a Profiler), *mut ffi::PyObject> {
-    // SAFETY: as for this function.
+    // SAFETY: `cb` is one of this module's callbacks, all made by `callback::new`, called
+    // with the GIL held (function contract): what `unpack` asks.
     let (slf, nargs) = unsafe { callback::unpack(cb, nargsf, kwnames) }?;
     // SAFETY: CPython calls the callbacks with the GIL held.
     let py = unsafe { Python::assume_attached() };
@@ -255,7 +255,8 @@ unsafe fn code_event<'a>(
     nargsf: usize,
     kwnames: *mut ffi::PyObject,
 ) -> Result<(Python<'a>, &'a Profiler, *mut ffi::PyObject), *mut ffi::PyObject> {
-    // SAFETY: as for this function.
+    // SAFETY: `cb` is one of this module's callbacks called with the GIL held (function
+    // contract, `setup`'s own).
     let (py, p) = unsafe { setup(cb, nargsf, kwnames, 1) }?;
     // SAFETY: at least one argument (checked): the code object, alive for the event.
     Ok((py, p, unsafe { *args }))
@@ -300,7 +301,8 @@ unsafe fn fast_profiler<'a>(
         std::hint::cold_path();
         return None;
     }
-    // SAFETY: as for this function.
+    // SAFETY: `cb` is one of this module's callbacks, made by `callback::new`, whose entry
+    // point CPython is calling with the GIL held (function contract): so it is bound.
     Some(unsafe { callback::profiler(cb) })
 }
 
@@ -353,7 +355,8 @@ unsafe extern "C" fn pystart_event(
 unsafe extern "C" fn pystart_general(p: &Profiler, code: *mut ffi::PyObject) -> *mut ffi::PyObject {
     // SAFETY: CPython calls the callbacks with the GIL held.
     let py = unsafe { Python::assume_attached() };
-    // SAFETY: as for this function.
+    // SAFETY: GIL held, `p` the event's live profiler with no borrow of its state alive, and
+    // `code` alive for the event (function contract), so the label may borrow it.
     unsafe {
         events::enter_call(py, p, code as usize, || {
             Ok(Bound::from_borrowed_ptr(py, code).unbind())
@@ -463,7 +466,8 @@ unsafe extern "C" fn pyreturn_general(
 ) -> *mut ffi::PyObject {
     // SAFETY: CPython calls the callbacks with the GIL held.
     let py = unsafe { Python::assume_attached() };
-    // SAFETY: as for this function.
+    // SAFETY: GIL held, `p` the event's live profiler with no borrow of its state alive
+    // (function contract).
     unsafe { events::leave_call(py, p, code as usize) };
     none()
 }
@@ -544,7 +548,9 @@ unsafe fn descriptor_key(
 /// `callable` is a live object of exactly `PyCFunction_Type`.
 #[inline(always)]
 unsafe fn function_key(callable: *mut ffi::PyObject) -> usize {
-    // SAFETY: as for this function: its method definition, set at construction.
+    // SAFETY: `callable` is a live object of exactly `PyCFunction_Type` (function contract),
+    // so it has a `PyCFunctionObject`'s layout: a read of its method definition, set at
+    // construction.
     unsafe { (*(callable as *mut ffi::PyCFunctionObject)).m_ml as usize }
 }
 
@@ -602,8 +608,9 @@ unsafe extern "C" fn ccall_function<const MODE: u8>(
     args: *const *mut ffi::PyObject,
     callable: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
-    // SAFETY: as for this function; `enter_fast_as` runs with no borrow alive, and the
-    // profiler's fast-path flag is `MODE` (entry points follow it: `fast_mode_changed`).
+    // SAFETY: GIL held, `callable` a live `PyCFunction_Type` object and `args` the event's
+    // four live arguments (function contract); `enter_fast_as` runs with no borrow alive, and
+    // the profiler's fast-path flag is `MODE` (entry points follow it: `fast_mode_changed`).
     unsafe {
         if events::enter_fast_as::<MODE>(p, function_key(callable)) {
             return none();
@@ -622,7 +629,9 @@ unsafe extern "C" fn ccall_descriptor<const MODE: u8>(
     args: *const *mut ffi::PyObject,
     callable: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
-    // SAFETY: as for this function (`ccall_callback` hands on method descriptors only);
+    // SAFETY: GIL held, `args` the event's four live arguments and `callable` a live object
+    // of exactly `PyMethodDescr_Type` (function contract: `ccall_callback` hands on method
+    // descriptors only);
     // `enter_fast_as` runs with no borrow alive, and the profiler's fast-path flag is `MODE` (entry
     // points follow it: `fast_mode_changed`).
     unsafe {
@@ -666,8 +675,7 @@ unsafe extern "C" fn ccall_general(
     let py = unsafe { Python::assume_attached() };
     // SAFETY: `callable` is alive for the event.
     if unsafe { ffi::PyFunction_Check(callable) } != 0 {
-        // SAFETY: short read of a flag.
-        if unsafe { (*p.state_ptr()).async_aware } {
+        if p.read(|s| s.async_aware) {
             // SAFETY: a function object (checked): its code is a borrowed, live reference.
             let code = unsafe { ffi::PyFunction_GetCode(callable) };
             // SAFETY: GIL held; no borrow of the state alive.
@@ -679,8 +687,7 @@ unsafe extern "C" fn ccall_general(
         }
         return none();
     }
-    // SAFETY: short read of a flag.
-    if unsafe { (*p.state_ptr()).builtins } {
+    if p.read(|s| s.builtins) {
         // SAFETY: both are alive for the event.
         if let Some((ml, m_self, m_module)) = unsafe { builtin_of(p, callable, arg0) } {
             // SAFETY: GIL held; the label reads the live objects of this event.
@@ -763,11 +770,10 @@ unsafe extern "C" fn creturn_descriptor<const MODE: u8>(
 /// As for [`ccall_general`].
 #[inline(never)]
 unsafe extern "C" fn creturn_key(p: &Profiler, key: usize) -> *mut ffi::PyObject {
-    // SAFETY: CPython calls the callbacks with the GIL held; no borrow of the state is alive.
-    unsafe {
-        if (*p.state_ptr()).builtins {
-            events::leave_call(Python::assume_attached(), p, key);
-        }
+    if p.read(|s| s.builtins) {
+        // SAFETY: CPython calls the callbacks with the GIL held; no borrow of the state is
+        // alive (function contract).
+        unsafe { events::leave_call(Python::assume_attached(), p, key) };
     }
     none()
 }
@@ -800,8 +806,7 @@ unsafe extern "C" fn creturn_general(
 ) -> *mut ffi::PyObject {
     // SAFETY: CPython calls the callbacks with the GIL held.
     let py = unsafe { Python::assume_attached() };
-    // SAFETY: short read of a flag.
-    if unsafe { (*p.state_ptr()).builtins } {
+    if p.read(|s| s.builtins) {
         // SAFETY: both are alive for the event.
         if let Some((ml, _, _)) = unsafe { builtin_of(p, callable, arg0) } {
             // SAFETY: GIL held; no borrow of the state is alive.

@@ -13,12 +13,12 @@
 //!    (core/aggregator.rs: the key and edge caches of core/lookup_cache.rs, the push on
 //!    core/frames.rs's stack, the TSC read inline) -> the timeline slot written. No call is
 //!    made: the callback stays a leaf function. False sends the event on to step 3.
-//! 3. Cached path: [`enter_call`] -> `cached_state` (the plain clock; `threads::select` swaps
-//!    the calling thread's track in) -> `enter_cached_on` -> `Aggregator::enter_cached`, the
+//! 3. Cached path: [`enter_call`] -> `selected` (the event's one `threads::select`: the calling
+//!    thread's track swapped in) -> with the plain clock, `Aggregator::enter_cached`, the
 //!    timeline recorded with `Timeline::record`.
-//! 4. General path: `enter_call_slow` -> [`enter_call_from`]: `threads::select`, the entry
+//! 4. General path: `enter_general` (on the track selected in step 3): the entry
 //!    found or made (`new_entry`, which runs the label maker: Python), the call pushed
-//!    (`Aggregator::enter` / `enter_with_caller`), the clock read ([`now`]: the native clock, or
+//!    (`Aggregator::enter`), the clock read ([`now`]: the native clock, or
 //!    `timer::call` for a Python timer, read before the push), `State::timeline_enter`.
 //!
 //! Coroutines (`async_aware`) go through [`suspend_call`] / [`resume_call`], and
@@ -51,7 +51,8 @@ pub unsafe fn now(py: Python<'_>, p: &Profiler) -> i64 {
     if unsafe { (*st).plain_clock } {
         return clock::now();
     }
-    // SAFETY: as for this function.
+    // SAFETY: GIL held, `p` alive and no borrow of its state held across the call (this
+    // function's contract, which `now_slow` has too).
     unsafe { now_slow(py, p) }
 }
 
@@ -65,7 +66,8 @@ unsafe fn now_slow(py: Python<'_>, p: &Profiler) -> i64 {
         // SAFETY: as above.
         let reads = unsafe { (*st).timer_reads };
         // SAFETY: as above; the timer call happens with no borrow alive. It may run other
-        // threads' Python code, whose events swap the tracks: ours is put back after it.
+        // threads' Python code, whose events swap the tracks: ours is put back after it (an
+        // event selects a second time only after Python code ran, as here).
         let t = unsafe { timer::call(py, p) };
         // SAFETY: as above. (Not while disable() closes the open calls of each track in turn:
         // profiling is off then, and the track in place is the one being closed.)
@@ -93,8 +95,25 @@ unsafe fn now_slow(py: Python<'_>, p: &Profiler) -> i64 {
     t.wrapping_sub(acc.round() as i64)
 }
 
+/// The profiler's state with the calling thread's track in place (threads=True; a test of a
+/// flag otherwise): the one `threads::select` of an event, made before anything of the track
+/// is read. Only Python code run later in the event (a label, a thread's name, a Python timer)
+/// can swap the tracks again; each of those places selects again after it.
+///
+/// # Safety
+/// GIL held; `p` is alive; no reference into its state is held by the caller.
+#[inline(always)]
+unsafe fn selected(p: &Profiler) -> *mut State {
+    let st = p.state_ptr();
+    // SAFETY: the contract `threads::select` asks for is this function's.
+    unsafe { threads::select(st) };
+    st
+}
+
 /// A function identified by `key` starts (or resumes). `make_label` gives the object that names
 /// it (the code object, or a label str for a builtin) and runs only the first time `key` is seen.
+/// The calling thread's track is selected once, then the cached path is tried (with the plain
+/// clock) and else the general one.
 ///
 /// # Safety
 /// GIL held; `p` is alive; no reference into its state is held by the caller.
@@ -105,12 +124,32 @@ pub unsafe fn enter_call(
     key: usize,
     make_label: impl FnOnce() -> PyResult<Py<PyAny>>,
 ) {
-    // SAFETY: as for this function.
-    if unsafe { cached_state(p).is_some_and(|st| enter_cached_on(st, key)) } {
-        return;
+    // SAFETY: GIL held, `p` alive, no borrow of its state alive (this function's contract).
+    let st = unsafe { selected(p) };
+    // The cached path, with the plain clock: a function seen before, called from one seen
+    // calling it before, and room on the stack.
+    // SAFETY: `st` is `p`'s state with our track in place and no other borrow of it alive;
+    // nothing in this block calls Python. The stack's calls are its aggregator's (as in
+    // `enter_fast_on`).
+    unsafe {
+        let s = &mut *st;
+        if s.plain_clock {
+            let mut t = 0;
+            let now = |_| {
+                t = clock::now();
+                t
+            };
+            if s.agg.enter_cached(&mut s.stack, key, now) {
+                if let Some(tl) = s.timeline.as_deref_mut() {
+                    tl.record(timeline::ENTER, t, key, s.stack.frames.len() - 1);
+                }
+                return;
+            }
+        }
     }
-    // SAFETY: as for this function.
-    unsafe { enter_call_slow(py, p, key, make_label) }
+    // SAFETY: our track is in place (selected above; nothing since ran Python) and no borrow of
+    // the state is alive.
+    unsafe { enter_general(py, p, key, None, make_label) }
 }
 
 /// The fast-path flags that callbacks are specialized for (see [`enter_fast`]).
@@ -178,8 +217,8 @@ pub(crate) use for_fast_mode;
 #[inline(always)]
 #[cfg(not(Py_3_12))]
 pub unsafe fn enter_fast<const MODE: u8>(p: &Profiler, key: usize) -> bool {
-    // SAFETY: as for this function: a short read, with no borrow alive; then exclusive access
-    // for the path the flag allows.
+    // SAFETY: GIL held and no borrow of the state alive (this function's contract): a short
+    // read of the flag, then exclusive access for the path the flag allows, which runs no Python.
     unsafe { by_mode!(MODE, p, enter_fast_on, key) }
 }
 
@@ -290,94 +329,15 @@ fn leave_fast_on<const TIMELINE: bool, const THREADS: bool>(s: &mut State, key: 
     unsafe { agg.stop_cached_as(stack, key, now, true) }.is_some()
 }
 
-/// The state with the calling thread's track in place (threads=True; a no-op test
-/// otherwise), if the cached paths may be tried: the plain clock.
+/// The general path of [`enter_call`] (the cached one declined or could not be tried), with
+/// the caller edge charged to the function `caller` (a key) instead of the one on top of the
+/// stack, if given and known (a task's coroutine and the coroutine that created it).
 ///
 /// # Safety
-/// GIL held; no borrow of the state alive.
-#[inline(always)]
-unsafe fn cached_state(p: &Profiler) -> Option<*mut State> {
-    let st = p.state_ptr();
-    // SAFETY: a short read, then the track switch, with no borrow alive (function contract).
-    unsafe {
-        if !(*st).plain_clock {
-            return None;
-        }
-        threads::select(st);
-    }
-    Some(st)
-}
-
-/// The cached case of the call of `key` on the track in place: a function seen before,
-/// called from one seen calling it before, and room on the stack. False if the event must take
-/// the general path.
-///
-/// # Safety
-/// As for [`enter_call`]; `st` is the profiler's state.
-#[inline(always)]
-unsafe fn enter_cached_on(st: *mut State, key: usize) -> bool {
-    // SAFETY: exclusive access to the state (GIL held, no borrow alive: function contract);
-    // nothing here calls Python. The stack's calls are its aggregator's (as in `enter_fast_on`).
-    unsafe {
-        let s = &mut *st;
-        let mut t = 0;
-        let now = |_| {
-            t = clock::now();
-            t
-        };
-        if !s.agg.enter_cached(&mut s.stack, key, now) {
-            return false;
-        }
-        if let Some(tl) = s.timeline.as_deref_mut() {
-            tl.record(timeline::ENTER, t, key, s.stack.frames.len() - 1);
-        }
-        true
-    }
-}
-
-/// The cached case of the return of `key` on the track in place: the call on top of the stack,
-/// its edge (if any) opened with it. False if the event must take the general path.
-///
-/// # Safety
-/// As for [`enter_call`]; `st` is the profiler's state.
-#[inline(always)]
-unsafe fn leave_cached_on(st: *mut State, key: usize) -> bool {
-    // SAFETY: exclusive access for the bookkeeping; nothing here calls Python. The stack's
-    // calls are its aggregator's (as in `enter_fast_on`).
-    unsafe {
-        let s = &mut *st;
-        let tl = s.timeline.as_deref_mut();
-        // As in `leave_fast_on`.
-        let now = |depth| {
-            let t = clock::now();
-            if let Some(tl) = tl {
-                tl.record(timeline::LEAVE, t, key, depth);
-            }
-            t
-        };
-        s.agg.stop_cached(&mut s.stack, key, now).is_some()
-    }
-}
-
+/// As for [`enter_call`]; the calling thread's track is in place ([`selected`], with no Python
+/// code run since).
 #[inline(never)]
-unsafe fn enter_call_slow(
-    py: Python<'_>,
-    p: &Profiler,
-    key: usize,
-    make_label: impl FnOnce() -> PyResult<Py<PyAny>>,
-) {
-    // SAFETY: as for `enter_call`.
-    unsafe { enter_call_from(py, p, key, None, make_label) }
-}
-
-/// [`enter_call`], with the caller edge charged to the function `caller` (a key) instead of the
-/// one on top of the stack, if given and known (a task's coroutine and the coroutine that
-/// created it).
-///
-/// # Safety
-/// As for [`enter_call`].
-#[inline(always)]
-pub unsafe fn enter_call_from(
+unsafe fn enter_general(
     py: Python<'_>,
     p: &Profiler,
     key: usize,
@@ -385,13 +345,13 @@ pub unsafe fn enter_call_from(
     make_label: impl FnOnce() -> PyResult<Py<PyAny>>,
 ) {
     let st = p.state_ptr();
-    // SAFETY: GIL held, no borrow alive.
-    unsafe { threads::select(st) };
-    // SAFETY: exclusive access to the state for the bookkeeping below; nothing in it calls Python.
+    // SAFETY: a short read of our track's aggregator (in place: function contract), with the
+    // GIL held and no other borrow alive; the lookup runs no Python.
     let found = unsafe { (*st).agg.get(key) };
     let id = match found {
         Some(id) => id,
-        // SAFETY: as for the function.
+        // SAFETY: GIL held and no borrow of the state alive (function contract); `new_entry`
+        // selects our track again after the label's Python code.
         None => match unsafe { new_entry(p, key, make_label) } {
             Some(id) => id,
             None => return,
@@ -415,7 +375,8 @@ pub unsafe fn enter_call_from(
             return;
         }
         if s.external_timer {
-            // SAFETY: as for this function.
+            // SAFETY: GIL held; `s` is not used after this call, so no borrow is alive in it;
+            // `id` was found or made on our track, which is in place.
             return enter_after_timer(py, p, id, caller);
         }
         push(s, id, caller);
@@ -435,13 +396,11 @@ pub unsafe fn enter_call_from(
 /// and known, else from the call on top.
 #[inline(always)]
 fn push(s: &mut State, id: EntryId, caller: Option<usize>) {
-    match caller.and_then(|c| s.agg.find(c)) {
-        Some(c) => s.agg.enter_with_caller(&mut s.stack, id, c),
-        None => s.agg.enter(&mut s.stack, id),
-    }
+    let caller = caller.and_then(|c| s.agg.find(c));
+    s.agg.enter(&mut s.stack, id, caller);
 }
 
-/// The end of [`enter_call_from`] with a Python timer: the timer is read before the call is
+/// The end of [`enter_general`] with a Python timer: the timer is read before the call is
 /// pushed, not after as `_lsprof` does. The timer runs Python, which may let other threads
 /// deliver events; with threads=False they share this stack, and would find the call on top
 /// with no start time yet (and close it, or put theirs above it). Pushed after the reading,
@@ -471,21 +430,54 @@ unsafe fn enter_after_timer(py: Python<'_>, p: &Profiler, id: EntryId, caller: O
 /// As for [`enter_call`].
 #[inline(always)]
 pub unsafe fn leave_call(py: Python<'_>, p: &Profiler, key: usize) {
-    // SAFETY: as for this function.
-    if unsafe { cached_state(p).is_some_and(|st| leave_cached_on(st, key)) } {
-        return;
-    }
-    // SAFETY: as for this function.
-    unsafe { leave_call_slow(py, p, key) }
+    // SAFETY: GIL held, `p` alive, no borrow of its state alive (this function's contract).
+    let st = unsafe { selected(p) };
+    // SAFETY: as just said; our track is in place.
+    unsafe { leave_selected(py, p, st, key) }
 }
 
+/// [`leave_call`] once the calling thread's track is in place: the cached path (with the plain
+/// clock), else the general one.
+///
+/// # Safety
+/// As for [`enter_general`]; `st` is `p`'s state.
+#[inline(always)]
+unsafe fn leave_selected(py: Python<'_>, p: &Profiler, st: *mut State, key: usize) {
+    // The cached path, with the plain clock: the return of the call on top of the stack, its
+    // edge (if any) opened with it.
+    // SAFETY: no other borrow of the state is alive (function contract); nothing in this block
+    // calls Python. The stack's calls are its aggregator's (as in `enter_fast_on`).
+    unsafe {
+        let s = &mut *st;
+        if s.plain_clock {
+            let tl = s.timeline.as_deref_mut();
+            // As in `leave_fast_on`.
+            let now = |depth| {
+                let t = clock::now();
+                if let Some(tl) = tl {
+                    tl.record(timeline::LEAVE, t, key, depth);
+                }
+                t
+            };
+            if s.agg.stop_cached(&mut s.stack, key, now).is_some() {
+                return;
+            }
+        }
+    }
+    // SAFETY: the contract of `leave_general` is this function's.
+    unsafe { leave_general(py, p, key) }
+}
+
+/// The general path of [`leave_call`].
+///
+/// # Safety
+/// As for [`enter_general`].
 #[inline(never)]
-unsafe fn leave_call_slow(py: Python<'_>, p: &Profiler, key: usize) {
+unsafe fn leave_general(py: Python<'_>, p: &Profiler, key: usize) {
     let st = p.state_ptr();
-    // SAFETY: exclusive access for the bookkeeping (after selecting this thread's track);
+    // SAFETY: exclusive access for the bookkeeping, on our track (in place: function contract);
     // nothing here calls Python.
     let id = unsafe {
-        threads::select(st);
         let s = &mut *st;
         let Some(top) = s.stack.top_entry() else {
             return;
@@ -563,10 +555,10 @@ pub unsafe fn is_coroutine(py: Python<'_>, p: &Profiler, code: *mut ffi::PyObjec
 /// # Safety
 /// As for [`enter_call`]; `frame` is the suspending frame's address.
 pub unsafe fn suspend_call(py: Python<'_>, p: &Profiler, key: usize, frame: usize) {
-    let st = p.state_ptr();
-    // SAFETY: short exclusive access with the GIL held.
+    // SAFETY: GIL held, `p` alive, no borrow of its state alive (this function's contract).
+    let st = unsafe { selected(p) };
+    // SAFETY: short exclusive access with the GIL held; the lookups run no Python.
     let mine = unsafe {
-        threads::select(st);
         let s = &mut *st;
         match (s.agg.get(key), s.stack.top_entry()) {
             (Some(id), Some(top)) => id == top,
@@ -574,8 +566,9 @@ pub unsafe fn suspend_call(py: Python<'_>, p: &Profiler, key: usize, frame: usiz
         }
     };
     if !mine {
-        // SAFETY: as for this function.
-        return unsafe { leave_call(py, p, key) };
+        // SAFETY: our track is in place (selected above, no Python code run since) and no
+        // borrow of the state is alive.
+        return unsafe { leave_selected(py, p, st, key) };
     }
     // SAFETY: no borrow across the timer.
     let t = unsafe { now(py, p) };
@@ -598,10 +591,10 @@ pub unsafe fn suspend_call(py: Python<'_>, p: &Profiler, key: usize, frame: usiz
 /// As for [`enter_call`].
 #[cfg(not(Py_3_12))]
 pub unsafe fn close_stale(p: &Profiler, frame: usize) {
-    let st = p.state_ptr();
+    // SAFETY: GIL held, `p` alive, no borrow of its state alive (this function's contract).
+    let st = unsafe { selected(p) };
     // SAFETY: short exclusive access; nothing here calls Python.
     unsafe {
-        threads::select(st);
         let s = &mut *st;
         let Some((thread, saved)) = s.suspended.remove(&frame) else {
             return;
@@ -631,10 +624,10 @@ pub unsafe fn resume_call(
     frame: usize,
     make_label: impl FnOnce() -> PyResult<Py<PyAny>>,
 ) {
-    let st = p.state_ptr();
-    // SAFETY: short exclusive access.
+    // SAFETY: GIL held, `p` alive, no borrow of its state alive (this function's contract).
+    let st = unsafe { selected(p) };
+    // SAFETY: short exclusive access; nothing here calls Python.
     let saved = unsafe {
-        threads::select(st);
         let s = &mut *st;
         match s.suspended.remove(&frame) {
             Some((thread, saved)) if thread == s.thread => Some(saved),
@@ -659,8 +652,9 @@ pub unsafe fn resume_call(
                 s.creators.get(&key).copied()
             }
         };
-        // SAFETY: as for this function.
-        return unsafe { enter_call_from(py, p, key, creator, make_label) };
+        // SAFETY: our track is in place (selected above, nothing since ran Python) and no
+        // borrow of the state is alive.
+        return unsafe { enter_general(py, p, key, creator, make_label) };
     };
     // SAFETY: no borrow across the timer.
     let t = unsafe { now(py, p) };
@@ -679,10 +673,10 @@ pub unsafe fn resume_call(
 /// GIL held; no borrow of the state alive.
 #[cfg(Py_3_12)]
 pub unsafe fn coroutine_created(p: &Profiler, code: usize) {
-    let st = p.state_ptr();
+    // SAFETY: GIL held, `p` alive, no borrow of its state alive (this function's contract).
+    let st = unsafe { selected(p) };
     // SAFETY: short exclusive access; nothing here calls Python.
     unsafe {
-        threads::select(st);
         let s = &mut *st;
         let top = s.stack.top_entry().map(|e| s.agg.entries[e as usize].key);
         if let Some(k) = top.filter(|k| s.coroutine_code.get(k).copied().unwrap_or(false)) {
@@ -748,7 +742,8 @@ pub unsafe fn flush_unmatched(py: Python<'_>, p: &Profiler) {
             s.timeline_thread_of_track();
         }
     }
-    // SAFETY: as for this function.
+    // SAFETY: GIL held and no borrow of the state alive (this function's contract); the two
+    // calls take their own short borrows, and the last write is one.
     unsafe {
         resume_all_suspended(py, p);
         flush_current(py, p);
@@ -794,15 +789,16 @@ unsafe fn new_entry(
         Ok(obj) => {
             // The label's Python code may have let other threads' events swap the tracks:
             // ours back first. Another event may have created the entry meanwhile (a
-            // finalizer's calls), so look again.
+            // finalizer's calls), so it is looked for again, and made if still missing, in
+            // one lookup.
             // SAFETY: exclusive access; the label call is over.
             let (id, unnamed) = unsafe {
                 threads::select(st);
                 let s = &mut *st;
-                if let Some(id) = s.agg.get(key) {
+                let (id, made) = s.agg.get_or_insert(key);
+                if !made {
                     return Some(id);
                 }
-                let id = s.agg.insert(key);
                 crate::core::aggregator::reserve_one(&mut s.user_objs);
                 s.user_objs.push(obj);
                 (id, s.threads && s.thread_info.name.is_none())

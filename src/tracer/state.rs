@@ -202,7 +202,8 @@ impl Profiler {
     }
 
     /// Reads the state through `read`, which gets a shared borrow for its call: the accessor
-    /// of the methods and getters, off the event path. `read` must run no Python code (copy
+    /// of the methods and getters, and of the flags the front ends test outside their fast
+    /// paths (the fast paths keep their raw reads). `read` must run no Python code (copy
     /// fields, compute from them): Python could deliver an event that writes the state while it
     /// is borrowed. A plain function, so it brings no Python object along to call.
     #[inline]

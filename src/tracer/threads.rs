@@ -80,7 +80,8 @@ pub unsafe fn select(st: *mut State) {
     let id = unsafe { ffi::PyThreadState_GetID(ts as *mut ffi::PyThreadState) } as u64;
     // SAFETY: short reads.
     if unsafe { (*st).thread.tstate != ts || (*st).thread.id != id } {
-        // SAFETY: as for this function.
+        // SAFETY: GIL held (`ts` is this thread's live state), `st` valid and no reference
+        // into it alive: `switch` asks for the same.
         unsafe { switch(st, ThreadKey { tstate: ts, id }) };
     }
     // The track in place is this thread's now (a switch ends by selecting it again).
@@ -116,7 +117,8 @@ unsafe fn switch(st: *mut State, me: ThreadKey) {
         unnamed
     };
     if new {
-        // SAFETY: as for this function; the track is in place, so events this may cause (a
+        // SAFETY: GIL held, `st` valid, and the borrow of the swap above has ended (nothing
+        // else refers into the state); the track is in place, so events this may cause (a
         // finalizer run by an allocation) find a consistent state. They may also swap the
         // tracks (another thread's), so ours is selected again after.
         unsafe {

@@ -28,19 +28,22 @@ unsafe fn async_event(
     label: impl FnOnce() -> PyResult<Py<PyAny>>,
 ) {
     if what == ffi::PyTrace_CALL {
-        // SAFETY: as for this function.
+        // SAFETY: GIL held, `frame` and `code` the event's live frame and code object, and on
+        // 3.10 the frame layout checked (function contract): what `first_start` asks.
         if unsafe { first_start(py, p, frame, code) } {
             // A first start, whatever a coroutine that had this frame's address and finished
             // unseen (on an unhooked thread) left set aside.
             // SAFETY: GIL held; no borrow of the state alive.
             unsafe { events::close_stale(p, frame as usize) };
         }
-        // SAFETY: as for this function.
+        // SAFETY: GIL held and no borrow of the state alive (the hook holds none across its
+        // calls); `p` is the hook's live profiler.
         return unsafe { events::resume_call(py, p, code as usize, frame as usize, label) };
     }
-    // SAFETY: as for this function.
+    // SAFETY: GIL held, `frame` the event's live frame, on 3.10 with the checked layout
+    // (function contract): what `left_suspended` asks.
     let suspended = unsafe { left_suspended(py, frame) };
-    // SAFETY: as for this function.
+    // SAFETY: GIL held and no borrow of the state alive, as for `resume_call` above.
     unsafe {
         if suspended {
             events::suspend_call(py, p, code as usize, frame as usize);
@@ -56,8 +59,8 @@ unsafe fn async_event(
 /// # Safety
 /// `obj` is a live `Profiler`; GIL held, no borrow of its state alive.
 pub(super) unsafe fn hook_of(obj: *mut ffi::PyObject) -> ffi::Py_tracefunc {
-    // SAFETY: as for this function; a short read of a flag.
-    let fast = unsafe { (*hook_profiler(&obj).1.state_ptr()).fast };
+    // SAFETY: `obj` is a live `Profiler`, with the GIL held (function contract).
+    let fast = unsafe { hook_profiler(&obj) }.1.read(|s| s.fast);
     events::for_fast_mode!(fast, hook_for)
 }
 
@@ -72,7 +75,9 @@ fn hook_for<const MODE: u8>() -> ffi::Py_tracefunc {
 /// installed with the hook, kept alive by the thread state.
 #[inline(always)]
 unsafe fn hook_profiler(obj: &*mut ffi::PyObject) -> (Python<'_>, &Profiler) {
-    // SAFETY: as for this function.
+    // SAFETY: the profile hook runs with the GIL held, and `obj` is the `Profiler` installed
+    // with it, which the thread state keeps alive (function contract): so the unchecked cast
+    // is to its own type, and the reference lives as long as the call.
     unsafe {
         let py = Python::assume_attached();
         (
@@ -189,7 +194,9 @@ unsafe extern "C" fn c_event<const WHAT: c_int>(
     obj: *mut ffi::PyObject,
     arg: *mut ffi::PyObject,
 ) -> c_int {
-    // SAFETY: as for this function; the frame of a C event is not read.
+    // SAFETY: `obj` and `arg` are the hook's own arguments for an event of kind `WHAT`
+    // (function contract), which `profile_event` asks; the frame of a C event is not read,
+    // so a null one is passed.
     unsafe { profile_event(obj, std::ptr::null_mut(), WHAT, arg) }
 }
 
@@ -215,9 +222,10 @@ unsafe extern "C" fn profile_event(
                 // SAFETY: GIL held; the code object is alive for the event.
                 Ok(unsafe { Bound::from_borrowed_ptr(py, code) }.unbind())
             };
-            // SAFETY: short read of a flag; then GIL held, no borrow of the state alive.
+            // SAFETY: GIL held, no borrow of the state alive, `code` the frame's live code
+            // object.
             let coroutine =
-                unsafe { (*p.state_ptr()).async_aware && events::is_coroutine(py, p, code) };
+                p.read(|s| s.async_aware) && unsafe { events::is_coroutine(py, p, code) };
             if coroutine {
                 // SAFETY: GIL held; `frame` is the coroutine's live frame.
                 unsafe { async_event(py, p, frame, code, what, label) };
@@ -232,8 +240,7 @@ unsafe extern "C" fn profile_event(
             unsafe { ffi::Py_DECREF(code) };
         }
         ffi::PyTrace_C_CALL | ffi::PyTrace_C_RETURN | ffi::PyTrace_C_EXCEPTION => {
-            // SAFETY: short read of a flag.
-            let builtins = unsafe { (*p.state_ptr()).builtins };
+            let builtins = p.read(|s| s.builtins);
             // SAFETY: `arg` is the called object, alive for the event.
             if !builtins || unsafe { ffi::PyCFunction_Check(arg) } == 0 {
                 return 0;

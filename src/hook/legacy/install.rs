@@ -30,8 +30,7 @@ pub fn fast_mode_changed(_st: &mut crate::tracer::state::State) {}
 const THREADING_PROFILE_HOOK: &str = "_profile_hook";
 
 pub fn install(slf: &Bound<'_, Profiler>) -> PyResult<()> {
-    // SAFETY: short read of a flag.
-    if unsafe { (*slf.get().state_ptr()).threads } {
+    if slf.get().read(|s| s.threads) {
         // Every thread `threading` starts from now on (its first event installs this hook on
         // it), then every running thread. In this order the import of `threading` is done
         // before any hook sees it, and a thread starting in between is hooked either way.
@@ -58,8 +57,7 @@ pub fn install(slf: &Bound<'_, Profiler>) -> PyResult<()> {
 }
 
 pub fn uninstall(slf: &Bound<'_, Profiler>) -> PyResult<()> {
-    // SAFETY: short read of a flag.
-    if unsafe { (*slf.get().state_ptr()).threads } {
+    if slf.get().read(|s| s.threads) {
         watch::stop(slf);
         let threading = slf.py().import("threading")?;
         if threading
