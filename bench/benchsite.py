@@ -5,6 +5,7 @@ interpreter, leaving the dev environment as it is."""
 import os
 import subprocess
 import sys
+import sysconfig
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -21,8 +22,12 @@ def ensure(package, module=None):
         folder, module or package)]
     if subprocess.run(check, capture_output=True).returncode == 0:
         return folder
+    # A C extension built from source includes <pyconfig.h>, which Debian's (3.14/3.15 here)
+    # points at a multiarch folder beside the include folder: one level up is searched too.
+    include = os.path.dirname(sysconfig.get_paths()["include"])
+    env = dict(os.environ, CFLAGS=(os.environ.get("CFLAGS", "") + " -I" + include).strip())
     res = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--target", folder,
-                          package], capture_output=True, text=True)
+                          package], capture_output=True, text=True, env=env)
     if res.returncode == 0 and subprocess.run(check, capture_output=True).returncode == 0:
         return folder
     _cannot(package, res)

@@ -148,6 +148,13 @@ impl TypeLedger {
         self.pairs[pair as usize].1.destroyed += 1;
     }
 
+    /// Forgets what was decided of every type (kept counts stay): types freed meanwhile, while
+    /// nothing watched, may have left their addresses to others. A type decided again gets a
+    /// new row of the same name.
+    pub fn forget_decisions(&mut self) {
+        self.decided.clear();
+    }
+
     /// Forgets everything counted (the decisions too: the filters may have changed).
     pub fn clear(&mut self) {
         *self = TypeLedger::default();

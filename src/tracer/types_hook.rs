@@ -94,8 +94,16 @@ mod tracing {
     static SKIP_STATIC: AtomicBool = AtomicBool::new(true);
     /// Inside the tracer: objects it makes itself (a type's name) are not the program's.
     static INSIDE: AtomicBool = AtomicBool::new(false);
-    /// The last type found not counted: most events of a program are of a few such types.
-    static LAST_IGNORED: AtomicUsize = AtomicUsize::new(0);
+    /// Types found not counted, by a hash of their address (a type freed leaves its slot):
+    /// most events of a program are of a few such types, skipped here before anything else.
+    static IGNORED: [AtomicUsize; 1024] = [const { AtomicUsize::new(0) }; 1024];
+
+    #[inline]
+    fn ignored_slot(ty: usize) -> &'static AtomicUsize {
+        // Fibonacci hashing: the builtin types sit a few hundred bytes apart in one segment,
+        // which low bits alone would pile into a few slots.
+        &IGNORED[(ty as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) as usize >> 54]
+    }
 
     unsafe extern "C" fn trace(obj: *mut ffi::PyObject, event: c_int, _data: *mut c_void) -> c_int {
         if obj.is_null() || (event != CREATE && event != DESTROY) {
@@ -113,7 +121,7 @@ mod tracing {
             return 0;
         }
         let ty = ty as usize;
-        if LAST_IGNORED.load(Ordering::Relaxed) == ty {
+        if ignored_slot(ty).load(Ordering::Relaxed) == ty {
             return 0;
         }
         let Some((st, ts)) = charged() else {
@@ -133,7 +141,7 @@ mod tracing {
                 None => return 0,
             };
             let Decision::Counted(i) = decision else {
-                LAST_IGNORED.store(ty, Ordering::Relaxed);
+                ignored_slot(ty).store(ty, Ordering::Relaxed);
                 return 0;
             };
             // The key is read before the ledger is borrowed again.
@@ -164,8 +172,9 @@ mod tracing {
 
     /// A type object is being freed: its address may serve another type.
     fn forget(ty: usize) {
-        if LAST_IGNORED.load(Ordering::Relaxed) == ty {
-            LAST_IGNORED.store(0, Ordering::Relaxed);
+        let slot = ignored_slot(ty);
+        if slot.load(Ordering::Relaxed) == ty {
+            slot.store(0, Ordering::Relaxed);
         }
         if let Some((st, _)) = charged() {
             // SAFETY: GIL held (charged); a short exclusive access.
@@ -250,11 +259,16 @@ mod tracing {
         if ACTIVE.holds(slf) {
             return Ok(());
         }
-        let skip = slf
-            .get()
-            .read(|st| st.types.as_deref().is_none_or(TypeTracking::skips_builtins));
+        let p = slf.get();
+        let skip = p.read(|st| st.types.as_deref().is_none_or(TypeTracking::skips_builtins));
+        // SAFETY: GIL held; a short exclusive access, no Python runs meanwhile.
+        if let Some(t) = unsafe { (*p.state_ptr()).types.as_deref_mut() } {
+            t.ledger.forget_decisions();
+        }
         SKIP_STATIC.store(skip, Ordering::Relaxed);
-        LAST_IGNORED.store(0, Ordering::Relaxed);
+        for slot in &IGNORED {
+            slot.store(0, Ordering::Relaxed);
+        }
         ACTIVE.take(slf);
         // SAFETY: GIL held; `trace` is valid for the life of the process.
         if unsafe { PyRefTracer_SetTracer(Some(trace), std::ptr::null_mut()) } != 0 {
