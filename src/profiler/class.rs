@@ -364,7 +364,17 @@ impl Profiler {
             crate::tracer::memory_hook::activate(slf)?;
         }
         if types {
-            crate::tracer::types_hook::activate(slf)?;
+            if let Err(e) = crate::tracer::types_hook::activate(slf) {
+                // Checked available above: only a failing PyRefTracer_SetTracer gets here.
+                crate::tracer::memory_hook::deactivate(slf);
+                let _ = hook::uninstall(slf);
+                // SAFETY: as above.
+                if let Some(r) = unsafe { (*p.state_ptr()).rss.as_deref_mut() } {
+                    r.cancel();
+                }
+                stop_following(slf, follows);
+                return Err(e);
+            }
         }
         // SAFETY: as above.
         unsafe {
@@ -403,7 +413,8 @@ impl Profiler {
                 events::flush_unmatched(slf.py(), p);
             }
             // types_gc: garbage in cycles is destroyed (and counted so) before the final counts.
-            let collected = if p.read(|st| st.types.as_deref().is_some_and(|t| t.gc)) {
+            let gc = p.read(|st| st.types.as_deref().is_some_and(|t| t.gc));
+            let collected = if gc && crate::tracer::types_hook::is_active(slf) {
                 slf.py()
                     .import("gc")
                     .and_then(|gc| gc.call_method0("collect"))

@@ -34,10 +34,10 @@ pub fn check_supported(py: Python<'_>) -> PyResult<()> {
 }
 
 #[cfg(Py_3_13)]
-pub use tracing::{activate, check_available, deactivate};
+pub use tracing::{activate, check_available, deactivate, is_active};
 
 #[cfg(not(Py_3_13))]
-pub use unsupported::{activate, check_available, deactivate};
+pub use unsupported::{activate, check_available, deactivate, is_active};
 
 /// Before 3.13 there is no reference tracer: `Config` refuses `types=True` first.
 #[cfg(not(Py_3_13))]
@@ -56,6 +56,10 @@ mod unsupported {
     }
 
     pub fn deactivate(_slf: &Bound<'_, Profiler>) {}
+
+    pub fn is_active(_slf: &Bound<'_, Profiler>) -> bool {
+        false
+    }
 }
 
 #[cfg(Py_3_13)]
@@ -277,6 +281,11 @@ mod tracing {
                 .unwrap_or_else(|| refused("the reference tracer could not be installed")));
         }
         Ok(())
+    }
+
+    /// Whether `slf` is the profiler the tracer charges.
+    pub fn is_active(slf: &Bound<'_, Profiler>) -> bool {
+        ACTIVE.holds(slf)
     }
 
     /// Stops charging `slf` (if it is the active profiler); removes the tracer if it is still
