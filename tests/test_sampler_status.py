@@ -89,17 +89,29 @@ def _in_its_wait(pid, tid, role):
         return "futex" not in f.read()
 
 
+def _switches(pid, tid):
+    """How many times thread `tid` of `pid` gave up its CPU of its own accord."""
+    with open("/proc/%d/task/%d/status" % (pid, tid)) as f:
+        for line in f:
+            if line.startswith("voluntary_ctxt_switches:"):
+                return int(line.split()[1])
+    return None
+
+
 def _wait_until_blocked(child, names, timeout=30.0):
     """Waits until the lock's, the sleep's and the main thread are in their waits at three
-    reads 25 ms apart: a thread on its way there (or waiting for the GIL the spinner gives up
-    every switch interval) would be seen running or leave its wait between two."""
+    reads 25 ms apart, without waking in between: a thread on its way there would be seen
+    running, and one waiting for the GIL (which the spinner gives up every switch interval)
+    wakes every few milliseconds."""
     deadline = time.monotonic() + timeout
-    steady = 0
+    roles = ("lock", "sleep", "main")
+    steady, last = 0, None
     while steady < 3:
         assert time.monotonic() < deadline, "the child's threads never blocked"
-        blocked = all(_in_its_wait(child.pid, names[role][0], role)
-                      for role in ("lock", "sleep", "main"))
-        steady = steady + 1 if blocked else 0
+        blocked = all(_in_its_wait(child.pid, names[role][0], role) for role in roles)
+        woke = [_switches(child.pid, names[role][0]) for role in roles]
+        steady = steady + 1 if blocked and woke == last else 0
+        last = woke
         time.sleep(0.025)
 
 

@@ -7,11 +7,13 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 import tracemalloc
 
 import pytest
 
 import rprofile
+from rprofile._rprofile._testing import _ref_tracer
 
 # Before 3.13.3 the interpreter frees most objects without telling the tracer
 # (python/cpython#130382), so rprofile refuses there.
@@ -189,7 +191,7 @@ def test_a_second_profiler_and_another_tracer_are_refused_and_left_in_place():
         prof = rprofile.Profile(types=True)
         with pytest.raises(RuntimeError, match="another reference tracer is installed"):
             prof.enable()
-        assert tracemalloc.is_tracing()
+        assert _ref_tracer() == "other" and tracemalloc.is_tracing()
         data = [bytearray(1000) for _ in range(10)]
         assert tracemalloc.get_traced_memory()[0] > 0
         del data
@@ -201,18 +203,64 @@ def test_a_second_profiler_and_another_tracer_are_refused_and_left_in_place():
 def test_a_tracer_installed_after_ours_stays_when_we_disable():
     prof = rprofile.Profile(types=True)
     prof.enable()
+    assert _ref_tracer() == "rprofile"
     tracemalloc.start()
     try:
-        prof.disable()
-        assert tracemalloc.is_tracing()
+        with pytest.warns(RuntimeWarning, match="removed rprofile's reference tracer"):
+            prof.disable()
+        assert _ref_tracer() == "other" and tracemalloc.is_tracing()
         before = tracemalloc.get_traced_memory()[0]
         data = [bytearray(1000) for _ in range(50)]
         assert tracemalloc.get_traced_memory()[0] > before
         del data
     finally:
         tracemalloc.stop()
+    assert _ref_tracer() is None
     # And ours can come back once it is gone.
     run(prof, make_leaves, 2, [])
+    assert _ref_tracer() is None
+
+
+@needs_types
+def test_a_tracer_removed_by_another_tool_is_told_at_disable_and_put_back_at_enable():
+    keep = []
+    prof = rprofile.Profile(types=True)
+    prof.enable()
+    make_leaves(4, keep)
+    tracemalloc.start()  # replaces ours...
+    tracemalloc.stop()  # ...and leaves none: nothing is counted from here on
+    assert _ref_tracer() is None
+    make_leaves(5, keep)
+    with pytest.warns(RuntimeWarning, match="removed rprofile's reference tracer"):
+        prof.disable()
+    assert prof.types_stats()[__name__ + ".Leaf"].created == 4
+    prof.enable()
+    assert _ref_tracer() == "rprofile"
+    make_leaves(6, keep)
+    prof.disable()
+    assert _ref_tracer() is None
+    assert prof.types_stats()[__name__ + ".Leaf"].created == 10
+
+
+@needs_types
+def test_peaks_older_objects_and_peak_time_across_enables():
+    before = [Leaf() for _ in range(4)]
+    keep = []
+    prof = rprofile.Profile(types=True)
+    started = time.perf_counter()
+    prof.enable()
+    del before[:]  # made before: destroyed while profiling, not counted as made
+    make_leaves(5, keep)
+    prof.disable()
+    prof.enable()
+    make_leaves(5, keep)
+    prof.disable()
+    elapsed = time.perf_counter() - started
+    leaf = prof.types_stats()[__name__ + ".Leaf"]
+    assert (leaf.created, leaf.destroyed, leaf.alive, leaf.older_destroyed) == (10, 4, 6, 4)
+    # 3 kept from the first run, then 5 more at once.
+    assert leaf.peak == 8
+    assert 0 <= leaf.peak_time <= elapsed
 
 
 @needs_types

@@ -60,6 +60,9 @@ pub struct TypeLedger {
     /// so that another type at the same address is decided again.
     decided: HashMap<usize, Decision, FxBuildHasher>,
     pub types: Vec<CountedType>,
+    /// Name -> index into `types`: a type decided again (or another of the same name) counts
+    /// in the same row.
+    by_name: HashMap<String, u32, FxBuildHasher>,
     /// Live object address -> (index into `types`, index into `pairs`).
     objects: HashMap<usize, (u32, u32), FxBuildHasher>,
     pair_index: HashMap<(u32, usize), u32, FxBuildHasher>,
@@ -73,6 +76,7 @@ impl Default for TypeLedger {
         TypeLedger {
             decided: HashMap::default(),
             types: Vec::new(),
+            by_name: HashMap::default(),
             objects: HashMap::default(),
             pair_index: HashMap::default(),
             pairs: Vec::new(),
@@ -91,14 +95,18 @@ impl TypeLedger {
     /// Records the decision for a type seen for the first time: counted under `name`, or not.
     pub fn decide(&mut self, ty: usize, name: Option<String>) -> Decision {
         let d = match name {
-            Some(name) => {
-                let i = self.types.len() as u32;
-                self.types.push(CountedType {
-                    name,
-                    counts: TypeCounts::default(),
-                });
-                Decision::Counted(i)
-            }
+            Some(name) => match self.by_name.get(&name) {
+                Some(&i) => Decision::Counted(i),
+                None => {
+                    let i = self.types.len() as u32;
+                    self.by_name.insert(name.clone(), i);
+                    self.types.push(CountedType {
+                        name,
+                        counts: TypeCounts::default(),
+                    });
+                    Decision::Counted(i)
+                }
+            },
             None => Decision::Ignored,
         };
         self.decided.insert(ty, d);
@@ -149,10 +157,14 @@ impl TypeLedger {
     }
 
     /// Forgets what was decided of every type (kept counts stay): types freed meanwhile, while
-    /// nothing watched, may have left their addresses to others. A type decided again gets a
-    /// new row of the same name.
+    /// nothing watched, may have left their addresses to others. A type decided again counts
+    /// in its row of before (rows are by name). With nothing counted yet, the clock of
+    /// `peak_at` starts again too (at the first enable).
     pub fn forget_decisions(&mut self) {
         self.decided.clear();
+        if self.types.is_empty() {
+            self.start = Instant::now();
+        }
     }
 
     /// Forgets everything counted (the decisions too: the filters may have changed).
@@ -262,6 +274,20 @@ mod tests {
         assert!(!t.wants("int", "int", false));
         assert!(t.wants("dict", "dict", false));
         assert!(!t.skips_builtins());
+    }
+
+    #[test]
+    fn a_type_decided_again_counts_in_its_row_and_keeps_its_peak() {
+        let mut l = TypeLedger::default();
+        let Decision::Counted(a) = l.decide(0x100, Some("A".into())) else {
+            panic!("not counted");
+        };
+        l.created(a, 0x1000, 1);
+        l.forget_decisions();
+        assert_eq!(l.decide(0x100, Some("A".into())), Decision::Counted(a));
+        l.created(a, 0x2000, 1);
+        let c = l.types[a as usize].counts;
+        assert_eq!((l.types.len(), c.created, c.alive(), c.peak), (1, 2, 2, 2));
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     t.add_function(wrap_pyfunction!(_running_threads, &t)?)?;
     t.add_function(wrap_pyfunction!(_regex_translate, &t)?)?;
     t.add_function(wrap_pyfunction!(_f8, &t)?)?;
+    t.add_function(wrap_pyfunction!(_ref_tracer, &t)?)?;
     m.add("_testing", &t)?;
     m.py()
         .import("sys")?
@@ -97,4 +98,21 @@ pub fn _f8(x: f64) -> String {
     let mut out = Vec::new();
     report::f8(&mut out, x);
     String::from_utf8(out).unwrap_or_default()
+}
+
+/// Which reference tracer the interpreter has: `"rprofile"`, `"other"` or None (always None
+/// before 3.13, which has none).
+#[pyfunction]
+pub fn _ref_tracer(_py: Python<'_>) -> Option<&'static str> {
+    #[cfg(Py_3_13)]
+    {
+        use crate::tracer::types_hook::{installed, Installed};
+        match installed() {
+            Installed::None => None,
+            Installed::Ours => Some("rprofile"),
+            Installed::Other => Some("other"),
+        }
+    }
+    #[cfg(not(Py_3_13))]
+    None
 }

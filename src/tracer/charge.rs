@@ -65,15 +65,14 @@ impl Slot {
             return None;
         }
         let ts = gil_holder(self.interp.load(Ordering::Relaxed))?;
-        // With the GIL held the slot cannot be cleared meanwhile (give_back holds the GIL),
-        // and holds a strong reference to a Profiler (set by take from one).
         let obj = self.obj.load(Ordering::Relaxed);
         if obj.is_null() {
             return None;
         }
-        // SAFETY: as above.
+        // SAFETY: this thread holds the GIL (gil_holder said so).
         let py = unsafe { Python::assume_attached() };
-        // SAFETY: as above.
+        // SAFETY: with the GIL held the slot cannot be emptied meanwhile (give_back holds the
+        // GIL), and it holds a strong reference to a Profiler (take stores only one).
         let p = unsafe { Bound::ref_from_ptr(py, &obj).cast_unchecked::<Profiler>() }.get();
         Some((p.state_ptr(), ts))
     }

@@ -34,7 +34,7 @@ pub fn check_supported(py: Python<'_>) -> PyResult<()> {
 }
 
 #[cfg(Py_3_13)]
-pub use tracing::{activate, check_available, deactivate, is_active};
+pub use tracing::{activate, check_available, deactivate, installed, is_active, Installed};
 
 #[cfg(not(Py_3_13))]
 pub use unsupported::{activate, check_available, deactivate, is_active};
@@ -131,10 +131,14 @@ mod tracing {
         let Some((st, ts)) = charged() else {
             return 0;
         };
-        // SAFETY: GIL held (charged); short accesses, no Python code runs but in `decide`,
-        // where INSIDE turns the tracer's own objects away.
+        // SAFETY: GIL held (charged). The tracer may fire at any decref, so it relies on no
+        // code keeping a reference into the state across one (events, clear() and the hooks
+        // hold only short borrows); its own accesses are short, and no Python code runs but in
+        // `decide`, where INSIDE turns the tracer's own objects away.
         unsafe {
-            if (*st).busy > 0 || (*st).in_timer > 0 {
+            // The profiler's own Python work (labels, a Python timer) makes no object of the
+            // program's; what it frees (a finalizer run by a collection there) may be.
+            if event == CREATE && ((*st).busy > 0 || (*st).in_timer > 0) {
                 return 0;
             }
             let decision = match (*st).types.as_deref_mut() {
@@ -239,15 +243,10 @@ mod tracing {
     /// RuntimeError if another profiler tracks types, or another tool's reference tracer is
     /// installed (it is left in place).
     pub fn check_available(slf: &Bound<'_, Profiler>) -> PyResult<()> {
-        if ACTIVE.holds(slf) {
-            return Ok(());
-        }
         if !ACTIVE.free_for(slf) {
             return Err(refused("another profiler is tracking types"));
         }
-        let mut data = std::ptr::null_mut();
-        // SAFETY: GIL held (a method of the profiler).
-        if unsafe { PyRefTracer_GetTracer(&mut data) }.is_some() {
+        if matches!(installed(), Installed::Other) {
             return Err(refused(
                 "another reference tracer is installed (PyRefTracer_SetTracer): types=True \
                  leaves it in place",
@@ -256,11 +255,30 @@ mod tracing {
         Ok(())
     }
 
+    /// Which reference tracer is installed.
+    pub enum Installed {
+        None,
+        Ours,
+        Other,
+    }
+
+    /// Which reference tracer is installed (GIL held).
+    pub fn installed() -> Installed {
+        let mut data = std::ptr::null_mut();
+        // SAFETY: called with the GIL held (by the profiler's methods and the test face).
+        match unsafe { PyRefTracer_GetTracer(&mut data) } {
+            None => Installed::None,
+            Some(f) if f as usize == trace as RefTracer as usize => Installed::Ours,
+            Some(_) => Installed::Other,
+        }
+    }
+
     /// Makes `slf` the profiler charged with objects, through the interpreter's reference
-    /// tracer. RuntimeError as `check_available` says.
+    /// tracer (installed again if another tool removed it meanwhile). RuntimeError as
+    /// `check_available` says.
     pub fn activate(slf: &Bound<'_, Profiler>) -> PyResult<()> {
         check_available(slf)?;
-        if ACTIVE.holds(slf) {
+        if ACTIVE.holds(slf) && matches!(installed(), Installed::Ours) {
             return Ok(());
         }
         let p = slf.get();
@@ -273,7 +291,9 @@ mod tracing {
         for slot in &IGNORED {
             slot.store(0, Ordering::Relaxed);
         }
-        ACTIVE.take(slf);
+        if !ACTIVE.holds(slf) {
+            ACTIVE.take(slf);
+        }
         // SAFETY: GIL held; `trace` is valid for the life of the process.
         if unsafe { PyRefTracer_SetTracer(Some(trace), std::ptr::null_mut()) } != 0 {
             ACTIVE.give_back(slf);
@@ -294,10 +314,19 @@ mod tracing {
         if !ACTIVE.give_back(slf) {
             return;
         }
-        let mut data = std::ptr::null_mut();
-        // SAFETY: GIL held (a method of the profiler).
-        let current = unsafe { PyRefTracer_GetTracer(&mut data) };
-        if current.map(|f| f as usize) == Some(trace as RefTracer as usize) {
+        let now = installed();
+        if !matches!(now, Installed::Ours) {
+            // Counting stopped when another tool replaced or removed the tracer: say so.
+            let py = slf.py();
+            let _ = PyErr::warn(
+                py,
+                &py.get_type::<pyo3::exceptions::PyRuntimeWarning>(),
+                c"another tool removed rprofile's reference tracer while it profiled: the \
+                  type counts stop where it did",
+                1,
+            );
+        }
+        if matches!(now, Installed::Ours) {
             // SAFETY: GIL held; no tracer is what was there before ours (activate refuses
             // otherwise).
             if unsafe { PyRefTracer_SetTracer(None, std::ptr::null_mut()) } != 0 {
