@@ -10,6 +10,7 @@ import marshal
 import os
 import pstats
 import re
+import sys
 import textwrap
 
 import pytest
@@ -278,6 +279,19 @@ def test_memory_prints_the_allocating_functions(ip):
     line = [x for x in text.splitlines() if "(alloc)" in x and "Memory" not in x
             and re.match(r"^\s+-?\d+\s+\d+\s+\d+\s+\d+\s+\d+\s", x)]
     assert line and int(line[0].split()[0]) >= 200 * 1000
+
+
+def test_types_print_the_types_made_under_the_table(ip):
+    ip.run_cell("class Made:\n    pass\n\ndef make(n):\n    return [Made() for _ in range(n)]")
+    if sys.version_info < (3, 13, 3):
+        with pytest.raises(UsageError, match="types=True needs Python 3.13"):
+            ip.run_line_magic("rprofile", "--types kept = make(7)")
+        return
+    _, _, shown = magic(ip, "rprofile", "--types kept = make(7)")
+    text = shown_text(shown)
+    assert "   Objects by type (created while profiling; alive = created - destroyed):" in text
+    row = [x.split() for x in text.splitlines() if x.split()[-1:] in (["Made"], ["__main__.Made"])]
+    assert len(row) == 1 and row[0][:3] == ["7", "7", "0"], text
 
 
 def test_timeline_writes_the_chrome_trace(ip, tmp_path):

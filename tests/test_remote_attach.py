@@ -6,6 +6,7 @@ status 2, the target still running. On Python < 3.14 only the refusals are teste
 
 import glob
 import json
+import marshal
 import os
 import pstats
 import shutil
@@ -168,6 +169,21 @@ def test_counts_are_exact_on_every_thread_and_the_target_runs_on(tmp_path):
         assert len(row) == 1 and row[0].split()[0] == str(burst["calls"]) == "210", out
         assert target.ask("check") == before
         assert target.finish() == [_burst_results(300), _burst_results(70)]
+
+
+@needs_remote_exec
+def test_ctrl_c_as_soon_as_the_window_opens_still_writes(tmp_path):
+    # The line saying the window is open is printed where a Ctrl-C ends the window: one sent
+    # the moment it is read gives a profile, not "interrupted, nothing written" (seen in CI).
+    with Target() as target:
+        before = target.ask("check")
+        for n in range(3):
+            out = tmp_path / ("at-once-%d.prof" % n)
+            _stop(_profiled(target, "-o", str(out)))
+            with open(out, "rb") as f:
+                assert isinstance(marshal.load(f), dict)  # a profile, maybe of no call
+            assert target.ask("check") == before
+        assert target.finish() == []
 
 
 @needs_remote_exec

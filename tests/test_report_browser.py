@@ -385,6 +385,7 @@ def test_every_kind_of_profile_renders(browser, tmp_path, kind):
     tabs = page.eval("[...document.querySelectorAll('nav a')].filter(a => !a.hidden)"
                      ".map(a => a.dataset.view)")
     assert "flame" in tabs
+    assert "types" not in tabs  # no objects were counted
     open_flame(page)
     assert page.eval("[...document.querySelectorAll('#v-flame iframe')].find(f => !f.hidden)"
                      ".contentDocument.querySelectorAll('#frames > g').length") > 1

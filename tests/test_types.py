@@ -2,6 +2,7 @@
 per function, from the interpreter's reference tracer (Python 3.13.3+; before, a clear error)."""
 
 import gc
+import json
 import os
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import tracemalloc
 import pytest
 
 import rprofile
+from report_support import open_report, save
 from rprofile._rprofile._testing import _ref_tracer
 
 # Before 3.13.3 the interpreter frees most objects without telling the tracer
@@ -28,6 +30,10 @@ class Leaf:
 class Node:
     def __init__(self):
         self.me = self  # a reference cycle: only the collector frees it
+
+
+# Two classes of a script (its `def` after them starts at line 7).
+CLASSES = "class Item:\n    pass\n\nclass Other:\n    pass\n\n"
 
 
 def make_leaves(n, keep):
@@ -60,6 +66,12 @@ def test_where_the_interpreter_cannot_tell_it_is_a_clear_error():
                             capture_output=True, text=True)
     assert script.returncode == 2, script.stderr
     assert "types=True needs Python 3.13" in script.stderr
+
+
+def test_dump_types_needs_types(tmp_path):
+    with pytest.raises(ValueError, match="needs a profiler made with types=True"):
+        rprofile.Profile().dump_types(tmp_path / "t.json")
+    assert not (tmp_path / "t.json").exists()
 
 
 def test_the_filters_need_types_and_names_must_be_str():
@@ -323,13 +335,7 @@ def test_print_types_and_the_command_line(tmp_path, capsys):
     with pytest.raises(ValueError, match="sort must be one of"):
         prof.print_types(sort="nonsense")
     script = tmp_path / "objects.py"
-    script.write_text(textwrap.dedent("""\
-        class Item:
-            pass
-
-        class Other:
-            pass
-
+    script.write_text(CLASSES + textwrap.dedent("""\
         def build():
             return [Item() for _ in range(30)] + [Other() for _ in range(5)]
 
@@ -350,3 +356,68 @@ def test_print_types_and_the_command_line(tmp_path, capsys):
     bad = subprocess.run([sys.executable, "-m", "rprofile", "--types-gc", str(script)],
                          capture_output=True, text=True, env=env)
     assert bad.returncode == 2 and "need --types" in bad.stderr
+
+
+@needs_types
+def test_the_report_has_a_types_tab_and_the_json_holds_the_same(tmp_path, browser):
+    script = tmp_path / "objects.py"
+    script.write_text(CLASSES + textwrap.dedent("""\
+        def build():
+            return [Item() for _ in range(30)]
+
+        def churn():
+            for _ in range(50):
+                Other()
+
+        kept = build()[:4]
+        churn()
+        """))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.run([sys.executable, "-m", "rprofile", "--types", "--types-json", "t.json",
+                           "--html", "r.html", str(script)],
+                          capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "rprofile: wrote %s" % (tmp_path / "t.json") in proc.stderr
+    doc = json.loads((tmp_path / "t.json").read_text())
+    types = {t["name"].rpartition(".")[2]: t for t in doc["types"]}
+    assert set(types) == {"Item", "Other"}
+    item, other = types["Item"], types["Other"]
+    assert (item["created"], item["destroyed"], item["alive"]) == (30, 26, 4)
+    assert (other["created"], other["destroyed"], other["alive"]) == (50, 50, 0)
+    assert [(f["function"], f["created"], f["alive"]) for f in item["functions"]] == [
+        ("build", 30, 4)]
+    assert item["functions"][0]["file"] == str(script)
+    assert [t["name"] for t in doc["types"]][0] == item["name"]  # most alive first
+
+    page = open_report(browser, tmp_path / "r.html")
+    tabs = page.eval("[...document.querySelectorAll('nav a')].filter(a => !a.hidden)"
+                     ".map(a => a.dataset.view)")
+    assert "types" in tabs
+    page.eval("location.hash = '#types'")
+    page.wait_for("!document.querySelector('#v-types').hidden")
+    shown = page.eval("[...document.querySelectorAll('#types-table tbody tr:not(.spacer)')]"
+                      ".map(tr => [...tr.cells].map(td => td.textContent))")
+    # Sorted by objects alive; each row the JSON's figures.
+    assert [row[-1] for row in shown] == [t["name"] for t in doc["types"]]
+    for row, t in zip(shown, doc["types"]):
+        assert [int(x.replace(",", "")) for x in row[:4]] == [
+            t["alive"], t["created"], t["destroyed"], t["peak"]]
+    assert page.eval("document.querySelector('#count').textContent") == "2 types"
+    # Picking a type lists the functions that made its objects.
+    page.eval("[...document.querySelectorAll('#types-table a')]"
+              ".find(a => a.textContent.endsWith('Item')).click()")
+    page.wait_for("document.querySelector('#types-makers table') !== null")
+    makers = page.eval("[...document.querySelectorAll('#types-makers tbody tr')]"
+                       ".map(tr => [...tr.cells].map(td => td.textContent))")
+    assert makers == [["30", "4", "%s:%d(build)" % (script, 7)]], makers
+    assert page.eval("document.querySelector('#types-table tr.sel').cells[6].textContent"
+                     ).endswith("Item")
+    save(page, "types")
+    # The filter keeps the types whose name it finds.
+    page.eval("const f = document.querySelector('#filter'); f.value = 'oth'; "
+              "f.dispatchEvent(new Event('input'))")
+    page.wait_for("document.querySelector('#count').textContent === '1 of 2 types'")
+    # Its function's link opens the function's own page.
+    page.eval("document.querySelector('#types-makers a.fn').click()")
+    page.wait_for("!document.querySelector('#v-func').hidden")
+    assert page.console_errors() == []

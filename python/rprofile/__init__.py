@@ -311,9 +311,21 @@ class Profile(_Profiler):
         """Prints the counted types (``types=True``), by `sort` (``alive``, ``created``,
         ``destroyed``, ``peak`` or ``name``) and at most `limit` of them, each with the
         functions that made most of its objects still alive."""
-        from rprofile.outputs.run import print_types
+        from rprofile.outputs.types import print_types
 
         print_types(self.types_stats() or {}, sort=sort, limit=limit, file=file)
+
+    def dump_types(self, path):
+        """Writes the counted types (``types=True``) at `path` as JSON: ``{"types": [{"name",
+        "created", "destroyed", "alive", "peak", "peak_time", "older_destroyed", "functions":
+        [{"file", "line", "function", "created", "alive"}]}]}``, most objects alive first.
+        ValueError without type tracking."""
+        from rprofile.outputs.types import dump_types
+
+        types = self.types_stats()
+        if types is None:
+            raise ValueError("dump_types() needs a profiler made with types=True")
+        dump_types(types, path)
 
     def to_html(self, path, title=None, *, sort=None):
         """Writes one self-contained HTML report of this profile at `path` (disabling it, as

@@ -76,6 +76,9 @@ def _parser():
     parser.add_option("--types-gc", dest="types_gc", action="store_true", default=False,
                       help="With --types: collect garbage before the final counts, so that "
                            "objects in reference cycles count as destroyed")
+    parser.add_option("--types-json", dest="types_json", default=None, metavar="OUT_JSON",
+                      help="With --types: also write the types, with the functions that made "
+                           "their objects, as JSON")
     parser.add_option("--rss", dest="rss", action="store_true", default=False,
                       help="With --timeline: sample the process's resident memory every 10 ms "
                            "into the trace")
@@ -231,13 +234,14 @@ def main():
             parser.error("--%s needs --sample" % name.replace("_", "-"))
     sys.argv[:] = args
     # The profiled program may chdir, so the output path is fixed now.
-    for name in ("outfile", "timeline", "speedscope", "html", "pprof"):
+    for name in ("outfile", "timeline", "speedscope", "html", "pprof", "types_json"):
         if getattr(options, name) is not None:
             setattr(options, name, os.path.abspath(getattr(options, name)))
     if not args:
         parser.error("no module name given" if options.module else "no script given")
-    if (options.types_builtins or options.types_only or options.types_gc) and not options.types:
-        parser.error("--types-builtins, --types-only and --types-gc need --types")
+    if (options.types_builtins or options.types_only or options.types_gc
+            or options.types_json) and not options.types:
+        parser.error("--types-builtins, --types-only, --types-gc and --types-json need --types")
     if options.rss and options.timeline is None:
         parser.error("--rss needs --timeline (the samples are counters in the trace)")
     if options.threads and options.clock == "cpu":
@@ -245,7 +249,7 @@ def main():
         # would be charged the others' CPU time too.
         parser.error("--threads with --clock cpu charges each thread the whole process's CPU "
                      "time; use --clock thread_cpu")
-    for name in ("outfile", "timeline", "speedscope", "html", "pprof"):
+    for name in ("outfile", "timeline", "speedscope", "html", "pprof", "types_json"):
         _check_writable(parser, getattr(options, name))
     title = _report_title(options.module, args)
 
@@ -307,7 +311,8 @@ def main():
                 written &= _write_outputs([
                     ("html", options.html,
                      lambda path: prof.to_html(path, title, sort=_asked_sort(options))),
-                    ("pprof", options.pprof, lambda path: prof.dump_pprof(path, title))])
+                    ("pprof", options.pprof, lambda path: prof.dump_pprof(path, title)),
+                    ("types_json", options.types_json, prof.dump_types)])
     except BrokenPipeError as exc:
         # Nothing more can be written; avoid "Exception ignored" at shutdown.
         sys.stdout = None

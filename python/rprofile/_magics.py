@@ -27,6 +27,7 @@ from IPython.display import display
 from rprofile.outputs.inline import profile_html, sampler_html
 from rprofile.outputs.run import (check_writable, print_memory, print_samples, print_thread_summary,
                                write_timeline)
+from rprofile.outputs.types import print_types
 from rprofile.sampling import MODES, Sampler
 from rprofile.stats import Stats, report_sort
 
@@ -205,11 +206,13 @@ class RprofileMagics(Magics):
           bytes follow the table.
         --timeline <file>: record every call and return (every thread's) and write them as a
           Chrome trace (Perfetto); the report's flame graph then shows the recorded call paths.
+        --types: (Python 3.13.3+) count the objects made while the statement ran by type and by
+          the function that made them; the types, by objects still alive, follow the table.
 
         In a notebook the result is the HTML report (the table, callers and callees, a flame
         graph) inline; in a terminal, the table.
         """
-        request = _Request(self, parameter_s, cell, ("threads", "memory", "timeline="))
+        request = _Request(self, parameter_s, cell, ("threads", "memory", "timeline=", "types"))
         timeline = request.option("timeline")
         if timeline:
             check_writable(_Refusal, timeline)
@@ -217,8 +220,12 @@ class RprofileMagics(Magics):
         # From 3.12 every thread's events come to the profiler: with a stack per thread the
         # statement's are kept apart. Before 3.12 the profile hook is the enabling thread's.
         apart = every or sys.version_info >= (3, 12)
-        prof = self.profile_class(threads=apart, memory="memory" in request.opts,
-                                  timeline=timeline is not None)
+        try:
+            prof = self.profile_class(threads=apart, memory="memory" in request.opts,
+                                      timeline=timeline is not None,
+                                      types="types" in request.opts)
+        except ValueError as exc:  # types before 3.13.3
+            raise UsageError(str(exc)) from None
         sys_exit = _run(prof.runctx, request.code, self.shell.user_ns)
         prof.create_stats()
         own = _own_stack(prof) if apart and not every else None
@@ -233,6 +240,8 @@ class RprofileMagics(Magics):
                     called = own.to_dict()
                     memory = {func: m for func, m in memory.items() if func in called}
                 print_memory(memory)
+            if "types" in request.opts:
+                print_types(prof.types_stats() or {})
         if extra.getvalue():
             text = text.rstrip("\n") + "\n\n" + extra.getvalue()
 

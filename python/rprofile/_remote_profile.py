@@ -24,7 +24,9 @@ Lines the script sends: "profiling" (about to enable), "busy NAME" (tool 2 held)
 """
 
 import os
+import select
 import shutil
+import signal
 import socket
 import sys
 import tempfile
@@ -304,11 +306,7 @@ class Attach:
                     % (self.pid, first[5:]))
         if first != "profiling":
             _refuse("cannot attach to process %d: %s" % (self.pid, first.partition(" ")[2]))
-        duration = self.options.duration
-        until = "for %g s" % duration if duration else "until Ctrl-C"
-        print("rprofile: profiling process %d (every thread) %s" % (self.pid, until),
-              file=sys.stderr, flush=True)
-        line = self._wait_window(duration)
+        line = self._wait_window(self.options.duration)
         if line is None:
             self._send(b"stop\n")
             try:
@@ -429,22 +427,39 @@ class Attach:
 
     def _wait_window(self, duration):
         """Waits for the end of the window: the duration, Ctrl-C, or a line from the target
-        (its exit wrote the stats, or enabling failed). None when it is time to say stop."""
-        import select
-
-        deadline = None if duration is None else time.monotonic() + duration
+        (its exit wrote the stats, or enabling failed). None when it is time to say stop.
+        The window is announced inside the try, so that a Ctrl-C as soon as it is seen ends it;
+        and a Ctrl-C that comes just before select() blocks wakes it through the signal
+        module's wakeup fd (otherwise select() would wait on, the interrupt not yet raised)."""
+        wake_r, wake_w = socket.socketpair()
+        wake_w.setblocking(False)
+        wake_r.setblocking(False)
+        before = signal.set_wakeup_fd(wake_w.fileno(), warn_on_full_buffer=False)
         try:
+            until = "for %g s" % duration if duration else "until Ctrl-C"
+            print("rprofile: profiling process %d (every thread) %s" % (self.pid, until),
+                  file=sys.stderr, flush=True)
+            deadline = None if duration is None else time.monotonic() + duration
             while True:
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     return None
                 if b"\n" in self.pending:
                     return self._read_line(0)
-                ready, _, _ = select.select([self.conn], [], [], left)
-                if ready:
+                ready, _, _ = select.select([self.conn, wake_r], [], [], left)
+                if wake_r in ready:
+                    try:
+                        wake_r.recv(512)  # a signal came: its handler runs at the loop's top
+                    except BlockingIOError:
+                        pass
+                elif ready:
                     return self._read_line(None)
         except KeyboardInterrupt:
             return None
+        finally:
+            signal.set_wakeup_fd(before)
+            wake_r.close()
+            wake_w.close()
 
     def _read_line(self, timeout):
         """The next line from the target; "" when it closed the socket, None on timeout."""

@@ -151,9 +151,11 @@ def _write_report(
     sampled: Any = None,
     threads: list[tuple[str, StatsCore]] = ...,
     memory: list[tuple[str, int, str, int, int, int, int, int]] = ...,
+    types: list[tuple[str, int, int, int, float, int, list[tuple[str, int, str, int, int]]]] = ...,
     paths: CallPaths | None = None,
     dropped: tuple[int, int, str] | None = None,
     sort: str = "tottime",
+    stall: float | None = None,
 ) -> None: ...
 def _write_pprof(
     path: str | bytes | os.PathLike[str] | os.PathLike[bytes],

@@ -13,7 +13,7 @@ use crate::py::stats::StatsCore;
 use crate::pyutil::oserror::write_file;
 use crate::report::paths::Paths;
 use crate::report::{
-    compare, pairs, write_html, Dropped, Inputs, MemoryRow, SortColumn, ThreadInput,
+    compare, pairs, write_html, Dropped, Inputs, MemoryRow, SortColumn, ThreadInput, TypeRow,
 };
 use crate::samples::stats as sampled_stats;
 use crate::stats::model::Model;
@@ -35,15 +35,21 @@ impl CallPaths {
 /// `(file, line, name, allocations, allocated, freed, net, peak)`.
 type MemoryTuple = (String, i64, String, u64, u64, u64, i64, i64);
 
+/// `(file, line, function, created, alive)`: a function that made objects of a type.
+type MakerTuple = (String, i64, String, u64, u64);
+
+/// `(name, created, destroyed, peak, peak_time, older_destroyed, makers)`.
+type TypeTuple = (String, u64, u64, u64, f64, u64, Vec<MakerTuple>);
+
 /// Writes the HTML report of `stats` (a `StatsCore`; or, with `sampled` alone, the samples'
 /// stats) at `path`. `before` is the profile compared with; `threads` each thread's stats;
-/// `memory` rows of `Profile.memory_stats()`; `paths` a timeline's call paths; `sort` the
+/// `memory` rows of `Profile.memory_stats()`; `types` rows of `Profile.types_stats()`; `paths` a timeline's call paths; `sort` the
 /// column the table opens sorted by; `dropped` `(kept, dropped, when_full)`: the events of the
 /// timeline of `paths` that a full buffer dropped; `stall` the least length (seconds) of the
 /// stalls of `sampled` listed. OSError as `open()` and `write()` raise it.
 #[pyfunction]
 #[pyo3(signature = (path, stats=None, title="", files=Vec::new(), *, before=None, before_title="",
-                    sampled=None, threads=Vec::new(), memory=Vec::new(), paths=None,
+                    sampled=None, threads=Vec::new(), memory=Vec::new(), types=Vec::new(), paths=None,
                     dropped=None, sort="tottime", stall=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn _write_report(
@@ -57,6 +63,7 @@ pub fn _write_report(
     sampled: Option<PyRef<'_, SampledProfile>>,
     threads: Vec<(String, PyRef<'_, StatsCore>)>,
     memory: Vec<MemoryTuple>,
+    types: Vec<TypeTuple>,
     paths: Option<PyRef<'_, CallPaths>>,
     dropped: Option<(u64, u64, String)>,
     sort: &str,
@@ -120,6 +127,20 @@ pub fn _write_report(
                 freed,
                 net,
                 peak,
+            },
+        )
+        .collect();
+    inputs.types = types
+        .into_iter()
+        .map(
+            |(name, created, destroyed, peak, peak_time, older_destroyed, makers)| TypeRow {
+                name,
+                created,
+                destroyed,
+                peak,
+                peak_time,
+                older_destroyed,
+                makers,
             },
         )
         .collect();

@@ -11,7 +11,7 @@ use crate::stats::sort::{self, Field};
 use super::funcs::Funcs;
 use super::json::Json;
 use super::pairs::Pairing;
-use super::{Dropped, Inputs, MemoryRow, StallsInput, ThreadInput};
+use super::{Dropped, Inputs, MemoryRow, StallsInput, ThreadInput, TypeRow};
 
 /// Seconds per time unit for times up to `max`: a power of ten giving the largest nine digits.
 pub fn unit_for(max: f64) -> f64 {
@@ -176,6 +176,51 @@ fn memory(j: &mut Json, rows: &[MemoryRow], funcs: &mut Funcs) {
     j.close_object();
 }
 
+/// `"types"`: a column per figure, a row per type; `"makers"`, per type, its functions'
+/// `[function id, created, alive]`, most alive first.
+fn types(j: &mut Json, rows: &[TypeRow], funcs: &mut Funcs) {
+    j.key("types");
+    if rows.is_empty() {
+        j.null();
+        return;
+    }
+    let n = |x: u64| i64::try_from(x).unwrap_or(i64::MAX);
+    j.open_object();
+    j.strs("name", rows.iter().map(|r| r.name.as_str()));
+    j.ints("created", rows.iter().map(|r| n(r.created)));
+    j.ints("destroyed", rows.iter().map(|r| n(r.destroyed)));
+    j.ints(
+        "alive",
+        rows.iter()
+            .map(|r| n(r.created.saturating_sub(r.destroyed))),
+    );
+    j.ints("peak", rows.iter().map(|r| n(r.peak)));
+    j.ints("older", rows.iter().map(|r| n(r.older_destroyed)));
+    j.key("peakTime");
+    j.open_array();
+    for r in rows {
+        j.float(r.peak_time);
+    }
+    j.close_array();
+    j.key("makers");
+    j.open_array();
+    for r in rows {
+        let mut makers: Vec<_> = r.makers.iter().collect();
+        makers.sort_by(|a, b| b.4.cmp(&a.4).then(b.3.cmp(&a.3)));
+        j.open_array();
+        for (file, line, name, created, alive) in makers {
+            j.open_array();
+            j.int(funcs.of(file.as_bytes(), *line, name.as_bytes()) as i64);
+            j.int(n(*created));
+            j.int(n(*alive));
+            j.close_array();
+        }
+        j.close_array();
+    }
+    j.close_array();
+    j.close_object();
+}
+
 fn stalls(j: &mut Json, stalls: Option<&StallsInput>, funcs: &mut Funcs) {
     j.key("stalls");
     let Some(s) = stalls else {
@@ -294,6 +339,7 @@ pub fn write(
     }
     j.close_array();
     memory(j, &inputs.memory, funcs);
+    types(j, &inputs.types, funcs);
     stalls(j, inputs.stalls.as_ref(), funcs);
     j.key("before");
     match inputs.before {

@@ -53,6 +53,22 @@ pub struct MemoryRow {
     pub peak: i64,
 }
 
+/// One counted type (`Profile(types=True)`): its objects made while profiling, and the
+/// functions that made them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TypeRow {
+    pub name: String,
+    pub created: u64,
+    pub destroyed: u64,
+    pub peak: u64,
+    /// Seconds after tracking started when `peak` was first reached.
+    pub peak_time: f64,
+    /// Objects made before tracking started and destroyed while it ran.
+    pub older_destroyed: u64,
+    /// `(file, line, name, created, alive)` of each function that made some.
+    pub makers: Vec<(String, i64, String, u64, u64)>,
+}
+
 /// What a full timeline buffer left out of the recorded call paths.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Dropped {
@@ -151,6 +167,8 @@ pub struct Inputs<'a> {
     pub dropped: Option<Dropped>,
     pub threads: Vec<ThreadInput<'a>>,
     pub memory: Vec<MemoryRow>,
+    /// Objects by type, when they were counted.
+    pub types: Vec<TypeRow>,
     /// A sampling run's stalls, when they were looked for.
     pub stalls: Option<StallsInput>,
     /// The profile to compare with (before), and its name.
@@ -173,6 +191,7 @@ impl<'a> Inputs<'a> {
             dropped: None,
             threads: Vec::new(),
             memory: Vec::new(),
+            types: Vec::new(),
             stalls: None,
             before: None,
             before_title: String::new(),

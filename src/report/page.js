@@ -423,6 +423,43 @@
     if (rows) counted(rows.length, M.f.length);
   }
 
+  // -- types ----------------------------------------------------------------------------------------
+  // The counted types; the one picked (#types/i) with the functions that made its objects.
+  let typeGrid = null, typePicked = -1;
+  function drawTypes(arg) {
+    const T = D.types;
+    if (arg !== undefined && arg !== "") typePicked = +arg;
+    if (!typeGrid) {
+      const n = (k) => ({ width: "8em", cell: (r) => T[k][r].toLocaleString("en-US"), num: (r) => T[k][r] });
+      typeGrid = new Grid($("#types-table"), [
+        { label: "alive", ...n("alive"), title: "created while profiling and not destroyed by its end" },
+        { label: "created", ...n("created") },
+        { label: "destroyed", ...n("destroyed"), title: "of the objects created while profiling" },
+        { label: "peak", ...n("peak"), title: "the most alive at once" },
+        { label: "peak at", width: "7em", cell: (r) => T.peakTime[r].toFixed(3), num: (r) => T.peakTime[r], title: "seconds after tracking started" },
+        { label: "older destroyed", ...n("older"), width: "10em", title: "objects made before profiling, destroyed during it" },
+        { label: "type", text: true, cell: (r) => '<a class="fn" href="#types/' + r + '">' + esc(T.name[r]) + "</a>", str: (r) => T.name[r] },
+      ], { sort: 0, rowClass: (r) => (r === typePicked ? "sel" : "") });
+    }
+    const rows = matching(T.name.length, (i) => T.name[i]);
+    if (rows) {
+      typeGrid.setRows(rows);
+      $("#count").textContent = rows.length === T.name.length ? T.name.length + " types" : rows.length + " of " + T.name.length + " types";
+    }
+    const host = $("#types-makers");
+    if (typePicked < 0 || typePicked >= T.name.length) {
+      host.innerHTML = '<p class="note">Pick a type above.</p>';
+      return;
+    }
+    const t = typePicked, makers = T.makers[t];
+    host.innerHTML = "<h3>" + esc(T.name[t]) + ": " + T.created[t].toLocaleString("en-US") + " created, " +
+      T.alive[t].toLocaleString("en-US") + " alive, made by</h3>" + (makers.length
+      ? '<table class="one"><thead><tr><th>created</th><th>alive</th><th class="text">filename:lineno(function)</th></tr></thead><tbody>' +
+        makers.map(([f, c, a]) => "<tr><td>" + c.toLocaleString("en-US") + "</td><td>" + a.toLocaleString("en-US") +
+          '</td><td class="text path">' + link(f) + "</td></tr>").join("") + "</tbody></table>"
+      : '<p class="empty">No function.</p>');
+  }
+
   // -- stalls ---------------------------------------------------------------------------------------
   // Each stall of a sampling run: when, how long, which thread, and its heaviest innermost frames.
   function drawStalls() {
@@ -485,7 +522,7 @@
     tot.calls + " function calls" + (tot.calls !== tot.prim ? " (" + tot.prim + " primitive calls)" : "") +
     " in " + (tot.tt * U).toFixed(3) + " seconds";
   $("#summary").textContent = figures + (D.files.length ? " \u2014 " + D.files.join(", ") : "");
-  const has = { table: true, func: true, flame: !!D.flame, time: !!D.time, lines: D.heat.length > 0, memory: !!D.memory, stalls: !!D.stalls, compare: !!D.before };
+  const has = { table: true, func: true, flame: !!D.flame, time: !!D.time, lines: D.heat.length > 0, memory: !!D.memory, types: !!D.types, stalls: !!D.stalls, compare: !!D.before };
   for (const a of document.querySelectorAll("nav a")) a.hidden = !has[a.dataset.view];
   if (D.threads.length) {
     threadSel.innerHTML = '<option value="">All threads</option>' + D.threads.map((t, i) => '<option value="' + i + '">' + esc(t.name) + "</option>").join("");
@@ -550,7 +587,7 @@
     current = v;
     currentArg = arg;
     // The filter and the count are the tables'.
-    const listed = v === "table" || v === "memory" || v === "compare";
+    const listed = v === "table" || v === "memory" || v === "types" || v === "compare";
     $("#count").textContent = "";
     filter.disabled = regex.disabled = !listed;
     draw();
@@ -562,6 +599,7 @@
     else if (current === "flame") drawFlame();
     else if (current === "lines") drawLines();
     else if (current === "memory") drawMemory();
+    else if (current === "types") drawTypes(arg === undefined ? undefined : decodeURIComponent(arg));
     else if (current === "stalls") drawStalls();
     else if (current === "time") timeView.draw();
     else if (current === "compare") drawCompare();
@@ -586,7 +624,7 @@
     const hash = a.getAttribute("href");
     if (location.hash === hash) route(); else location.hash = hash;
   });
-  window.addEventListener("resize", () => { for (const g of [mainGrid, memGrid, cmpGrid, heatGrid]) if (g) g.draw(); });
+  window.addEventListener("resize", () => { for (const g of [mainGrid, memGrid, typeGrid, cmpGrid, heatGrid]) if (g) g.draw(); });
   route();
   window.rprofileReady = performance.now();
   document.body.dataset.ready = "1";

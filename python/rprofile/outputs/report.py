@@ -52,9 +52,9 @@ def profile_parts(prof, thread=None):
     """`(stats, extras)` of a report of `prof` (disabled first): its ``StatsCore``, and the
     keyword arguments of ``_write_report`` for its timeline's call paths (and the events its
     full buffer dropped), its threads (when
-    more than one) and its memory rows, largest net first. `thread`: one thread's snapshot
-    (of a ``threads=True`` profile), whose calls alone are shown, with the memory rows of the
-    functions it called."""
+    more than one), its memory rows, largest net first, and its types. `thread`: one thread's
+    snapshot (of a ``threads=True`` profile), whose calls alone are shown, with the memory rows
+    of the functions it called."""
     prof.create_stats()
     info = prof._timeline_info()
     paths = prof._timeline_paths() if info is not None else None
@@ -79,7 +79,17 @@ def profile_parts(prof, thread=None):
         memory.append((file, line, name, m.allocations, m.allocated, m.freed, m.net, m.peak))
     return stats, {"paths": paths, "dropped": dropped if paths is not None else None,
                    "threads": list(threads.items()) if len(threads) > 1 else [],
-                   "memory": memory}
+                   "memory": memory, "types": type_rows(prof)}
+
+
+def type_rows(prof):
+    """The rows of the report's Types tab (``types=True``), from ``prof.types_stats()``: every
+    type, each with the functions that made its objects (also in a thread's report: the
+    objects are the process's)."""
+    return [(name, t.created, t.destroyed, t.peak, t.peak_time, t.older_destroyed,
+             [(file, line, func, created, alive)
+              for (file, line, func), (created, alive) in t.functions.items()])
+            for name, t in (prof.types_stats() or {}).items()]
 
 
 # -- python -m rprofile.stats --html / --pprof / --compare ------------------------------------

@@ -26,7 +26,7 @@ def check_writable(parser, path):
 
 # What an output is saved as in the temporary directory when its path has no extension.
 SUFFIXES = {"outfile": ".prof", "timeline": ".json", "speedscope": ".json", "html": ".html",
-            "pprof": ".pb.gz", "collapsed": ".txt", "flamegraph": ".svg"}
+            "pprof": ".pb.gz", "collapsed": ".txt", "flamegraph": ".svg", "types_json": ".json"}
 
 
 def write_outputs(outputs):
@@ -138,41 +138,6 @@ def print_memory(memory, limit=30):
     if len(rows) > limit:
         print("   ... %d more functions" % (len(rows) - limit))
     print()
-
-
-TYPE_SORTS = {
-    "alive": lambda kv: (-kv[1].alive, -kv[1].created, kv[0]),
-    "created": lambda kv: (-kv[1].created, -kv[1].alive, kv[0]),
-    "destroyed": lambda kv: (-kv[1].destroyed, -kv[1].created, kv[0]),
-    "peak": lambda kv: (-kv[1].peak, -kv[1].alive, kv[0]),
-    "name": lambda kv: kv[0],
-}
-
-
-def print_types(types, sort="alive", limit=20, file=None, functions=3):
-    """Under the table: the types of `types` (``Profile.types_stats()``) by `sort`, each with
-    the `functions` that made most of its objects still alive (else most of its objects)."""
-    from pstats import func_std_string
-
-    if sort not in TYPE_SORTS:
-        raise ValueError("sort must be one of %s, not %r" % (", ".join(TYPE_SORTS), sort))
-    out = file if file is not None else sys.stdout
-    rows = sorted(types.items(), key=TYPE_SORTS[sort])
-    print("   Objects by type (created while profiling; alive = created - destroyed):",
-          file=out)
-    print("%12s %12s %12s %12s %10s  type" % ("alive", "created", "destroyed", "peak",
-                                              "peak at s"), file=out)
-    for name, t in rows[:limit]:
-        print("%12d %12d %12d %12d %10.3f  %s" % (t.alive, t.created, t.destroyed, t.peak,
-                                                  t.peak_time, name), file=out)
-        makers = sorted(t.functions.items(), key=lambda kv: (-kv[1][1], -kv[1][0],
-                                                             func_std_string(kv[0])))
-        for func, (made, alive) in makers[:functions]:
-            print("%12d %12d %12s %12s %10s    made by %s" % (alive, made, "", "", "",
-                                                               func_std_string(func)), file=out)
-    if len(rows) > limit:
-        print("   ... %d more types" % (len(rows) - limit), file=out)
-    print(file=out)
 
 
 def print_thread_summary(prof):
