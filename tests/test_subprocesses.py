@@ -473,3 +473,32 @@ def test_memory_of_children_is_added_up_and_isolated_children_are_followed(tmp_p
     # The bytearray each kept (a child run with -I, isolated, is followed too).
     assert net["keep_in_parent)"] >= 10000 and net["keep_in_child)"] >= 20000
     assert "   Processes (2):" in done.stdout
+
+
+TYPES = textwrap.dedent('''
+    import subprocess, sys
+
+    class Item:
+        pass
+
+    kept = [Item() for _ in range(3)]
+    subprocess.run([sys.executable, "-c",
+                    "class Item:\\n    pass\\n"
+                    "kept = [Item() for _ in range(7)][:5]"], check=True)
+''')
+
+
+@pytest.mark.skipif(sys.version_info < (3, 13, 3), reason="types=True needs Python 3.13.3+")
+def test_types_of_children_are_added_up(tmp_path):
+    (tmp_path / "made.py").write_text(TYPES)
+    done = run(["--types", "--types-json", "t.json", "made.py"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    item = [t for t in json.loads((tmp_path / "t.json").read_text())["types"]
+            if t["name"] == "Item"]
+    # Three kept by the parent; seven made by the child, five of them kept.
+    assert [(t["created"], t["destroyed"], t["alive"]) for t in item] == [(10, 2, 8)]
+    made = {(os.path.basename(f["file"]), f["function"]): (f["created"], f["alive"])
+            for f in item[0]["functions"]}
+    assert made == {("made.py", "<module>"): (3, 3), ("<string>", "<module>"): (7, 5)}
+    assert sorted(s["alive"] for s in item[0]["stacks"]) == [3, 5]
+    assert "   Processes (2):" in done.stdout

@@ -109,6 +109,42 @@ def test_created_destroyed_and_alive_are_exact_per_type_and_function():
     del kept
 
 
+def keep_from_a(keep):
+    make_leaves(5, keep)
+
+
+def keep_from_b(keep):
+    make_leaves(4, keep)
+    make_leaves(6, keep)
+
+
+def keep_from_both(keep):
+    keep_from_a(keep)
+    keep_from_b(keep)
+    make_leaves(3, [])  # none kept: no stack of survivors
+
+
+def one_timer_value():
+    return 0
+
+
+@needs_types
+@pytest.mark.parametrize("timer", [None, one_timer_value])
+def test_the_survivors_are_grouped_by_the_whole_stack_that_made_them(timer):
+    # Two callers of make_leaves at the same depth, one after the other; with a timer that
+    # never moves their calls are told apart all the same.
+    kept = []
+    prof = rprofile.Profile(timer, types=True) if timer else rprofile.Profile(types=True)
+    run(prof, keep_from_both, kept)
+    leaf = prof.types_stats()[__name__ + ".Leaf"]
+    assert leaf.alive == len(kept) == 9
+    both, a, b, made = (where(f) for f in (keep_from_both, keep_from_a, keep_from_b,
+                                           make_leaves))
+    assert leaf.stacks == {(both, b, made): 6, (both, a, made): 3}
+    assert list(leaf.stacks.values()) == [6, 3]  # most first
+    del kept[:]
+
+
 @needs_types
 def test_types_gc_collects_cycles_before_the_final_counts():
     gc.collect()
@@ -387,6 +423,10 @@ def test_the_report_has_a_types_tab_and_the_json_holds_the_same(tmp_path, browse
     assert [(f["function"], f["created"], f["alive"]) for f in item["functions"]] == [
         ("build", 30, 4)]
     assert item["functions"][0]["file"] == str(script)
+    # The script runs in exec(), a built-in the profiler sees called.
+    assert [(s["alive"], [f["function"] for f in s["stack"]]) for s in item["stacks"]] == [
+        (4, ["<built-in method builtins.exec>", "<module>", "build"])]
+    assert other["stacks"] == []
     assert [t["name"] for t in doc["types"]][0] == item["name"]  # most alive first
 
     page = open_report(browser, tmp_path / "r.html")
@@ -410,6 +450,11 @@ def test_the_report_has_a_types_tab_and_the_json_holds_the_same(tmp_path, browse
     makers = page.eval("[...document.querySelectorAll('#types-makers tbody tr')]"
                        ".map(tr => [...tr.cells].map(td => td.textContent))")
     assert makers == [["30", "4", "%s:%d(build)" % (script, 7)]], makers
+    stacks = page.eval("[...document.querySelectorAll('#types-stacks .stack')].map(d => "
+                       "[d.querySelector('b').textContent, "
+                       "[...d.querySelectorAll('li')].map(li => li.textContent)])")
+    assert stacks == [["4 alive", ["{built-in method builtins.exec}", "%s:1(<module>)" % script,
+                                   "%s:7(build)" % script]]], stacks
     assert page.eval("document.querySelector('#types-table tr.sel').cells[6].textContent"
                      ).endswith("Item")
     save(page, "types")

@@ -85,19 +85,22 @@ class MemoryStat(tuple):
 
 class TypeStat(tuple):
     """One type's objects while profiling: (created, destroyed, alive, peak, peak_time,
-    older_destroyed, functions). ``alive`` = created - destroyed, of the objects created while
-    tracking; ``peak`` is the most alive at once, first reached ``peak_time`` seconds after
-    tracking started; ``older_destroyed`` counts objects made before tracking and destroyed
-    during it; ``functions`` is ``{(file, line, name): (created, alive)}``, the function on top
-    of the profiled stack when each object was made."""
+    older_destroyed, functions, stacks). ``alive`` = created - destroyed, of the objects
+    created while tracking; ``peak`` is the most alive at once, first reached ``peak_time``
+    seconds after tracking started; ``older_destroyed`` counts objects made before tracking and
+    destroyed during it; ``functions`` is ``{(file, line, name): (created, alive)}``, the
+    function on top of the profiled stack when each object was made; ``stacks`` is ``{(func,
+    ...): alive}``, the whole profiled call stacks (outermost first, as a traceback reads) that
+    made the objects still alive, the 20 that made most."""
 
     __slots__ = ()
     _fields = ("created", "destroyed", "alive", "peak", "peak_time", "older_destroyed",
-               "functions")
+               "functions", "stacks")
 
-    def __new__(cls, created, destroyed, alive, peak, peak_time, older_destroyed, functions):
+    def __new__(cls, created, destroyed, alive, peak, peak_time, older_destroyed, functions,
+                stacks):
         return tuple.__new__(cls, (created, destroyed, alive, peak, peak_time, older_destroyed,
-                                   functions))
+                                   functions, stacks))
 
     created = property(lambda self: self[0])
     destroyed = property(lambda self: self[1])
@@ -106,6 +109,7 @@ class TypeStat(tuple):
     peak_time = property(lambda self: self[4])
     older_destroyed = property(lambda self: self[5])
     functions = property(lambda self: self[6])
+    stacks = property(lambda self: self[7])
 
     def __repr__(self):
         return "TypeStat(%s)" % ", ".join("%s=%r" % kv for kv in zip(self._fields, self))
@@ -282,29 +286,42 @@ class Profile(_Profiler):
 
     def types_stats(self):
         """Objects by type of a ``types=True`` profiler: ``{type name: TypeStat(created,
-        destroyed, alive, peak, peak_time, older_destroyed, functions)}`` (see ``TypeStat``),
+        destroyed, alive, peak, peak_time, older_destroyed, functions, stacks)}`` (see
+        ``TypeStat``),
         the name qualified (``module.qualname``; a builtin's alone), as first seen. None
-        without type tracking. Types of one name (a class defined twice) share a row."""
+        without type tracking. Types of one name (a class defined twice) share a row. With
+        ``subprocesses``, the children that saved are added in (a peak is the highest of one
+        process's)."""
         rows = self._types_stats()
         if rows is None:
             return None
+        if self.subprocesses:
+            from rprofile.children import traced as _traced_children
+
+            rows = list(rows) + list(_traced_children.children_types(self))
         out = {}
-        for name, created, destroyed, peak, peak_time, older, funcs in rows:
+        for name, created, destroyed, peak, peak_time, older, funcs, by_stack in rows:
             functions = {}
             for func, made, gone in funcs:
                 was = functions.get(func, (0, 0))
                 functions[func] = (was[0] + made, was[1] + made - gone)
+            stacks = {}
+            for alive, stack in by_stack:
+                stacks[stack] = stacks.get(stack, 0) + alive  # two keys of one label
             prev = out.get(name)
             if prev is not None:
                 for func, (made, alive) in prev.functions.items():
                     was = functions.get(func, (0, 0))
                     functions[func] = (was[0] + made, was[1] + alive)
+                for stack, alive in prev.stacks.items():
+                    stacks[stack] = stacks.get(stack, 0) + alive
                 created, destroyed = created + prev.created, destroyed + prev.destroyed
                 older += prev.older_destroyed
                 if prev.peak >= peak:
                     peak, peak_time = prev.peak, prev.peak_time
+            stacks = dict(sorted(stacks.items(), key=lambda kv: -kv[1])[:20])
             out[name] = TypeStat(created, destroyed, created - destroyed, peak, peak_time,
-                                 older, functions)
+                                 older, functions, stacks)
         return out
 
     def print_types(self, sort="alive", limit=20, file=None):

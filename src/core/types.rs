@@ -3,7 +3,8 @@
 //!
 //! Python-free: types, objects and functions are addresses and keys (as in the aggregator). The
 //! interpreter's reference tracer that feeds it is in `tracer/types_hook`. Counters, not a log:
-//! memory grows with the types and (type, function) pairs seen and the objects alive.
+//! memory grows with the types and (type, function) pairs seen, the objects alive and the
+//! distinct call stacks objects were made on (a trie of keys, shared by every type).
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -44,6 +45,78 @@ pub struct PairCounts {
     pub destroyed: u64,
 }
 
+/// A live object made while tracking: its type, its (type, function) pair and the stack that
+/// made it, by index.
+#[derive(Debug, Clone, Copy)]
+struct Live {
+    t: u32,
+    pair: u32,
+    stack: u32,
+}
+
+/// Call stacks as a trie of keys: node 0 is the empty stack, each other node a call (its key)
+/// under its caller's node.
+#[derive(Debug)]
+struct StackTrie {
+    /// (caller node, key) of each node; node 0's are unused.
+    nodes: Vec<(u32, usize)>,
+    index: HashMap<(u32, usize), u32, FxBuildHasher>,
+    /// The last stack asked for, `(key, node)` per call, outermost first: objects are mostly
+    /// made many in one call, or in calls that share most of their stack, whose nodes are
+    /// then taken from here by comparing keys, without a lookup.
+    last: Vec<(usize, u32)>,
+}
+
+impl Default for StackTrie {
+    fn default() -> Self {
+        StackTrie {
+            nodes: vec![(0, 0)],
+            index: HashMap::default(),
+            last: Vec::new(),
+        }
+    }
+}
+
+impl StackTrie {
+    fn node(&mut self, keys: impl Iterator<Item = usize>) -> u32 {
+        let mut node = 0u32;
+        let mut depth = 0;
+        for key in keys {
+            match self.last.get(depth) {
+                Some(&(k, n)) if k == key => node = n,
+                _ => {
+                    self.last.truncate(depth);
+                    node = match self.index.get(&(node, key)) {
+                        Some(&n) => n,
+                        None => {
+                            let n = self.nodes.len() as u32;
+                            self.nodes.push((node, key));
+                            self.index.insert((node, key), n);
+                            n
+                        }
+                    };
+                    self.last.push((key, node));
+                }
+            }
+            depth += 1;
+        }
+        self.last.truncate(depth);
+        node
+    }
+
+    /// The keys of `node`'s stack, outermost first.
+    fn path(&self, mut node: u32) -> Vec<usize> {
+        let mut keys = Vec::new();
+        while node != 0 {
+            let (caller, key) = self.nodes[node as usize];
+            keys.push(key);
+            node = caller;
+        }
+        keys.reverse();
+        keys
+    }
+}
+
 /// What was decided of a type the first time one of its objects was seen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {
@@ -63,8 +136,9 @@ pub struct TypeLedger {
     /// Name -> index into `types`: a type decided again (or another of the same name) counts
     /// in the same row.
     by_name: HashMap<String, u32, FxBuildHasher>,
-    /// Live object address -> (index into `types`, index into `pairs`).
-    objects: HashMap<usize, (u32, u32), FxBuildHasher>,
+    /// Live object address -> its type, pair and stack.
+    objects: HashMap<usize, Live, FxBuildHasher>,
+    stacks: StackTrie,
     pair_index: HashMap<(u32, usize), u32, FxBuildHasher>,
     /// ((type index, function key), counts), in order of first creation.
     pub pairs: Vec<((u32, usize), PairCounts)>,
@@ -78,6 +152,7 @@ impl Default for TypeLedger {
             types: Vec::new(),
             by_name: HashMap::default(),
             objects: HashMap::default(),
+            stacks: StackTrie::default(),
             pair_index: HashMap::default(),
             pairs: Vec::new(),
             start: Instant::now(),
@@ -118,8 +193,37 @@ impl TypeLedger {
         self.decided.remove(&ty);
     }
 
-    /// An object of counted type `t` was made at `obj` while `key` was on top.
-    pub fn created(&mut self, t: u32, obj: usize, key: usize) {
+    /// The node of the call stack whose calls' keys are `keys`, outermost first.
+    pub fn stack(&mut self, keys: impl Iterator<Item = usize>) -> u32 {
+        self.stacks.node(keys)
+    }
+
+    /// The keys of the stack `node` (from `stack`), outermost first.
+    pub fn stack_keys(&self, node: u32) -> Vec<usize> {
+        self.stacks.path(node)
+    }
+
+    /// Per counted type, its objects still alive by the stack that made them: `(stack node,
+    /// alive)`, the `most` stacks with most alive (ties: the stack first seen first).
+    pub fn alive_by_stack(&self, most: usize) -> Vec<Vec<(u32, u64)>> {
+        let mut counts: HashMap<(u32, u32), u64, FxBuildHasher> = HashMap::default();
+        for live in self.objects.values() {
+            *counts.entry((live.t, live.stack)).or_default() += 1;
+        }
+        let mut out = vec![Vec::new(); self.types.len()];
+        for ((t, stack), n) in counts {
+            out[t as usize].push((stack, n));
+        }
+        for rows in &mut out {
+            rows.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            rows.truncate(most);
+        }
+        out
+    }
+
+    /// An object of counted type `t` was made at `obj` while `key` was on top of the stack
+    /// `stack` (a node from `stack`; 0 for none).
+    pub fn created(&mut self, t: u32, obj: usize, key: usize, stack: u32) {
         let pair = match self.pair_index.get(&(t, key)) {
             Some(&p) => p,
             None => {
@@ -129,9 +233,9 @@ impl TypeLedger {
                 p
             }
         };
-        if let Some((old_t, old_pair)) = self.objects.insert(obj, (t, pair)) {
+        if let Some(old) = self.objects.insert(obj, Live { t, pair, stack }) {
             // Its address was handed out again without a destruction we saw: that one is gone.
-            self.charge_destroyed(old_t, old_pair);
+            self.charge_destroyed(old.t, old.pair);
         }
         self.pairs[pair as usize].1.created += 1;
         let c = &mut self.types[t as usize].counts;
@@ -146,7 +250,7 @@ impl TypeLedger {
     /// An object of counted type `t` at `obj` is being destroyed.
     pub fn destroyed(&mut self, t: u32, obj: usize) {
         match self.objects.remove(&obj) {
-            Some((t, pair)) => self.charge_destroyed(t, pair),
+            Some(live) => self.charge_destroyed(live.t, live.pair),
             None => self.types[t as usize].counts.older_destroyed += 1,
         }
     }
@@ -215,9 +319,9 @@ mod tests {
         };
         assert_eq!(l.decide(0x200, None), Decision::Ignored);
         for obj in 0..5 {
-            l.created(a, 0x1000 + obj, 7);
+            l.created(a, 0x1000 + obj, 7, 0);
         }
-        l.created(a, 0x2000, 9);
+        l.created(a, 0x2000, 9, 0);
         l.destroyed(a, 0x1000);
         l.destroyed(a, 0x1001);
         // One made before tracking started.
@@ -253,8 +357,8 @@ mod tests {
         let Decision::Counted(a) = l.decide(0x100, Some("A".into())) else {
             panic!("not counted");
         };
-        l.created(a, 0x1000, 1);
-        l.created(a, 0x1000, 2);
+        l.created(a, 0x1000, 1, 0);
+        l.created(a, 0x1000, 2, 0);
         let c = l.types[a as usize].counts;
         assert_eq!((c.created, c.destroyed, c.alive()), (2, 1, 1));
     }
@@ -282,12 +386,43 @@ mod tests {
         let Decision::Counted(a) = l.decide(0x100, Some("A".into())) else {
             panic!("not counted");
         };
-        l.created(a, 0x1000, 1);
+        l.created(a, 0x1000, 1, 0);
         l.forget_decisions();
         assert_eq!(l.decide(0x100, Some("A".into())), Decision::Counted(a));
-        l.created(a, 0x2000, 1);
+        l.created(a, 0x2000, 1, 0);
         let c = l.types[a as usize].counts;
         assert_eq!((l.types.len(), c.created, c.alive(), c.peak), (1, 2, 2, 2));
+    }
+
+    #[test]
+    fn the_survivors_are_grouped_by_the_stack_that_made_them() {
+        let mut l = TypeLedger::default();
+        let Decision::Counted(a) = l.decide(0x100, Some("A".into())) else {
+            panic!("not counted");
+        };
+        // main -> f makes 3, main -> g -> f makes 2; one of f's under main is freed.
+        let f = l.stack([5, 7].into_iter());
+        for obj in 0..3 {
+            l.created(a, 0x1000 + obj, 7, f);
+        }
+        assert_eq!(l.stack([5, 7].into_iter()), f);
+        let gf = l.stack([5, 6, 7].into_iter());
+        assert_ne!(gf, f);
+        l.created(a, 0x2000, 7, gf);
+        l.created(a, 0x2001, 7, gf);
+        l.destroyed(a, 0x1000);
+        // Shorter, longer and diverging stacks after one another: each its own node.
+        let main = l.stack([5].into_iter());
+        assert_eq!(l.stack_keys(main), vec![5]);
+        assert_eq!(l.stack([5, 7].into_iter()), f);
+        let h = l.stack([5, 7, 8].into_iter());
+        assert_eq!(l.stack_keys(h), vec![5, 7, 8]);
+        assert_eq!(l.stack([5, 6, 7].into_iter()), gf);
+        assert_eq!(l.stack(std::iter::empty()), 0);
+        assert_eq!(l.alive_by_stack(10), vec![vec![(f, 2), (gf, 2)]]);
+        assert_eq!(l.alive_by_stack(1), vec![vec![(f, 2)]]);
+        assert_eq!(l.stack_keys(gf), vec![5, 6, 7]);
+        assert_eq!(l.stack_keys(0), Vec::<usize>::new());
     }
 
     #[test]

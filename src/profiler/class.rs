@@ -576,20 +576,38 @@ impl Profiler {
     }
 
     /// Per counted type (`types=True`): `(name, created, destroyed, peak, peak_seconds,
-    /// older_destroyed, [(function, created, destroyed), ...])`, `peak_seconds` when the most
-    /// were alive at once (first reached, after tracking started), the functions as pstats keys
-    /// (`('~', 0, '<no profiled call>')` outside every profiled call); None without types.
+    /// older_destroyed, [(function, created, destroyed), ...], [(alive, (function, ...)),
+    /// ...])`, `peak_seconds` when the most were alive at once (first reached, after tracking
+    /// started), the functions as pstats keys (`('~', 0, '<no profiled call>')` outside every
+    /// profiled call), and the `stacks` call stacks (outermost first) that made most of the
+    /// objects still alive; None without types.
+    #[pyo3(signature = (stacks=20))]
     #[allow(clippy::type_complexity)]
-    fn _types_stats<'py>(&self, py: Python<'py>) -> PyResult<Option<Vec<Bound<'py, PyTuple>>>> {
+    fn _types_stats<'py>(
+        &self,
+        py: Python<'py>,
+        stacks: usize,
+    ) -> PyResult<Option<Vec<Bound<'py, PyTuple>>>> {
         // SAFETY: short shared access with the GIL held: copies and new references only.
-        let (types, pairs, labels) = unsafe {
+        let (types, pairs, survivors, labels) = unsafe {
             let st = &*self.state_ptr();
             let Some(t) = st.types.as_deref() else {
                 return Ok(None);
             };
+            let survivors: Vec<Vec<(u64, Vec<usize>)>> = t
+                .ledger
+                .alive_by_stack(stacks)
+                .into_iter()
+                .map(|rows| {
+                    rows.into_iter()
+                        .map(|(node, n)| (n, t.ledger.stack_keys(node)))
+                        .collect()
+                })
+                .collect();
             (
                 t.ledger.types.clone(),
                 t.ledger.pairs.clone(),
+                survivors,
                 labels_by_key(py, st),
             )
         };
@@ -600,8 +618,16 @@ impl Profiler {
             funcs[t as usize].push(row);
         }
         let mut out = Vec::with_capacity(types.len());
-        for (t, f) in types.into_iter().zip(funcs) {
+        for ((t, f), alive) in types.into_iter().zip(funcs).zip(survivors) {
             let c = t.counts;
+            let mut by_stack = Vec::with_capacity(alive.len());
+            for (n, keys) in alive {
+                let path = keys
+                    .into_iter()
+                    .map(|k| labels.func(py, k))
+                    .collect::<PyResult<Vec<_>>>()?;
+                by_stack.push((n, PyTuple::new(py, path)?).into_pyobject(py)?);
+            }
             let row = (
                 t.name,
                 c.created,
@@ -610,6 +636,7 @@ impl Profiler {
                 c.peak_at as f64 / 1e9,
                 c.older_destroyed,
                 f,
+                by_stack,
             );
             out.push(row.into_pyobject(py)?);
         }
@@ -650,20 +677,24 @@ impl Profiler {
     }
 
     /// The keyword arguments that make a profiler like this one in a child process: its
-    /// native clock, flags, bias and memory tracking (not its timeline, RSS sampler or
+    /// native clock, flags, bias, memory and type tracking (not its timeline, RSS sampler or
     /// subprocesses, which are this process's).
     fn _options<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let (clock, subcalls, builtins, bias, threads, async_aware, memory) = self.read(|st| {
-            (
-                (!st.external_timer).then(|| st.clock.name()),
-                st.agg.subcalls,
-                st.builtins,
-                st.bias,
-                st.threads,
-                st.async_aware,
-                st.memory.is_some(),
-            )
-        });
+        let (clock, subcalls, builtins, bias, threads, async_aware, memory, types) =
+            self.read(|st| {
+                (
+                    (!st.external_timer).then(|| st.clock.name()),
+                    st.agg.subcalls,
+                    st.builtins,
+                    st.bias,
+                    st.threads,
+                    st.async_aware,
+                    st.memory.is_some(),
+                    st.types
+                        .as_deref()
+                        .map(|t| (t.builtins, t.only.clone(), t.gc)),
+                )
+            });
         let d = PyDict::new(py);
         d.set_item("timer", clock)?;
         d.set_item("subcalls", subcalls)?;
@@ -672,6 +703,12 @@ impl Profiler {
         d.set_item("threads", threads)?;
         d.set_item("async_aware", async_aware)?;
         d.set_item("memory", memory)?;
+        if let Some((builtins, only, gc)) = types {
+            d.set_item("types", true)?;
+            d.set_item("types_builtins", builtins)?;
+            d.set_item("types_only", (!only.is_empty()).then_some(only))?;
+            d.set_item("types_gc", gc)?;
+        }
         Ok(d)
     }
 

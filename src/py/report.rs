@@ -13,7 +13,8 @@ use crate::py::stats::StatsCore;
 use crate::pyutil::oserror::write_file;
 use crate::report::paths::Paths;
 use crate::report::{
-    compare, pairs, write_html, Dropped, Inputs, MemoryRow, SortColumn, ThreadInput, TypeRow,
+    compare, pairs, write_html, Dropped, FuncKey, Inputs, MemoryRow, SortColumn, ThreadInput,
+    TypeRow,
 };
 use crate::samples::stats as sampled_stats;
 use crate::stats::model::Model;
@@ -38,8 +39,21 @@ type MemoryTuple = (String, i64, String, u64, u64, u64, i64, i64);
 /// `(file, line, function, created, alive)`: a function that made objects of a type.
 type MakerTuple = (String, i64, String, u64, u64);
 
-/// `(name, created, destroyed, peak, peak_time, older_destroyed, makers)`.
-type TypeTuple = (String, u64, u64, u64, f64, u64, Vec<MakerTuple>);
+/// `(alive, [(file, line, function), ...])`: a call stack, outermost first, that made objects
+/// still alive.
+type StackTuple = (u64, Vec<FuncKey>);
+
+/// `(name, created, destroyed, peak, peak_time, older_destroyed, makers, stacks)`.
+type TypeTuple = (
+    String,
+    u64,
+    u64,
+    u64,
+    f64,
+    u64,
+    Vec<MakerTuple>,
+    Vec<StackTuple>,
+);
 
 /// Writes the HTML report of `stats` (a `StatsCore`; or, with `sampled` alone, the samples'
 /// stats) at `path`. `before` is the profile compared with; `threads` each thread's stats;
@@ -133,14 +147,17 @@ pub fn _write_report(
     inputs.types = types
         .into_iter()
         .map(
-            |(name, created, destroyed, peak, peak_time, older_destroyed, makers)| TypeRow {
-                name,
-                created,
-                destroyed,
-                peak,
-                peak_time,
-                older_destroyed,
-                makers,
+            |(name, created, destroyed, peak, peak_time, older_destroyed, makers, stacks)| {
+                TypeRow {
+                    name,
+                    created,
+                    destroyed,
+                    peak,
+                    peak_time,
+                    older_destroyed,
+                    makers,
+                    stacks,
+                }
             },
         )
         .collect();

@@ -177,7 +177,7 @@ fn memory(j: &mut Json, rows: &[MemoryRow], funcs: &mut Funcs) {
 }
 
 /// `"types"`: a column per figure, a row per type; `"makers"`, per type, its functions'
-/// `[function id, created, alive]`, most alive first.
+/// `[function id, created, alive]`, most alive first; `"stacks"` the stacks of its survivors.
 fn types(j: &mut Json, rows: &[TypeRow], funcs: &mut Funcs) {
     j.key("types");
     if rows.is_empty() {
@@ -213,6 +213,24 @@ fn types(j: &mut Json, rows: &[TypeRow], funcs: &mut Funcs) {
             j.int(funcs.of(file.as_bytes(), *line, name.as_bytes()) as i64);
             j.int(n(*created));
             j.int(n(*alive));
+            j.close_array();
+        }
+        j.close_array();
+    }
+    j.close_array();
+    // Per type: [alive, [function id, ...]] of each stack, outermost call first.
+    j.key("stacks");
+    j.open_array();
+    for r in rows {
+        j.open_array();
+        for (alive, stack) in &r.stacks {
+            j.open_array();
+            j.int(n(*alive));
+            j.open_array();
+            for (file, line, name) in stack {
+                j.int(funcs.of(file.as_bytes(), *line, name.as_bytes()) as i64);
+            }
+            j.close_array();
             j.close_array();
         }
         j.close_array();

@@ -53,6 +53,9 @@ pub struct MemoryRow {
     pub peak: i64,
 }
 
+/// A function as pstats keys it: `(file, line, name)`.
+pub type FuncKey = (String, i64, String);
+
 /// One counted type (`Profile(types=True)`): its objects made while profiling, and the
 /// functions that made them.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -67,6 +70,9 @@ pub struct TypeRow {
     pub older_destroyed: u64,
     /// `(file, line, name, created, alive)` of each function that made some.
     pub makers: Vec<(String, i64, String, u64, u64)>,
+    /// `(alive, stack)`: the call stacks (`(file, line, name)`, outermost first) that made the
+    /// objects still alive, most first.
+    pub stacks: Vec<(u64, Vec<FuncKey>)>,
 }
 
 /// What a full timeline buffer left out of the recorded call paths.

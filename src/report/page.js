@@ -457,7 +457,15 @@
       ? '<table class="one"><thead><tr><th>created</th><th>alive</th><th class="text">filename:lineno(function)</th></tr></thead><tbody>' +
         makers.map(([f, c, a]) => "<tr><td>" + c.toLocaleString("en-US") + "</td><td>" + a.toLocaleString("en-US") +
           '</td><td class="text path">' + link(f) + "</td></tr>").join("") + "</tbody></table>"
-      : '<p class="empty">No function.</p>');
+      : '<p class="empty">No function.</p>') + survivors(T.stacks[t]);
+  }
+  // The call stacks that made a type's objects still alive, outermost call first.
+  function survivors(stacks) {
+    if (!stacks.length) return "";
+    return '<h3>Still alive at the end, by the call stack that made them</h3><div id="types-stacks">' +
+      stacks.map(([n, fs]) => '<div class="stack"><b>' + n.toLocaleString("en-US") + " alive</b><ol>" +
+        (fs.length ? fs.map((f) => "<li>" + link(f) + "</li>").join("") : '<li class="empty">outside every profiled call</li>') +
+        "</ol></div>").join("") + "</div>";
   }
 
   // -- stalls ---------------------------------------------------------------------------------------

@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 use pyo3::ffi;
 use pyo3::prelude::*;
 
+use crate::core::aggregator::Aggregator;
+use crate::core::frames::{Context, Stack};
 use crate::tracer::state::{Profiler, State};
 use crate::tracer::track::ThreadKey;
 
@@ -98,26 +100,24 @@ fn gil_holder(interp: *mut ffi::PyInterpreterState) -> Option<*mut ffi::PyThread
     (own == interp).then_some(ts)
 }
 
-/// The function to charge: the key of the call on top of the calling thread's stack (0 when
-/// it has none), and, if that thread's track is not the one in place, its timeline lane
-/// (interpreter id, ident).
+/// A thread's call stack and the aggregator of its calls' entries.
+pub type Track<'a> = (&'a Aggregator, &'a Stack);
+/// A thread's timeline lane: (interpreter id, ident).
+pub type Lane = (u64, u64);
+
+/// The calling thread's call stack and the aggregator of its calls' entries (None for a
+/// thread with no track yet: no event of it seen), and, if that thread's track is not the one
+/// in place, its timeline lane (interpreter id, ident).
 ///
 /// # Safety
-/// GIL held; `st` valid; no reference into it is alive across this call (short reads).
-pub unsafe fn current_key(
-    st: *mut State,
+/// GIL held; `st` valid and not written while the references returned are alive.
+pub unsafe fn current_track<'a>(
+    st: *const State,
     ts: *mut ffi::PyThreadState,
-) -> (usize, Option<(u64, u64)>) {
-    // SAFETY: short shared reads with the GIL held.
+) -> (Option<Track<'a>>, Option<Lane>) {
+    // SAFETY: shared reads with the GIL held; the caller writes no part of the state they cover
+    // while they are alive.
     let s = unsafe { &*st };
-    let top_key = |agg: &crate::core::aggregator::Aggregator,
-                   stack: &crate::core::frames::Stack| {
-        stack
-            .frames
-            .last()
-            .and_then(|c| agg.entries.get(c.entry() as usize))
-            .map_or(0, |e| e.key)
-    };
     if s.threads {
         let ts = ts as usize;
         if s.thread.tstate != ts {
@@ -125,15 +125,35 @@ pub unsafe fn current_key(
             // SAFETY: `ts` is the calling thread's live state; the call does not allocate.
             let id = unsafe { ffi::PyThreadState_GetID(ts as *mut ffi::PyThreadState) } as u64;
             return match s.parked.get(&ThreadKey { tstate: ts, id }) {
-                Some(t) => (top_key(&t.agg, &t.stack), Some((t.key.id, t.info.ident))),
+                Some(t) => (Some((&t.agg, &t.stack)), Some((t.key.id, t.info.ident))),
                 // A thread with no track yet (no event of it seen): its own lane all the same.
                 // SAFETY: as above.
                 None => (
-                    0,
+                    None,
                     Some((id, unsafe { ffi::PyThread_get_thread_ident() } as u64)),
                 ),
             };
         }
     }
-    (top_key(&s.agg, &s.stack), None)
+    (Some((&s.agg, &s.stack)), None)
+}
+
+/// The key of the call `c` (0 if its entry is not found).
+pub fn key_of(agg: &Aggregator, c: &Context) -> usize {
+    agg.entries.get(c.entry() as usize).map_or(0, |e| e.key)
+}
+
+/// The function to charge: the key of the call on top of the calling thread's stack (0 when
+/// it has none), and, if that thread's track is not the one in place, its timeline lane
+/// (interpreter id, ident).
+///
+/// # Safety
+/// GIL held; `st` valid; no reference into it is alive across this call (short reads).
+pub unsafe fn current_key(st: *mut State, ts: *mut ffi::PyThreadState) -> (usize, Option<Lane>) {
+    // SAFETY: as this function's own contract; the references end here.
+    let (track, lane) = unsafe { current_track(st, ts) };
+    let key = track
+        .and_then(|(agg, stack)| stack.frames.last().map(|c| key_of(agg, c)))
+        .unwrap_or(0);
+    (key, lane)
 }

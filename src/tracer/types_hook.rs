@@ -71,8 +71,8 @@ mod tracing {
     use pyo3::ffi;
     use pyo3::prelude::*;
 
-    use crate::core::types::{Decision, TypeTracking};
-    use crate::tracer::charge::{current_key, Slot};
+    use crate::core::types::{Decision, TypeLedger, TypeTracking};
+    use crate::tracer::charge::{current_track, key_of, Slot};
     use crate::tracer::state::{Profiler, State};
 
     /// A RuntimeError saying why the tracer cannot be had.
@@ -152,18 +152,23 @@ mod tracing {
                 ignored_slot(ty).store(ty, Ordering::Relaxed);
                 return 0;
             };
-            // The key is read before the ledger is borrowed again.
-            let key = if event == CREATE {
-                current_key(st, ts).0
-            } else {
-                0
+            let Some(t) = (*st).types.as_deref_mut() else {
+                return 0;
             };
-            if let Some(t) = (*st).types.as_deref_mut() {
-                if event == CREATE {
-                    t.ledger.created(i, obj as usize, key);
-                } else {
-                    t.ledger.destroyed(i, obj as usize);
-                }
+            let ledger: *mut TypeLedger = &mut t.ledger;
+            if event == CREATE {
+                // The ledger is in its own allocation (a Box), apart from the calls read here.
+                let (key, stack) = match current_track(st, ts).0 {
+                    Some((agg, stack)) => {
+                        let key = stack.frames.last().map_or(0, |c| key_of(agg, c));
+                        let keys = stack.frames.iter().map(|c| key_of(agg, c));
+                        (key, (*ledger).stack(keys))
+                    }
+                    None => (0, 0),
+                };
+                (*ledger).created(i, obj as usize, key, stack);
+            } else {
+                (*ledger).destroyed(i, obj as usize);
             }
         }
         0

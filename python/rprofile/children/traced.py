@@ -349,7 +349,7 @@ def _save(ended):
         if name is not None:
             s.process.rename(command=name, label=name)
         s.process.save(lambda path: _write_stats(s.profile, path), ended=ended,
-                       extra=_memory_record(s.profile))
+                       extra=_record(s.profile))
     except Exception:
         pass
     finally:
@@ -357,12 +357,21 @@ def _save(ended):
     return mask
 
 
-def _memory_record(prof):
-    """A memory=True child's bytes per function, for its record (the parent adds them up)."""
+def _record(prof):
+    """A memory=True child's bytes per function and a types=True child's objects by type, for
+    its record (the parent adds them up)."""
+    record = {}
     rows = prof._memory_stats()
-    if rows is None:
-        return None
-    return {"memory": [[file, line, name, *values] for (file, line, name), *values in rows]}
+    if rows is not None:
+        record["memory"] = [[file, line, name, *values] for (file, line, name), *values in rows]
+    types = prof._types_stats()
+    if types is not None:
+        record["types"] = [[name, created, destroyed, peak, peak_time, older,
+                            [[*func, made, gone] for func, made, gone in funcs],
+                            [[alive, [list(func) for func in stack]] for alive, stack in stacks]]
+                           for name, created, destroyed, peak, peak_time, older, funcs, stacks
+                           in types]
+    return record or None
 
 
 def children_memory(prof):
@@ -372,6 +381,19 @@ def children_memory(prof):
         if p.status == "saved":
             for file, line, name, *values in p.record.get("memory") or ():
                 yield (file, line, name), *values
+
+
+def children_types(prof):
+    """The rows of ``Profile._types_stats()`` the saved children of `prof`'s run recorded
+    (none when it does not follow subprocesses)."""
+    for p in children(prof, load=False) or ():
+        if p.status == "saved":
+            for name, created, destroyed, peak, peak_time, older, funcs, stacks in (
+                    p.record.get("types") or ()):
+                yield (name, created, destroyed, peak, peak_time, older,
+                       [(tuple(func), made, gone) for *func, made, gone in funcs],
+                       [(alive, tuple(tuple(func) for func in stack))
+                        for alive, stack in stacks])
 
 
 def _hold_sigterm():

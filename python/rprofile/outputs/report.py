@@ -84,11 +84,12 @@ def profile_parts(prof, thread=None):
 
 def type_rows(prof):
     """The rows of the report's Types tab (``types=True``), from ``prof.types_stats()``: every
-    type, each with the functions that made its objects (also in a thread's report: the
-    objects are the process's)."""
+    type, each with the functions that made its objects and the stacks that made its
+    survivors (also in a thread's report: the objects are the process's)."""
     return [(name, t.created, t.destroyed, t.peak, t.peak_time, t.older_destroyed,
              [(file, line, func, created, alive)
-              for (file, line, func), (created, alive) in t.functions.items()])
+              for (file, line, func), (created, alive) in t.functions.items()],
+             [(alive, list(stack)) for stack, alive in t.stacks.items()])
             for name, t in (prof.types_stats() or {}).items()]
 
 

@@ -42,7 +42,7 @@ def print_types(types, sort="alive", limit=20, file=None, functions=3):
 def types_document(types):
     """The JSON document of `types` (``Profile.types_stats()``): ``{"types": [...]}``, a
     type per entry, most objects alive first, each with the functions that made its objects,
-    most alive first."""
+    most alive first, and the call stacks (outermost first) that made most of its survivors."""
     rows = []
     for name, t in sorted(types.items(), key=TYPE_SORTS["alive"]):
         makers = sorted(t.functions.items(), key=lambda kv: (-kv[1][1], -kv[1][0], kv[0]))
@@ -52,6 +52,10 @@ def types_document(types):
             "functions": [{"file": file, "line": line, "function": func, "created": made,
                            "alive": alive}
                           for (file, line, func), (made, alive) in makers],
+            "stacks": [{"alive": alive,
+                        "stack": [{"file": file, "line": line, "function": func}
+                                  for file, line, func in stack]}
+                       for stack, alive in t.stacks.items()],
         })
     return {"types": rows}
 
