@@ -145,6 +145,25 @@ def test_the_survivors_are_grouped_by_the_whole_stack_that_made_them(timer):
     del kept[:]
 
 
+def keep_bytearrays(keep):
+    keep.extend(bytearray(8) for _ in range(4))
+
+
+@needs_types
+def test_stacks_of_builtin_types_are_taken_only_when_named():
+    kept = []
+    broad = rprofile.Profile(types=True, types_builtins=True)
+    run(broad, keep_bytearrays, kept)
+    assert broad.types_stats()["bytearray"].alive == 4
+    assert broad.types_stats()["bytearray"].stacks == {}
+    named = rprofile.Profile(types=True, types_only=["bytearray"])
+    run(named, keep_bytearrays, kept)
+    # The generator expression is a function of its own: made in it, under keep_bytearrays.
+    [(stack, alive)] = named.types_stats()["bytearray"].stacks.items()
+    assert alive == 4 and stack[0] == where(keep_bytearrays), stack
+    del kept[:]
+
+
 @needs_types
 def test_types_gc_collects_cycles_before_the_final_counts():
     gc.collect()

@@ -91,7 +91,8 @@ class TypeStat(tuple):
     destroyed during it; ``functions`` is ``{(file, line, name): (created, alive)}``, the
     function on top of the profiled stack when each object was made; ``stacks`` is ``{(func,
     ...): alive}``, the whole profiled call stacks (outermost first, as a traceback reads) that
-    made the objects still alive, the 20 that made most."""
+    made the objects still alive, the 20 that made most (taken for classes made on the heap and
+    for the types named in ``types_only``; empty for the built-ins ``types_builtins`` adds)."""
 
     __slots__ = ()
     _fields = ("created", "destroyed", "alive", "peak", "peak_time", "older_destroyed",

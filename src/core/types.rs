@@ -45,14 +45,16 @@ pub struct PairCounts {
     pub destroyed: u64,
 }
 
-/// A live object made while tracking: its type, its (type, function) pair and the stack that
-/// made it, by index.
+/// A live object made while tracking: its (type, function) pair (which names its type) and the
+/// stack that made it, by index; 8 bytes, so that an entry of `objects` is 16.
 #[derive(Debug, Clone, Copy)]
 struct Live {
-    t: u32,
     pair: u32,
     stack: u32,
 }
+
+/// The stack of an object whose stack was not taken (objects of builtin types, unless named).
+pub const NO_STACK: u32 = u32::MAX;
 
 /// Call stacks as a trie of keys: node 0 is the empty stack, each other node a call (its key)
 /// under its caller's node.
@@ -136,7 +138,7 @@ pub struct TypeLedger {
     /// Name -> index into `types`: a type decided again (or another of the same name) counts
     /// in the same row.
     by_name: HashMap<String, u32, FxBuildHasher>,
-    /// Live object address -> its type, pair and stack.
+    /// Live object address -> its pair and stack.
     objects: HashMap<usize, Live, FxBuildHasher>,
     stacks: StackTrie,
     pair_index: HashMap<(u32, usize), u32, FxBuildHasher>,
@@ -207,8 +209,9 @@ impl TypeLedger {
     /// alive)`, the `most` stacks with most alive (ties: the stack first seen first).
     pub fn alive_by_stack(&self, most: usize) -> Vec<Vec<(u32, u64)>> {
         let mut counts: HashMap<(u32, u32), u64, FxBuildHasher> = HashMap::default();
-        for live in self.objects.values() {
-            *counts.entry((live.t, live.stack)).or_default() += 1;
+        for live in self.objects.values().filter(|l| l.stack != NO_STACK) {
+            let t = self.pairs[live.pair as usize].0 .0;
+            *counts.entry((t, live.stack)).or_default() += 1;
         }
         let mut out = vec![Vec::new(); self.types.len()];
         for ((t, stack), n) in counts {
@@ -222,7 +225,7 @@ impl TypeLedger {
     }
 
     /// An object of counted type `t` was made at `obj` while `key` was on top of the stack
-    /// `stack` (a node from `stack`; 0 for none).
+    /// `stack` (a node from `stack`; 0 for none, `NO_STACK` when not taken).
     pub fn created(&mut self, t: u32, obj: usize, key: usize, stack: u32) {
         let pair = match self.pair_index.get(&(t, key)) {
             Some(&p) => p,
@@ -233,9 +236,9 @@ impl TypeLedger {
                 p
             }
         };
-        if let Some(old) = self.objects.insert(obj, Live { t, pair, stack }) {
+        if let Some(old) = self.objects.insert(obj, Live { pair, stack }) {
             // Its address was handed out again without a destruction we saw: that one is gone.
-            self.charge_destroyed(old.t, old.pair);
+            self.charge_destroyed(old.pair);
         }
         self.pairs[pair as usize].1.created += 1;
         let c = &mut self.types[t as usize].counts;
@@ -250,14 +253,15 @@ impl TypeLedger {
     /// An object of counted type `t` at `obj` is being destroyed.
     pub fn destroyed(&mut self, t: u32, obj: usize) {
         match self.objects.remove(&obj) {
-            Some(live) => self.charge_destroyed(live.t, live.pair),
+            Some(live) => self.charge_destroyed(live.pair),
             None => self.types[t as usize].counts.older_destroyed += 1,
         }
     }
 
-    fn charge_destroyed(&mut self, t: u32, pair: u32) {
-        self.types[t as usize].counts.destroyed += 1;
-        self.pairs[pair as usize].1.destroyed += 1;
+    fn charge_destroyed(&mut self, pair: u32) {
+        let ((t, _), counts) = &mut self.pairs[pair as usize];
+        counts.destroyed += 1;
+        self.types[*t as usize].counts.destroyed += 1;
     }
 
     /// Forgets what was decided of every type (kept counts stay): types freed meanwhile, while
@@ -419,6 +423,8 @@ mod tests {
         assert_eq!(l.stack_keys(h), vec![5, 7, 8]);
         assert_eq!(l.stack([5, 6, 7].into_iter()), gf);
         assert_eq!(l.stack(std::iter::empty()), 0);
+        // An object whose stack was not taken is in no stack's count.
+        l.created(a, 0x3000, 7, NO_STACK);
         assert_eq!(l.alive_by_stack(10), vec![vec![(f, 2), (gf, 2)]]);
         assert_eq!(l.alive_by_stack(1), vec![vec![(f, 2)]]);
         assert_eq!(l.stack_keys(gf), vec![5, 6, 7]);

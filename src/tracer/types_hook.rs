@@ -71,7 +71,7 @@ mod tracing {
     use pyo3::ffi;
     use pyo3::prelude::*;
 
-    use crate::core::types::{Decision, TypeLedger, TypeTracking};
+    use crate::core::types::{Decision, TypeLedger, TypeTracking, NO_STACK};
     use crate::tracer::charge::{current_track, key_of, Slot};
     use crate::tracer::state::{Profiler, State};
 
@@ -155,14 +155,21 @@ mod tracing {
             let Some(t) = (*st).types.as_deref_mut() else {
                 return 0;
             };
+            // Whole stacks for the program's own types and the types named: walking the
+            // stack for each int and str (types_builtins=True) doubled that mode's cost.
+            let whole = flags & ffi::Py_TPFLAGS_HEAPTYPE != 0 || !t.only.is_empty();
             let ledger: *mut TypeLedger = &mut t.ledger;
             if event == CREATE {
                 // The ledger is in its own allocation (a Box), apart from the calls read here.
                 let (key, stack) = match current_track(st, ts).0 {
                     Some((agg, stack)) => {
                         let key = stack.frames.last().map_or(0, |c| key_of(agg, c));
-                        let keys = stack.frames.iter().map(|c| key_of(agg, c));
-                        (key, (*ledger).stack(keys))
+                        let node = if whole {
+                            (*ledger).stack(stack.frames.iter().map(|c| key_of(agg, c)))
+                        } else {
+                            NO_STACK
+                        };
+                        (key, node)
                     }
                     None => (0, 0),
                 };
