@@ -485,3 +485,61 @@ def test_the_report_has_a_types_tab_and_the_json_holds_the_same(tmp_path, browse
     page.eval("document.querySelector('#types-makers a.fn').click()")
     page.wait_for("!document.querySelector('#v-func').hidden")
     assert page.console_errors() == []
+
+
+def make_and_drop(keep):
+    made = [Leaf() for _ in range(5)]
+    keep.extend(made[:2])
+
+
+def threads_make_leaves(keep):
+    worker = threading.Thread(target=make_leaves, args=(4, keep), name="maker")
+    worker.start()
+    worker.join()
+
+
+@needs_types
+def test_with_a_timeline_objects_made_and_freed_are_events(tmp_path):
+    pytest.importorskip("pandas")
+    gc.collect()
+    kept = []
+    prof = rprofile.Profile(types=True, types_only=["Leaf"], timeline=True, threads=True)
+    run(prof, lambda: (make_and_drop(kept), threads_make_leaves(kept)))
+    leaf_name = __name__ + ".Leaf"
+    leaf = prof.types_stats()[leaf_name]
+    assert (leaf.created, leaf.alive) == (9, 5)
+    events = [e for e in prof.timeline.events() if e[1].startswith("object_")]
+    new = [e for e in events if e[1] == "object_new"]
+    free = [e for e in events if e[1] == "object_free"]
+    # One event per object made and per object made while profiling freed, in the function
+    # running, on the thread that made it.
+    assert len(new) == 9 and len(free) == 4
+    assert all(e[5] == leaf_name for e in events)
+    assert [e[2][2] for e in new] == ["make_and_drop"] * 5 + ["make_leaves"] * 4
+    assert {e[3].name for e in new[5:]} == {"maker"}
+    assert {e[3].name for e in new[:5]} == {"MainThread"}
+    df = prof.timeline.to_dataframe()
+    objects = df[df["event"].isin(["object_new", "object_free"])]
+    assert list(objects["type"].unique()) == [leaf_name]
+    assert objects["value1"].sum() == leaf.alive
+    # The type's count after each event: the last is the objects alive.
+    assert objects["value2"].iloc[-1] == leaf.alive
+    assert (df[~df["event"].isin(["object_new", "object_free"])]["type"] == "").all()
+    # The Chrome trace's counter of the type.
+    path = tmp_path / "t.json"
+    prof.timeline.to_chrome_trace(path)
+    counter = [e["args"]["alive"] for e in json.loads(path.read_text())["traceEvents"]
+               if e.get("ph") == "C" and e.get("name") == "objects: " + leaf_name]
+    assert len(counter) == 13 and counter[-1] == 5 and max(counter) == 6  # 2 kept, then 4 made
+    # Speedscope keeps the calls only.
+    prof.timeline.to_speedscope(tmp_path / "s.json")
+    del kept[:]
+
+
+@needs_types
+def test_no_object_events_without_a_timeline_or_without_types():
+    kept = []
+    prof = rprofile.Profile(timeline=True)
+    run(prof, make_and_drop, kept)
+    assert not [e for e in prof.timeline.events() if e[1].startswith("object_")]
+    del kept[:]

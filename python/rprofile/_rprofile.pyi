@@ -69,7 +69,17 @@ class Profiler:
     def _timeline_columns(
         self,
     ) -> tuple[
-        bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes, list[tuple[str, int, str]], list[tuple[int, str]]
+        bytes,
+        bytes,
+        bytes,
+        bytes,
+        bytes,
+        bytes,
+        bytes,
+        bytes,
+        list[tuple[str, int, str]],
+        list[tuple[int, str]],
+        list[str],
     ] | None: ...
     def _timeline_write(
         self, format: Literal["chrome", "speedscope"], path: str | bytes, title: str

@@ -11,9 +11,12 @@ import sys
 __all__ = ["Timeline", "ThreadIdent", "EVENT_NAMES"]
 
 # The `event` column's codes: sys.setprofile's names for calls and returns, cpyquickhelper's
-# EventProfiler's for memory events, and "rss" for an RSS sample.
+# EventProfiler's for memory events, "rss" for an RSS sample, and an object of a counted type
+# made or freed (types=True).
 EVENT_NAMES = ("call", "return", "c_call", "c_return",
-               "malloc", "calloc", "realloc", "free", "realloc_free", "rss")
+               "malloc", "calloc", "realloc", "free", "realloc_free", "rss",
+               "object_new", "object_free")
+_OBJECT_CODES = (10, 11)
 _NO_FUNCTION = 0xFFFFFFFF
 
 
@@ -80,7 +83,8 @@ class Timeline:
         cols = self._profiler._timeline_columns()
         if cols is None:
             raise RuntimeError("the profiler records no timeline (Profile(timeline=True))")
-        time, event, depth, thread, func, caller, value1, value2, functions, threads = cols
+        (time, event, depth, thread, func, caller, value1, value2, functions, threads,
+         types) = cols
         return {
             "time": memoryview(time).cast("d"),
             "event": memoryview(event).cast("B"),
@@ -92,6 +96,7 @@ class Timeline:
             "value2": memoryview(value2).cast("d"),
             "functions": functions,
             "threads": threads,
+            "types": types,
         }
 
     def events(self):
@@ -102,9 +107,11 @@ class Timeline:
         ``(file, line, name)`` of the function called, returning, or running when memory was
         allocated or freed (None for an RSS sample, or memory outside every profiled call);
         value None for a call or return, the bytes of a memory event (negative when freed),
-        the RSS in bytes of an ``"rss"`` sample."""
+        the RSS in bytes of an ``"rss"`` sample, the type's name of an ``"object_new"`` or
+        ``"object_free"`` event (``types=True``: an object of a counted type made while
+        profiling, or freed)."""
         c = self._columns()
-        functions, threads = c["functions"], c["threads"]
+        functions, threads, types = c["functions"], c["threads"], c["types"]
         idents = [ThreadIdent(ident, name) for ident, name in threads]
         time, event, depth, thread, func = c["time"], c["event"], c["depth"], c["thread"], \
             c["func"]
@@ -113,19 +120,25 @@ class Timeline:
             th = thread[i]
             code = event[i]
             f = func[i]
+            if code in _OBJECT_CODES:
+                value = types[depth[i]] if depth[i] < len(types) else None
+            else:
+                value = None if code < 4 else int(value1[i])
             yield (time[i], EVENT_NAMES[code],
                    None if f == _NO_FUNCTION else functions[f],
-                   idents[th] if th < len(idents) else 0, depth[i],
-                   None if code < 4 else int(value1[i]))
+                   idents[th] if th < len(idents) else 0, depth[i], value)
 
     def to_dataframe(self):
         """The events as a pandas DataFrame, one row per event, with the columns of
         cpyquickhelper's EventProfiler (``time, event, name, mod, lineno, from_name, from_mod,
-        from_line``) and ``thread``, ``thread_name``, ``depth``, ``value1``, ``value2``. For a
-        memory event ``value1`` is its bytes (negative when freed) and ``value2`` the tracked
-        live bytes after it; for an ``"rss"`` sample ``value1`` is the RSS in bytes; NaN where
-        they do not apply. Text columns are categoricals. Built from arrays, not a Python object
-        per row."""
+        from_line``) and ``thread``, ``thread_name``, ``depth``, ``value1``, ``value2``,
+        ``type``. For a memory event ``value1`` is its bytes (negative when freed) and
+        ``value2`` the tracked live bytes after it; for an ``"rss"`` sample ``value1`` is the RSS
+        in bytes; for an ``"object_new"`` or ``"object_free"`` event (``types=True``) ``type``
+        is the type's name, ``value1`` +1 or -1 and ``value2`` the type's objects made minus
+        freed since the first kept event (those alive, when none was dropped); NaN (and ``""``
+        for ``type``) where they do not apply. Text columns are categoricals. Built from
+        arrays, not a Python object per row."""
         try:
             import numpy as np
             import pandas as pd
@@ -157,11 +170,17 @@ class Timeline:
         names = [f[2] for f in functions] + [""]
         lines = np.array([f[1] for f in functions] + [0], dtype=np.int64)
         idents = np.array([t[0] for t in threads] + [0], dtype=np.uint64)
+        codes = np.frombuffer(c["event"], dtype=np.uint8, count=n)
+        depth = np.frombuffer(c["depth"], dtype=np.uint32, count=n)
+        types = c["types"]
+        # An object event's type (its depth column holds the type's index); "" for the others.
+        of_type = np.full(n, len(types), dtype=np.intp)
+        objects = np.isin(codes, _OBJECT_CODES)
+        of_type[objects] = np.minimum(depth[objects], len(types))
         return pd.DataFrame({
             "time": np.frombuffer(c["time"], dtype=np.float64, count=n),
-            "event": pd.Categorical.from_codes(
-                np.frombuffer(c["event"], dtype=np.uint8, count=n).astype(np.int8),
-                categories=list(EVENT_NAMES)),
+            "event": pd.Categorical.from_codes(codes.astype(np.int8),
+                                               categories=list(EVENT_NAMES)),
             "name": categorical(names, func),
             "mod": categorical(files, func),
             "lineno": lines[func],
@@ -170,15 +189,18 @@ class Timeline:
             "from_line": lines[caller],
             "thread": idents[thread],
             "thread_name": categorical([t[1] for t in threads] + [""], thread),
-            "depth": np.frombuffer(c["depth"], dtype=np.uint32, count=n),
+            "depth": depth,
             "value1": np.frombuffer(c["value1"], dtype=np.float64, count=n),
             "value2": np.frombuffer(c["value2"], dtype=np.float64, count=n),
+            "type": pd.Categorical.from_codes(of_type, categories=list(types) + [""]),
         }, copy=False)
 
     def to_chrome_trace(self, path):
         """Writes the timeline as Chrome trace-event JSON (one complete event per call, thread
-        names as metadata, and with ``memory=True`` / ``rss=True`` the counters ``memory``
-        (tracked live bytes) and ``rss``), for Perfetto (ui.perfetto.dev) and chrome://tracing."""
+        names as metadata, and with ``memory=True`` / ``rss=True`` / ``types=True`` the counters
+        ``memory`` (tracked live bytes), ``rss`` and ``objects: TYPE`` (a counted type's
+        objects made minus freed since the first kept event)), for Perfetto (ui.perfetto.dev)
+        and chrome://tracing."""
         _threading_names()
         self._profiler._timeline_write("chrome", os.fspath(path), _title())
 

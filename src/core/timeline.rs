@@ -19,10 +19,27 @@ pub const REALLOC: u8 = 4;
 pub const FREE: u8 = 5;
 pub const REALLOC_FREE: u8 = 6;
 
-/// Whether an event of `kind` is a memory event (not a call or return).
+/// Object events (`types=True`): an object of a counted type made, and one of those freed.
+/// Their key is the function running, their `depth` the type's index among the counted types.
+pub const OBJECT_NEW: u8 = 7;
+pub const OBJECT_FREE: u8 = 8;
+
+/// Whether an event of `kind` is a call or a return.
+#[inline]
+pub fn is_call(kind: u8) -> bool {
+    kind <= LEAVE
+}
+
+/// Whether an event of `kind` is a memory event.
 #[inline]
 pub fn is_memory(kind: u8) -> bool {
-    kind >= MALLOC
+    (MALLOC..=REALLOC_FREE).contains(&kind)
+}
+
+/// Whether an event of `kind` is an object event.
+#[inline]
+pub fn is_object(kind: u8) -> bool {
+    kind == OBJECT_NEW || kind == OBJECT_FREE
 }
 
 /// One recorded event: 24 bytes, laid out as declared (the hot path writes it as three words).
@@ -34,7 +51,8 @@ pub struct Event {
     /// The function's key (code object or builtin address), as in the aggregator.
     pub key: usize,
     /// A call or return: open calls below this one on its thread's stack. A memory event: the
-    /// low 32 bits of its size in bytes (the high bits are in `hi`).
+    /// low 32 bits of its size in bytes (the high bits are in `hi`). An object event: the
+    /// type's index among the counted types.
     pub depth: u32,
     /// Index into [`Timeline::threads`].
     pub thread: u16,
@@ -362,20 +380,45 @@ impl Timeline {
         bytes: u64,
         lane: Option<(u64, u64)>,
     ) {
+        let bytes = bytes.min((1 << 40) - 1);
+        self.record_on(lane, t, key, bytes as u32, kind, (bytes >> 32) as u8);
+    }
+
+    /// Records an object event of `kind` (`OBJECT_NEW` or `OBJECT_FREE`) of the counted type
+    /// `type_index` at `t`, run by `key`; on the lane `lane` as `record_memory`.
+    pub fn record_object(
+        &mut self,
+        kind: u8,
+        t: i64,
+        key: usize,
+        type_index: u32,
+        lane: Option<(u64, u64)>,
+    ) {
+        self.record_on(lane, t, key, type_index, kind, 0);
+    }
+
+    fn record_on(
+        &mut self,
+        lane: Option<(u64, u64)>,
+        t: i64,
+        key: usize,
+        depth: u32,
+        kind: u8,
+        hi: u8,
+    ) {
         let current = self.current;
         if let Some((id, ident)) = lane {
             if self.threads.get(current as usize).map(|t| t.0) != Some(id) {
                 self.set_thread(id, ident);
             }
         }
-        let bytes = bytes.min((1 << 40) - 1);
         let event = Event {
             t,
             key,
-            depth: bytes as u32,
+            depth,
             thread: self.current,
             kind,
-            hi: (bytes >> 32) as u8,
+            hi,
         };
         match self.free_slot() {
             Some(slot) => slot.put(event),

@@ -250,11 +250,18 @@ impl TypeLedger {
         }
     }
 
-    /// An object of counted type `t` at `obj` is being destroyed.
-    pub fn destroyed(&mut self, t: u32, obj: usize) {
+    /// An object of counted type `t` at `obj` is being destroyed; whether it was made while
+    /// tracking (else it counts in `older_destroyed`).
+    pub fn destroyed(&mut self, t: u32, obj: usize) -> bool {
         match self.objects.remove(&obj) {
-            Some(live) => self.charge_destroyed(live.pair),
-            None => self.types[t as usize].counts.older_destroyed += 1,
+            Some(live) => {
+                self.charge_destroyed(live.pair);
+                true
+            }
+            None => {
+                self.types[t as usize].counts.older_destroyed += 1;
+                false
+            }
         }
     }
 

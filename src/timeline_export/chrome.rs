@@ -1,11 +1,12 @@
 //! Chrome's trace-event JSON (object form) of a timeline: a complete event per call, the
-//! threads' names, and counters for the tracked memory and the RSS samples.
+//! threads' names, and counters for the tracked memory, the objects of each counted type and
+//! the RSS samples.
 
 use std::io::{self, Write};
 
 use super::Names;
 use crate::core::format::{decimal, json_str};
-use crate::core::timeline::{is_memory, spans, Event};
+use crate::core::timeline::{is_memory, is_object, spans, Event, OBJECT_NEW};
 
 /// Appends microseconds with nanosecond digits, as Chrome's trace format takes them (this runs
 /// twice per event: formatting machinery would dominate the export).
@@ -107,6 +108,8 @@ pub struct Counters<'a> {
     pub memory_base: i64,
     /// RSS samples: (time in timer units, bytes).
     pub rss: &'a [(i64, u64)],
+    /// The counted types' names, by the index object events carry (`types=True`).
+    pub types: &'a [String],
 }
 
 fn counter_line(out: &mut Vec<u8>, pid: u32, ns: i64, name: &str, arg: &str, value: i64) {
@@ -114,13 +117,45 @@ fn counter_line(out: &mut Vec<u8>, pid: u32, ns: i64, name: &str, arg: &str, val
     decimal(out, i64::from(pid));
     out.extend_from_slice(b",\"tid\":0,\"ts\":");
     micros(out, ns);
-    out.extend_from_slice(b",\"name\":\"");
-    out.extend_from_slice(name.as_bytes());
-    out.extend_from_slice(b"\",\"args\":{\"");
+    out.extend_from_slice(b",\"name\":");
+    // Writing into a Vec cannot fail; a type's name may hold any character.
+    let _ = json_str(out, name);
+    out.extend_from_slice(b",\"args\":{\"");
     out.extend_from_slice(arg.as_bytes());
     out.extend_from_slice(b"\":");
     decimal(out, value);
     out.extend_from_slice(b"}}");
+}
+
+/// A counter per counted type, `objects: NAME`: its objects made minus those freed since the
+/// first kept event (the objects alive of those made while profiling when none was dropped).
+fn write_object_counters<W: Write>(
+    w: &mut W,
+    events: &[Event],
+    types: &[String],
+    pid: u32,
+    ns: &dyn Fn(i64) -> i64,
+) -> io::Result<()> {
+    let mut line = Vec::with_capacity(128);
+    let mut alive = vec![0i64; types.len()];
+    for e in events.iter().filter(|e| is_object(e.kind)) {
+        let i = e.depth as usize;
+        let (Some(name), Some(n)) = (types.get(i), alive.get_mut(i)) else {
+            continue;
+        };
+        *n += if e.kind == OBJECT_NEW { 1 } else { -1 };
+        line.clear();
+        counter_line(
+            &mut line,
+            pid,
+            ns(e.t),
+            &format!("objects: {name}"),
+            "alive",
+            *n,
+        );
+        w.write_all(&line)?;
+    }
+    Ok(())
 }
 
 /// The memory counter (tracked live bytes after the memory events, the last value of each
@@ -152,6 +187,7 @@ fn write_counters<W: Write>(
         counter_line(&mut line, pid, t, "memory", "tracked bytes", v);
         w.write_all(&line)?;
     }
+    write_object_counters(w, events, counters.types, pid, ns)?;
     for &(t, bytes) in counters.rss {
         line.clear();
         counter_line(

@@ -31,7 +31,9 @@ mod tests {
     use super::speedscope::write_speedscope;
     use super::*;
     use crate::core::format::json_str;
-    use crate::core::timeline::{spans, Event, Timeline, WhenFull, ENTER, FREE, LEAVE, MALLOC};
+    use crate::core::timeline::{
+        spans, Event, Timeline, WhenFull, ENTER, FREE, LEAVE, MALLOC, OBJECT_FREE, OBJECT_NEW,
+    };
 
     /// `n` events of one thread: the calls and returns of keys 100, 101, ... at times 0, 1, ...
     fn calls(n: usize) -> Vec<Event> {
@@ -72,6 +74,7 @@ mod tests {
         let none = Counters {
             memory_base: 0,
             rss: &[],
+            types: &[],
         };
         write_chrome(&mut out, &ev, 0, &none, &names).unwrap();
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
@@ -118,6 +121,7 @@ mod tests {
         let none = Counters {
             memory_base: 0,
             rss: &[],
+            types: &[],
         };
         let chrome = write_chrome(&mut Refusing(27), &ev, 0, &none, &names);
         assert_eq!(chrome.map_err(|e| e.raw_os_error()), Err(Some(27)));
@@ -125,16 +129,24 @@ mod tests {
         assert_eq!(speedscope.map_err(|e| e.raw_os_error()), Err(Some(5)));
     }
 
-    #[test]
-    fn memory_events_are_counters_not_slices() {
+    /// The events of one call (entered at 0, left at 4000) on one thread, with what `inside`
+    /// records between.
+    fn one_call(inside: impl FnOnce(&mut Timeline)) -> Vec<Event> {
         let mut tl = Timeline::new(100, WhenFull::KeepNewest);
         tl.set_thread(1, 1);
         tl.record(ENTER, 0, 10, 0);
-        tl.record_memory(MALLOC, 1000, 10, 64, None);
-        tl.record_memory(MALLOC, 1500, 10, 64, None); // same microsecond: one counter value
-        tl.record_memory(FREE, 3000, 10, 64, None);
+        inside(&mut tl);
         tl.record(LEAVE, 4000, 10, 0);
-        let ev: Vec<Event> = tl.iter().copied().collect();
+        tl.iter().copied().collect()
+    }
+
+    #[test]
+    fn memory_events_are_counters_not_slices() {
+        let ev = one_call(|tl| {
+            tl.record_memory(MALLOC, 1000, 10, 64, None);
+            tl.record_memory(MALLOC, 1500, 10, 64, None); // same microsecond: one counter value
+            tl.record_memory(FREE, 3000, 10, 64, None);
+        });
         assert_eq!(spans(&ev).len(), 1);
         let f = |_: usize| ("f", "a.py", 1);
         let th = [(1u64, "MainThread".to_string())];
@@ -143,6 +155,7 @@ mod tests {
         let counters = Counters {
             memory_base: 10,
             rss: &rss,
+            types: &[],
         };
         let mut out = Vec::new();
         write_chrome(&mut out, &ev, 0, &counters, &names).unwrap();
@@ -170,5 +183,44 @@ mod tests {
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v["profiles"][0]["events"].as_array().unwrap().len(), 2);
         assert_eq!(v["shared"]["frames"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn object_events_are_a_counter_per_type_and_no_slice() {
+        let ev = one_call(|tl| {
+            tl.record_object(OBJECT_NEW, 1000, 10, 1, None);
+            tl.record_object(OBJECT_NEW, 2000, 10, 1, None);
+            tl.record_object(OBJECT_NEW, 2500, 10, 0, None);
+            tl.record_object(OBJECT_FREE, 3000, 10, 1, None);
+            tl.record_object(OBJECT_FREE, 3500, 10, 7, None); // a type not named: no counter
+        });
+        assert_eq!(spans(&ev).len(), 1);
+        let f = |_: usize| ("f", "a.py", 1);
+        let th = [(1u64, "MainThread".to_string())];
+        let names = names_for(&f, &th);
+        let types = ["A".to_string(), "B \"quoted\"".to_string()];
+        let counters = Counters {
+            memory_base: 0,
+            rss: &[],
+            types: &types,
+        };
+        let mut out = Vec::new();
+        write_chrome(&mut out, &ev, 0, &counters, &names).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let evs = v["traceEvents"].as_array().unwrap();
+        let of = |name: &str| -> Vec<i64> {
+            evs.iter()
+                .filter(|e| e["ph"] == "C" && e["name"] == name)
+                .map(|e| e["args"]["alive"].as_i64().unwrap())
+                .collect()
+        };
+        assert_eq!(of("objects: B \"quoted\""), vec![1, 2, 1]);
+        assert_eq!(of("objects: A"), vec![1]);
+        assert_eq!(evs.iter().filter(|e| e["ph"] == "X").count(), 1);
+        assert!(!evs.iter().any(|e| e["name"] == "memory"));
+        let mut out = Vec::new();
+        write_speedscope(&mut out, &ev, &names, "t").unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["profiles"][0]["events"].as_array().unwrap().len(), 2);
     }
 }

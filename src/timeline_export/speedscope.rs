@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use super::Names;
 use crate::core::format::json_str;
-use crate::core::timeline::{is_memory, Event, ENTER};
+use crate::core::timeline::{is_call, Event, ENTER};
 
 /// Writes speedscope's JSON file format: one evented profile per thread (open and close events
 /// with frame indices, nanoseconds from the earliest kept event), the frames shared.
@@ -21,7 +21,7 @@ pub fn write_speedscope<W: Write>(
     // Frame indices in order of first appearance.
     let mut frames: Vec<usize> = Vec::new();
     let mut index: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
-    for e in events.iter().filter(|e| !is_memory(e.kind)) {
+    for e in events.iter().filter(|e| is_call(e.kind)) {
         index.entry(e.key).or_insert_with(|| {
             frames.push(e.key);
             frames.len() - 1
@@ -58,7 +58,7 @@ pub fn write_speedscope<W: Write>(
     for th in 0..n_threads {
         let mine: Vec<&Event> = events
             .iter()
-            .filter(|e| e.thread as usize == th && !is_memory(e.kind))
+            .filter(|e| e.thread as usize == th && is_call(e.kind))
             .collect();
         if mine.is_empty() {
             continue;

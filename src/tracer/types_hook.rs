@@ -71,8 +71,9 @@ mod tracing {
     use pyo3::ffi;
     use pyo3::prelude::*;
 
+    use crate::core::timeline;
     use crate::core::types::{Decision, TypeLedger, TypeTracking, NO_STACK};
-    use crate::tracer::charge::{current_track, key_of, Slot};
+    use crate::tracer::charge::{current_key, current_track, key_of, Lane, Slot};
     use crate::tracer::state::{Profiler, State};
 
     /// A RuntimeError saying why the tracer cannot be had.
@@ -161,7 +162,8 @@ mod tracing {
             let ledger: *mut TypeLedger = &mut t.ledger;
             if event == CREATE {
                 // The ledger is in its own allocation (a Box), apart from the calls read here.
-                let (key, stack) = match current_track(st, ts).0 {
+                let (track, lane) = current_track(st, ts);
+                let (key, stack) = match track {
                     Some((agg, stack)) => {
                         let key = stack.frames.last().map_or(0, |c| key_of(agg, c));
                         let node = if whole {
@@ -174,11 +176,29 @@ mod tracing {
                     None => (0, 0),
                 };
                 (*ledger).created(i, obj as usize, key, stack);
-            } else {
-                (*ledger).destroyed(i, obj as usize);
+                note(st, timeline::OBJECT_NEW, key, i, lane);
+            } else if (*ledger).destroyed(i, obj as usize) && (*st).timeline.is_some() {
+                let (key, lane) = current_key(st, ts);
+                note(st, timeline::OBJECT_FREE, key, i, lane);
             }
         }
         0
+    }
+
+    /// An object event on the timeline, if the profiler records one.
+    ///
+    /// # Safety
+    /// GIL held; `st` valid; no reference into it alive across this call.
+    unsafe fn note(st: *mut State, kind: u8, key: usize, type_index: u32, lane: Option<Lane>) {
+        // SAFETY: as this function's own contract: one short exclusive access.
+        let s = unsafe { &mut *st };
+        if s.timeline.is_none() {
+            return;
+        }
+        let t = s.memory_event_time();
+        if let Some(tl) = s.timeline.as_deref_mut() {
+            tl.record_object(kind, t, key, type_index, lane);
+        }
     }
 
     /// The profiler's state and the calling thread's, if a profiler is charged and this thread

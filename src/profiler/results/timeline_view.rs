@@ -64,6 +64,8 @@ pub struct TimelineCopy {
     memory_base: i64,
     rss: Vec<(i64, u64)>,
     rss_dropped: u64,
+    /// The counted types' names, by the index object events carry (`types=True`).
+    types: Vec<String>,
 }
 
 /// Copies the timeline and the objects naming its keys, or `None` without a timeline.
@@ -107,6 +109,9 @@ pub fn take(py: Python<'_>, st: &State) -> Option<TimelineCopy> {
         memory_base: tl.memory_base,
         rss,
         rss_dropped,
+        types: st.types.as_deref().map_or_else(Vec::new, |t| {
+            t.ledger.types.iter().map(|c| c.name.clone()).collect()
+        }),
     })
 }
 
@@ -210,13 +215,16 @@ impl TimelineCopy {
 
     /// The events as columns (native-endian arrays in bytes) for `rprofile.timeline`:
     /// `(time f64 seconds, event u8, depth u32, thread u16, func u32, caller i32, value1 f64,
-    /// value2 f64, functions, threads)`, RSS samples merged in by time. `event` is an index into
-    /// `rprofile.timeline.EVENT_NAMES` (call, return, c_call, c_return, malloc, calloc,
-    /// realloc, free, realloc_free, rss); `func` the function running (`u32::MAX`: none, as
+    /// value2 f64, functions, threads, types)`, RSS samples merged in by time. `event` is an
+    /// index into `rprofile.timeline.EVENT_NAMES` (call, return, c_call, c_return, malloc,
+    /// calloc, realloc, free, realloc_free, rss, object_new, object_free); `depth` an object
+    /// event's type (an index into `types`); `func` the function running (`u32::MAX`: none, as
     /// for RSS samples); `caller` the function of the enclosing call on the same thread (-1:
-    /// none, or not in the buffer); `value1` a memory event's bytes (negative when freed) or
-    /// the RSS, `value2` the tracked live bytes after a memory event (NaN where they do not
-    /// apply); `functions` are pstats keys `(file, line, name)`, `threads` `(ident, name)`.
+    /// none, or not in the buffer); `value1` a memory event's bytes (negative when freed), the
+    /// RSS, or an object event's +1 or -1; `value2` the tracked live bytes after a memory
+    /// event, or an object event's type's objects made minus freed since the first kept event
+    /// (NaN where they do not apply); `functions` are pstats keys `(file, line, name)`,
+    /// `threads` `(ident, name)`, `types` the counted types' names.
     /// Times are `origin.1 + (t - origin.0) * factor` seconds.
     pub fn columns<'py>(
         &self,
@@ -226,6 +234,7 @@ impl TimelineCopy {
     ) -> PyResult<Bound<'py, PyTuple>> {
         let seconds = |t: i64| origin.1 + t.wrapping_sub(origin.0) as f64 * factor;
         const RSS: u8 = 9;
+        const OBJECT_CODE: u8 = 10;
         let labels = self.labels(py);
         let mut index: HashMap<usize, u32> = HashMap::new();
         let mut functions: Vec<(String, i64, String)> = Vec::new();
@@ -239,10 +248,12 @@ impl TimelineCopy {
                 c.push(seconds(t), RSS, 0, u16::MAX, u32::MAX, -1, v1, f64::NAN);
             }
         };
+        let mut objects = vec![0i64; self.types.len()];
         for e in &self.events {
             rss_until(&mut c, Some(e.t));
             let memory = timeline::is_memory(e.kind);
-            let f = if memory && e.key == 0 {
+            let object = timeline::is_object(e.kind);
+            let f = if (memory || object) && e.key == 0 {
                 u32::MAX // an allocation outside every profiled call
             } else {
                 *index.entry(e.key).or_insert_with(|| {
@@ -260,6 +271,22 @@ impl TimelineCopy {
             }
             let stack = &mut stacks[th];
             let t = seconds(e.t);
+            if object {
+                // value1 one made or freed; value2 the type's count since the first kept event.
+                let one = if e.kind == timeline::OBJECT_NEW {
+                    1
+                } else {
+                    -1
+                };
+                let n = objects.get_mut(e.depth as usize).map_or(0, |n| {
+                    *n += one;
+                    *n
+                });
+                let parent = stack.len().checked_sub(2).map_or(-1, |i| stack[i] as i32);
+                let code = e.kind + OBJECT_CODE - timeline::OBJECT_NEW;
+                c.push(t, code, e.depth, e.thread, f, parent, one as f64, n as f64);
+                continue;
+            }
             if memory {
                 live += e.delta();
                 // The function running and its caller, as this lane's stack has them.
@@ -294,6 +321,7 @@ impl TimelineCopy {
             PyBytes::new(py, &c.value2),
             functions,
             threads,
+            self.types.clone(),
         )
             .into_pyobject(py)
     }
@@ -370,6 +398,7 @@ impl TimelineCopy {
                 let counters = chrome::Counters {
                     memory_base: self.memory_base,
                     rss: &self.rss,
+                    types: &self.types,
                 };
                 chrome::write_chrome(&mut w, &self.events, self.dropped, &counters, &names)?
             }
