@@ -389,6 +389,8 @@ def test_no_such_process_is_one_line():
 
 @pytest.mark.parametrize("args, message", [
     (["--threads"], "--threads does not go with --pid"),
+    (["--types"], "--types does not go with --pid"),
+    (["--types-json", "t.json"], "--types-json does not go with --pid"),
     (["--mode", "cpu"], "--mode does not go with --pid"),
     (["-m", "json.tool"], "-m does not go with --pid"),
     (["--flamegraph-lines"], "--flamegraph-lines needs --flamegraph"),

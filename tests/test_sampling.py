@@ -224,6 +224,7 @@ def test_threads_are_known_by_their_os_ids_in_cpu_mode_and_main_alone_when_asked
     (["--rate", "0", "x.py"], "--rate must be"),
     (["--mode", "exception", "x.py"], "invalid choice"),
     (["--threads", "x.py"], "does not go with --sample"),
+    (["--types-json", "t.json", "x.py"], "--types-json traces; it does not go with --sample"),
     (["missing_script.py"], "can't open file"),
 ])
 def test_bad_input_is_a_usage_error(args, message):

@@ -531,15 +531,50 @@ def test_with_a_timeline_objects_made_and_freed_are_events(tmp_path):
     counter = [e["args"]["alive"] for e in json.loads(path.read_text())["traceEvents"]
                if e.get("ph") == "C" and e.get("name") == "objects: " + leaf_name]
     assert len(counter) == 13 and counter[-1] == 5 and max(counter) == 6  # 2 kept, then 4 made
-    # Speedscope keeps the calls only.
+    # Speedscope keeps the calls only: an open and a close per call.
     prof.timeline.to_speedscope(tmp_path / "s.json")
+    profiles = json.loads((tmp_path / "s.json").read_text())["profiles"]
+    opened = sum(1 for p in profiles for e in p["events"] if e["type"] == "O")
+    calls = sum(1 for e in prof.timeline.events() if e[1] in ("call", "c_call"))
+    assert opened == calls > 0
     del kept[:]
 
 
 @needs_types
-def test_no_object_events_without_a_timeline_or_without_types():
+def test_no_object_events_without_types_and_no_timeline_without_one():
     kept = []
     prof = rprofile.Profile(timeline=True)
     run(prof, make_and_drop, kept)
     assert not [e for e in prof.timeline.events() if e[1].startswith("object_")]
+    alone = rprofile.Profile(types=True)
+    run(alone, make_and_drop, kept)
+    assert alone._timeline_info() is None
+    assert alone.types_stats()[__name__ + ".Leaf"].created == 5
+    del kept[:]
+
+
+@needs_types
+def test_builtins_made_on_a_thread_started_before_the_profiler_keep_no_stack():
+    # Its objects come on a track made by events of calls that began before the profiler (or,
+    # before any event of it, on no track at all): either way a builtin's stack is not taken.
+    kept = []
+    go, made = threading.Event(), threading.Event()
+
+    def worker():
+        go.wait()
+        kept.extend(bytearray(8) for _ in range(3))
+        made.set()
+
+    t = threading.Thread(target=worker)
+    t.start()
+    prof = rprofile.Profile(types=True, types_builtins=True, threads=True)
+    prof.enable()
+    try:
+        go.set()
+        made.wait(10)
+    finally:
+        prof.disable()
+    t.join()
+    stat = prof.types_stats()["bytearray"]
+    assert stat.alive >= 3 and stat.stacks == {}
     del kept[:]

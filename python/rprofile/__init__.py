@@ -336,8 +336,9 @@ class Profile(_Profiler):
     def dump_types(self, path):
         """Writes the counted types (``types=True``) at `path` as JSON: ``{"types": [{"name",
         "created", "destroyed", "alive", "peak", "peak_time", "older_destroyed", "functions":
-        [{"file", "line", "function", "created", "alive"}]}]}``, most objects alive first.
-        ValueError without type tracking."""
+        [{"file", "line", "function", "created", "alive"}], "stacks": [{"alive", "stack":
+        [{"file", "line", "function"}]}]}]}``, most objects alive first. ValueError without type
+        tracking."""
         from rprofile.outputs.types import dump_types
 
         types = self.types_stats()

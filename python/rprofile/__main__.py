@@ -418,10 +418,11 @@ def _main_sampled(parser, options, args):
     from rprofile.sampling import run as _sampled_run
 
     defaults = parser.defaults
-    for name in ("threads", "async_aware", "clock", "timeline", "memory", "rss", "types"):
+    for name in ("threads", "async_aware", "clock", "timeline", "memory", "rss", "types",
+                 "types_builtins", "types_only", "types_gc", "types_json"):
         if getattr(options, name) != defaults[name]:
             parser.error("--%s traces; it does not go with --sample"
-                         % name.replace("_aware", ""))
+                         % name.replace("_aware", "").replace("_", "-"))
     if not options.rate > 0:
         parser.error("--rate must be a number of samples a second > 0, not %g" % options.rate)
     if options.rate > MAX_SAMPLING_RATE:

@@ -43,7 +43,8 @@ WRITE_TIMEOUT = 120.0
 # Options of the tracer's command line that an attach cannot honour.
 _NOT_WITH_ATTACH = ("module", "threads", "async_aware", "clock", "timeline", "speedscope",
                     "memory", "rss", "subprocesses", "rate", "mode", "lines", "collapsed",
-                    "flamegraph", "flamegraph_lines", "limit", "buffer_size", "blocking")
+                    "flamegraph", "flamegraph_lines", "limit", "buffer_size", "blocking",
+                    "types", "types_builtins", "types_only", "types_gc", "types_json")
 
 # Run by the target (in a fresh namespace, on its main thread). Everything is inside a function
 # so that nothing but its own frame is left; an exception escaping it would be printed on the
@@ -432,10 +433,11 @@ class Attach:
         and a Ctrl-C that comes just before select() blocks wakes it through the signal
         module's wakeup fd (otherwise select() would wait on, the interrupt not yet raised)."""
         wake_r, wake_w = socket.socketpair()
-        wake_w.setblocking(False)
-        wake_r.setblocking(False)
-        before = signal.set_wakeup_fd(wake_w.fileno(), warn_on_full_buffer=False)
+        before = None
         try:
+            wake_w.setblocking(False)
+            wake_r.setblocking(False)
+            before = signal.set_wakeup_fd(wake_w.fileno(), warn_on_full_buffer=False)
             until = "for %g s" % duration if duration else "until Ctrl-C"
             print("rprofile: profiling process %d (every thread) %s" % (self.pid, until),
                   file=sys.stderr, flush=True)
@@ -457,7 +459,8 @@ class Attach:
         except KeyboardInterrupt:
             return None
         finally:
-            signal.set_wakeup_fd(before)
+            if before is not None:
+                signal.set_wakeup_fd(before)
             wake_r.close()
             wake_w.close()
 

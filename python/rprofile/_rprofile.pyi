@@ -64,7 +64,11 @@ class Profiler:
     def _memory_stats(self) -> list[tuple[tuple[str, int, str], int, int, int, int, int]] | None: ...
     def _types_stats(
         self,
-    ) -> list[tuple[str, int, int, int, float, int, list[tuple[tuple[str, int, str], int, int]]]] | None: ...
+        stacks: int = 20,
+    ) -> list[
+        tuple[str, int, int, int, float, int, list[tuple[tuple[str, int, str], int, int]],
+              list[tuple[int, tuple[tuple[str, int, str], ...]]]]
+    ] | None: ...
     def _timeline_info(self) -> tuple[int, int, int, str, int, int] | None: ...
     def _timeline_columns(
         self,
@@ -161,7 +165,10 @@ def _write_report(
     sampled: Any = None,
     threads: list[tuple[str, StatsCore]] = ...,
     memory: list[tuple[str, int, str, int, int, int, int, int]] = ...,
-    types: list[tuple[str, int, int, int, float, int, list[tuple[str, int, str, int, int]]]] = ...,
+    types: list[
+        tuple[str, int, int, int, float, int, list[tuple[str, int, str, int, int]],
+              list[tuple[int, list[tuple[str, int, str]]]]]
+    ] = ...,
     paths: CallPaths | None = None,
     dropped: tuple[int, int, str] | None = None,
     sort: str = "tottime",

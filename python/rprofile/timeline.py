@@ -37,10 +37,12 @@ class ThreadIdent(int):
 class Timeline:
     """The recorded events of one profiler.
 
-    ``len(timeline)`` events are kept (at most ``capacity`` calls, returns and memory events,
-    and with ``rss=True`` at most as many RSS samples besides); ``dropped`` more were left out
-    because the buffer was full (``when_full`` says which: ``"keep_newest"`` overwrote the
-    oldest, ``"keep_oldest"`` ignored the later ones).
+    ``len(timeline)`` events are kept (at most ``capacity`` calls, returns, memory and object
+    events, and with ``rss=True`` at most as many RSS samples besides); ``dropped`` more were
+    left out because the buffer was full (``when_full`` says which: ``"keep_newest"``
+    overwrote the oldest, ``"keep_oldest"`` ignored the later ones). Memory and object events
+    share the buffer with the calls: many of them (``types_builtins=True``) leave room for
+    fewer calls.
     """
 
     def __init__(self, profiler):
@@ -73,8 +75,8 @@ class Timeline:
         return "<rprofile Timeline: %d events of %d, %d dropped (%s)>" % (n, cap, dropped, when)
 
     def _counts(self):
-        """``(kept, dropped, rss_kept, rss_dropped)``: calls, returns and memory events kept
-        and dropped, and RSS samples kept and dropped (``len()`` and ``dropped`` add both)."""
+        """``(kept, dropped, rss_kept, rss_dropped)``: calls, returns, memory and object events
+        kept and dropped, and RSS samples kept and dropped (``len()`` and ``dropped`` add both)."""
         n, _cap, dropped, _when, rss_kept, rss_dropped = self._info()
         return n - rss_kept, dropped - rss_dropped, rss_kept, rss_dropped
 

@@ -225,8 +225,10 @@ impl TypeLedger {
     }
 
     /// An object of counted type `t` was made at `obj` while `key` was on top of the stack
-    /// `stack` (a node from `stack`; 0 for none, `NO_STACK` when not taken).
-    pub fn created(&mut self, t: u32, obj: usize, key: usize, stack: u32) {
+    /// `stack` (a node from `stack`; 0 for none, `NO_STACK` when not taken). The type of an
+    /// object made while tracking at the same address whose destruction was not seen, now
+    /// counted destroyed.
+    pub fn created(&mut self, t: u32, obj: usize, key: usize, stack: u32) -> Option<u32> {
         let pair = match self.pair_index.get(&(t, key)) {
             Some(&p) => p,
             None => {
@@ -236,10 +238,11 @@ impl TypeLedger {
                 p
             }
         };
-        if let Some(old) = self.objects.insert(obj, Live { pair, stack }) {
+        let gone = self.objects.insert(obj, Live { pair, stack }).map(|old| {
             // Its address was handed out again without a destruction we saw: that one is gone.
             self.charge_destroyed(old.pair);
-        }
+            self.pairs[old.pair as usize].0 .0
+        });
         self.pairs[pair as usize].1.created += 1;
         let c = &mut self.types[t as usize].counts;
         c.created += 1;
@@ -248,6 +251,7 @@ impl TypeLedger {
             c.peak = alive;
             c.peak_at = self.start.elapsed().as_nanos() as u64;
         }
+        gone
     }
 
     /// An object of counted type `t` at `obj` is being destroyed; whether it was made while
@@ -368,8 +372,8 @@ mod tests {
         let Decision::Counted(a) = l.decide(0x100, Some("A".into())) else {
             panic!("not counted");
         };
-        l.created(a, 0x1000, 1, 0);
-        l.created(a, 0x1000, 2, 0);
+        assert_eq!(l.created(a, 0x1000, 1, 0), None);
+        assert_eq!(l.created(a, 0x1000, 2, 0), Some(a));
         let c = l.types[a as usize].counts;
         assert_eq!((c.created, c.destroyed, c.alive()), (2, 1, 1));
     }

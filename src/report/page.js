@@ -447,7 +447,7 @@
       $("#count").textContent = rows.length === T.name.length ? T.name.length + " types" : rows.length + " of " + T.name.length + " types";
     }
     const host = $("#types-makers");
-    if (typePicked < 0 || typePicked >= T.name.length) {
+    if (!(Number.isInteger(typePicked) && typePicked >= 0 && typePicked < T.name.length)) {
       host.innerHTML = '<p class="note">Pick a type above.</p>';
       return;
     }

@@ -135,7 +135,9 @@ mod tracing {
         // SAFETY: GIL held (charged). The tracer may fire at any decref, so it relies on no
         // code keeping a reference into the state across one (events, clear() and the hooks
         // hold only short borrows); its own accesses are short, and no Python code runs but in
-        // `decide`, where INSIDE turns the tracer's own objects away.
+        // `decide`, where INSIDE turns the tracer's own objects away. While a creation is
+        // charged, shared references into the calls (the aggregator and stack of a track) are
+        // held as the ledger is written: it is in the TypeTracking's own Box, apart from them.
         unsafe {
             // The profiler's own Python work (labels, a Python timer) makes no object of the
             // program's; what it frees (a finalizer run by a collection there) may be.
@@ -161,7 +163,6 @@ mod tracing {
             let whole = flags & ffi::Py_TPFLAGS_HEAPTYPE != 0 || !t.only.is_empty();
             let ledger: *mut TypeLedger = &mut t.ledger;
             if event == CREATE {
-                // The ledger is in its own allocation (a Box), apart from the calls read here.
                 let (track, lane) = current_track(st, ts);
                 let (key, stack) = match track {
                     Some((agg, stack)) => {
@@ -173,9 +174,12 @@ mod tracing {
                         };
                         (key, node)
                     }
-                    None => (0, 0),
+                    // A thread with no track yet: no call of it seen.
+                    None => (0, if whole { 0 } else { NO_STACK }),
                 };
-                (*ledger).created(i, obj as usize, key, stack);
+                if let Some(gone) = (*ledger).created(i, obj as usize, key, stack) {
+                    note(st, timeline::OBJECT_FREE, key, gone, lane);
+                }
                 note(st, timeline::OBJECT_NEW, key, i, lane);
             } else if (*ledger).destroyed(i, obj as usize) && (*st).timeline.is_some() {
                 let (key, lane) = current_key(st, ts);

@@ -245,13 +245,21 @@ def _boot(make):
     helper = _helper(argv)
     if helper == "resource tracker" or _runs_rprofile(argv):
         return  # not the program's work (a nested rprofile decides for itself)
-    folder, options = config["folder"], config["options"]
+    folder, options = config["folder"], _usable(config["options"])
     if helper == "forkserver":
         # It only forks: its children are profiled, it is not.
         _install_hooks()
         _session = _Session(folder, options, None, root=False, make=make)
         return
     _start_child(folder, options, make(**options), fresh=True)
+
+
+def _usable(options):
+    """The parent's profiler options as this interpreter can take them: objects by type need
+    3.13.3+ (a child on an older Python is profiled without them, not left out)."""
+    if isinstance(options, dict) and options.get("types") and sys.version_info < (3, 13, 3):
+        options = {k: v for k, v in options.items() if not k.startswith("types")}
+    return options
 
 
 def _start_child(folder, options, profile, command=None, label=None, fresh=False):
