@@ -387,6 +387,9 @@ def test_print_types_and_the_command_line(tmp_path, capsys):
     line = next(line for line in out.splitlines() if line.endswith(".Leaf"))
     assert line.split()[:3] == ["3", "12", "9"]
     assert "made by %s:%d(make_leaves)" % (__file__, make_leaves.__code__.co_firstlineno) in out
+    # The stack that made the survivors, outermost first: make_leaves alone here.
+    survivors = next(line for line in out.splitlines() if "alive from" in line)
+    assert survivors.split()[0] == "3" and survivors.endswith("alive from make_leaves"), out
     with pytest.raises(ValueError, match="sort must be one of"):
         prof.print_types(sort="nonsense")
     script = tmp_path / "objects.py"
@@ -403,6 +406,7 @@ def test_print_types_and_the_command_line(tmp_path, capsys):
     rows = {line.split()[-1]: line.split()[:3] for line in proc.stdout.splitlines()
             if line.rstrip().endswith(("Item", "Other"))}
     assert rows == {"Item": ["30", "30", "0"], "Other": ["5", "5", "0"]}, proc.stdout
+    assert "    alive from {built-in method builtins.exec} > <module> > build" in proc.stdout
     only = subprocess.run([sys.executable, "-m", "rprofile", "--types", "--types-only", "Other",
                            "-s", "name", str(script)], capture_output=True, text=True, env=env)
     assert only.returncode == 0, only.stderr

@@ -15,7 +15,8 @@ TYPE_SORTS = {
 
 def print_types(types, sort="alive", limit=20, file=None, functions=3):
     """Under the table: the types of `types` (``Profile.types_stats()``) by `sort`, each with
-    the `functions` that made most of its objects still alive (else most of its objects)."""
+    the `functions` that made most of its objects still alive (else most of its objects), and
+    the call stack that made most of its survivors."""
     from pstats import func_std_string
 
     if sort not in TYPE_SORTS:
@@ -34,9 +35,22 @@ def print_types(types, sort="alive", limit=20, file=None, functions=3):
         for func, (made, alive) in makers[:functions]:
             print("%12d %12d %12s %12s %10s    made by %s" % (alive, made, "", "", "",
                                                                func_std_string(func)), file=out)
+        if t.stacks:
+            stack, alive = next(iter(t.stacks.items()))  # the one that made most survivors
+            print("%12d %12s %12s %12s %10s    alive from %s" % (alive, "", "", "", "",
+                                                                 _chain(stack)), file=out)
     if len(rows) > limit:
         print("   ... %d more types" % (len(rows) - limit), file=out)
     print(file=out)
+
+
+def _chain(stack, last=5):
+    """A call stack's function names, outermost first, its `last` innermost ones (a
+    built-in's name as pstats shows it)."""
+    names = [name if file != "~" else "{%s}" % name.strip("<>") for file, _, name in stack]
+    if not names:
+        return "(outside every profiled call)"
+    return " > ".join((["..."] if len(names) > last else []) + names[-last:])
 
 
 def types_document(types):
