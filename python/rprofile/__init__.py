@@ -224,12 +224,16 @@ class Profile(_Profiler):
         """What the outputs read after create_stats(): (the stats model, merged), merged when
         children's stats were added in (or a dict was set), so only this process's snapshot
         has its timeline and threads. The model is None for a dict of a shape it cannot hold."""
-        snapshot = self.__dict__.get("_snapshot")
-        if snapshot is not None:
-            return snapshot.stats_core(), False
+        if not self._merged():
+            return self.__dict__["_snapshot"].stats_core(), False
         from rprofile._rprofile import StatsCore
 
         return StatsCore.from_dict(self.stats), True
+
+    def _merged(self):
+        """Whether the stats of the last create_stats() are not this process's snapshot
+        (children's added in, or a dict set): then the timeline and threads are not theirs."""
+        return self.__dict__.get("_snapshot") is None
 
     def _stats_source(self):
         """What rprofile.Stats loads after create_stats(): the native snapshot while no dict

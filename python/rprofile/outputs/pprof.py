@@ -16,7 +16,7 @@ def write_profile(prof, path, title=None):
     prof.create_stats()
     comments = [title] if title else []
     # With subprocesses, this process and its children added up (the timeline is this one's).
-    stats, merged = prof._result()
+    merged = prof._merged()
     info = None if merged else prof._timeline_info()
     # info: (kept, capacity, dropped, when_full, rss kept, rss dropped); RSS samples are not
     # calls, so only dropped events make the paths incomplete.
@@ -25,6 +25,7 @@ def write_profile(prof, path, title=None):
         if paths is not None and len(paths):
             _write_pprof(path, paths=paths, comments=comments)
             return
+    stats, merged = prof._result()  # the model is built only when the stats are written
     if stats is None:
         raise TypeError("this profile holds data of a shape pprof cannot show")
     # threads=True: each thread's edges under its name (the label `thread`).
