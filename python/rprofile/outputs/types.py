@@ -47,7 +47,10 @@ def print_types(types, sort="alive", limit=20, file=None, functions=3):
 def _chain(stack, last=5):
     """A call stack's function names, outermost first, its `last` innermost ones (a
     built-in's name as pstats shows it)."""
-    names = [name if file != "~" else "{%s}" % name.strip("<>") for file, _, name in stack]
+    from pstats import func_std_string
+
+    names = [name if file != "~" else func_std_string((file, line, name))
+             for file, line, name in stack]
     if not names:
         return "(outside every profiled call)"
     return " > ".join((["..."] if len(names) > last else []) + names[-last:])
