@@ -186,6 +186,36 @@ def test_ctrl_c_as_soon_as_the_window_opens_still_writes(tmp_path):
         assert target.finish() == []
 
 
+@pytest.mark.parametrize("with_file", [False, True])
+def test_a_window_in_which_no_code_ran_is_an_empty_report(tmp_path, capsys, with_file):
+    # Seen in CI: a Ctrl-C at once closed the window before any profiled thread ran Python code.
+    # The file holds no call, which pstats refuses to load; the attacher prints an empty table
+    # (or copies the file for -o) and says why, rather than failing.
+    from types import SimpleNamespace
+
+    from rprofile._remote_profile import Attach
+
+    outfile = tmp_path / "copy.prof" if with_file else None
+    attach = Attach(os.getpid(), SimpleNamespace(outfile=outfile and str(outfile), html=None,
+                                                 pprof=None, sort=-1))
+    attach.out_path = str(tmp_path / "profile.prof")
+    with open(attach.out_path, "wb") as f:
+        marshal.dump({}, f)
+    assert attach._outputs()
+    out, err = capsys.readouterr()
+    assert "ran no Python code on its profiled threads" in err
+    if with_file:
+        with open(outfile, "rb") as f:
+            assert marshal.load(f) == {}
+    else:
+        assert "0 function calls in 0.000 seconds" in out
+    # A file cut short is still an error.
+    with open(attach.out_path, "wb") as f:
+        f.write(marshal.dumps({("a.py", 1, "f"): (1, 1, 0.5, 0.5, {})})[:9])
+    assert not attach._outputs()
+    assert "cannot read the profile process" in capsys.readouterr().err
+
+
 @needs_remote_exec
 def test_duration_ends_the_window_with_an_html_report(tmp_path):
     with Target() as target:

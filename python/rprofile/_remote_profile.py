@@ -500,7 +500,7 @@ class Attach:
         options = self.options
         try:
             self._take_back()
-            stats = Stats(self.out_path)
+            stats = self._load(Stats)
         except (OSError, ValueError, TypeError, EOFError) as exc:
             print("rprofile: cannot read the profile process %d wrote: %s" % (self.pid, exc),
                   file=sys.stderr)
@@ -522,6 +522,21 @@ class Attach:
                 stats.sort_stats(options.sort)
             stats.print_stats()
         return written
+
+    def _load(self, Stats):
+        """The stats the target wrote. A window in which no profiled thread ran Python code
+        (a Ctrl-C at once) gives no call: pstats refuses to load that; it is an empty report."""
+        import marshal
+
+        try:
+            return Stats(self.out_path)
+        except TypeError:
+            with open(self.out_path, "rb") as f:
+                if marshal.load(f) != {}:
+                    raise
+        print("rprofile: process %d ran no Python code on its profiled threads while the "
+              "window was open: the profile holds no call" % self.pid, file=sys.stderr)
+        return Stats()
 
     def _close(self):
         for s in (self.conn, self.listener):

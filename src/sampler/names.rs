@@ -12,8 +12,8 @@
 //!
 //! The target runs on while it is read: a dict that changes under a read (a thread starts or
 //! ends) may have had its table freed and reused, which reads as too few entries or none. Its
-//! version tag, which every change moves, is read before and after, and the dict read again
-//! until the two agree.
+//! version tag, which every change moves (3.14+: its keys pointer, which a resize moves), is
+//! read before and after, and the dict read again until the two agree.
 
 use std::collections::HashMap;
 use std::io;
@@ -207,10 +207,11 @@ impl Reader {
 
     /// `dict_items` of a dict that did not change while it was read (its version tag the same
     /// before and after), read again while it did; an error when it changed every time.
+    /// 3.14+ have no version tag: there the keys pointer stands in, which the change that frees
+    /// the table read (a resize) moves.
     fn steady_items(&self, dict: u64, what: &str) -> Result<Vec<(u64, u64)>, Error> {
-        let Some(tag) = self.o.dict.ma_version_tag else {
-            return self.dict_items(dict);
-        };
+        let d = &self.o.dict;
+        let tag = d.ma_version_tag.unwrap_or(d.ma_keys);
         steady(what, || self.ptr(dict, tag), || self.dict_items(dict))
     }
 
