@@ -5,6 +5,7 @@ same real programs (Jinja2, docutils): every caller -> callee pair the sampler r
 the tracer recorded, built-ins allowed in between (they are no frames to a sampler)."""
 
 import collections
+import pstats
 import re
 import subprocess
 import sys
@@ -46,6 +47,19 @@ def test_no_sampled_stack_crosses_two_chains_that_never_cross(tmp_path):
     seen = leaves[("mid_a", "leaf_a")] + leaves[("mid_b", "leaf_b")]
     assert seen > 200, (leaves, errs)
     assert crossed * 100 <= seen, (leaves, errs)
+
+
+def test_the_interpreters_own_frames_are_no_functions(tmp_path):
+    # 3.13+ run `_Py_InitCleanup` (file and name "__init__", line 0) in a frame of its own
+    # between a class's caller and its `__init__`: it is no function of the program, and the
+    # sampler read it as one (`__init__:0(__init__)`, 9% of this program's samples on 3.13).
+    out = tmp_path / "sampled.prof"
+    proc = run_rprofile("--sample", "--rate", "2000", "-o", str(out),
+                        sampled_program("constructs.py"), "1")
+    stats = pstats.Stats(str(out)).stats
+    assert not [f for f in stats if f[0] == "__init__"], proc.stderr
+    init = next(f for f in stats if f[2] == "__init__" and f[0].endswith("constructs.py"))
+    assert {f[2] for f in stats[init][4]} == {"make"}, stats[init][4]
 
 
 def test_generator_stacks_keep_their_callers(tmp_path):

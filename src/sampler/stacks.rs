@@ -131,6 +131,9 @@ pub struct StackReader {
     codes: HashMap<u64, Code, FxBuildHasher>,
     /// The functions the frames name, in first-seen order.
     pub functions: indexmap::IndexSet<Function>,
+    /// Those of code objects the interpreter runs for itself (`StackFacts::internal_code`),
+    /// left out of the stacks.
+    internal: Vec<u32>,
     buf: Vec<u8>,
     addrs: Vec<u64>,
     starts: Vec<u64>,
@@ -223,6 +226,7 @@ impl StackReader {
             spans: Spans::of(&off),
             codes: HashMap::default(),
             functions: indexmap::IndexSet::new(),
+            internal: Vec::new(),
             buf: Vec::new(),
             addrs: Vec::new(),
             starts: Vec::new(),
@@ -397,6 +401,9 @@ impl StackReader {
         let truncated = self.frames(innermost, frames)?;
         let returned = self.check_chain(tstate, head)?;
         frames.drain(..returned.min(frames.len()));
+        if !self.internal.is_empty() {
+            frames.retain(|f| !self.internal.contains(&f.function));
+        }
         Ok(truncated)
     }
 
@@ -742,6 +749,14 @@ impl StackReader {
             self.codes.clear();
         }
         let (function, _) = self.functions.insert_full(function);
+        // The interpreter's own code has no line (a flag misread in torn memory would hide a
+        // function of the program for the rest of the run otherwise).
+        if let (Some((flags, flag)), 0) = (self.facts.internal_code, first_line) {
+            let internal = remote::read_u32(self.pid, at(code, flags)?)? & flag != 0;
+            if internal && !self.internal.contains(&(function as u32)) {
+                self.internal.push(function as u32);
+            }
+        }
         self.codes.insert(
             code,
             Code {

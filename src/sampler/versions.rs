@@ -277,6 +277,12 @@ pub struct StackFacts {
     /// The low bits of a frame's `f_executable` that are a tag, not address: 3.14+ keep it as a
     /// `_PyStackRef` (`Py_TAG_BITS`, 3 in the GIL build, `pycore_stackref.h`); 0 before.
     pub executable_tag_bits: u64,
+    /// Code objects the interpreter runs for itself in a frame owned as a Python one, which
+    /// no function of the program is: where their flags are (`co_flags`, an `int`) and the
+    /// flag that marks them. 3.13+: `_Py_InitCleanup` (`Python/specialize.c`), run between a
+    /// class's `__init__` and its caller, flagged `CO_NO_MONITORING_EVENTS` (0x2000000,
+    /// `cpython/code.h`); `co_flags` follows the header and three pointers. `None` before.
+    pub internal_code: Option<(u64, u32)>,
     /// `FRAME_OWNED_BY_GENERATOR` (3.11+): a generator's or coroutine's frame, which is never
     /// the outermost of a thread's chain (its `previous` is set while it runs; a chain that
     /// ends at one was read while it yielded).
@@ -298,6 +304,7 @@ pub const STACK_FACTS_313: StackFacts = StackFacts {
     line_table: LineTable::Locations311,
     shim_owners: &[3],
     executable_tag_bits: 0,
+    internal_code: Some((48, 0x200_0000)),
     frame_owned_by_generator: Some(1),
     str_facts: STR_FACTS_312,
     code_unit: 2,
@@ -322,6 +329,7 @@ pub const STACK_FACTS_315: StackFacts = StackFacts {
 /// 3.12's: the same as 3.13's but for the layout, which 3.12 does not publish.
 pub const STACK_FACTS_312: StackFacts = StackFacts {
     layout: Some(LAYOUT_312),
+    internal_code: None,
     ..STACK_FACTS_313
 };
 
@@ -330,7 +338,7 @@ pub const STACK_FACTS_311: StackFacts = StackFacts {
     layout: Some(LAYOUT_311),
     shim_owners: &[],
     str_facts: STR_FACTS_310,
-    ..STACK_FACTS_313
+    ..STACK_FACTS_312
 };
 
 /// 3.10's: 3.11's strings, but frame objects and the older line table.
