@@ -12,7 +12,8 @@ rotating, and times the work alone:
 - `none`: the program alone;
 - `profile`: `rprofile.Profile()` (the call tracer that types=True rides on);
 - `types`, `types+builtins`, `types-one-class`: `Profile(types=True)` without builtin types,
-  with them, and with `types_only=["paragraph"]`;
+  with them, and with `types_only=["paragraph"]`; the same three with `-no-calls`:
+  `Profile(types=True, calls=False)`, objects counted with no call profiled;
 - `pymemtrace`, `pymemtrace+builtins`, `pymemtrace-one-class`: pymemtrace's
   `cPyMemTrace.ReferenceTracing` (a log of every creation and destruction) the same three ways,
   its log in a temporary folder.
@@ -33,7 +34,8 @@ sys.path.insert(0, HERE)
 import benchsite  # noqa: E402
 
 PROGRAM = os.path.join(os.path.dirname(HERE), "tests", "sampled_programs", "docutils_html.py")
-MODES = ["none", "profile", "types", "types+builtins", "types-one-class", "pymemtrace",
+MODES = ["none", "profile", "types", "types+builtins", "types-one-class", "types-no-calls",
+         "types+builtins-no-calls", "types-one-class-no-calls", "pymemtrace",
          "pymemtrace+builtins", "pymemtrace-one-class"]
 ONE_CLASS = "paragraph"
 
@@ -66,6 +68,9 @@ elif mode.startswith("pymemtrace"):
 else:
     import rprofile
     kw = {}
+    if mode.endswith("-no-calls"):
+        mode = mode[:-len("-no-calls")]
+        kw["calls"] = False
     if mode.startswith("types"):
         kw["types"] = True
     if mode.endswith("builtins"):
@@ -128,7 +133,8 @@ def main():
     for m in modes:
         if m not in med:
             continue
-        twin = m.replace("types", "pymemtrace") if m.startswith("types") else None
+        twin = (m.replace("types", "pymemtrace").replace("-no-calls", "")
+                if m.startswith("types") else None)
         vs = "%.2fx" % (med[m] / med[twin]) if twin in med else "-"
         print("| %s | %.3f | %.2fx | %s |" % (m, med[m], med[m] / med["none"], vs))
 

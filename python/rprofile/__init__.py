@@ -167,7 +167,10 @@ class Profile(_Profiler):
     unless ``types_builtins=True``; ``types_only`` (a list of names, qualified
     ``pkg.mod.Class`` or plain ``Class``) counts those types alone;
     ``types_gc=True`` runs a full collection at ``disable()`` so that garbage in
-    reference cycles counts as destroyed, not alive.
+    reference cycles counts as destroyed, not alive. With ``calls=False`` no call
+    is profiled (no profile hook runs): each object is charged to the frames the
+    interpreter runs when it is made, at the least cost, and there are no stats
+    of calls.
 
     With ``subprocesses=True`` (or a folder's path) every Python process started
     while the profiler is enabled (``subprocess``, ``multiprocessing``,
@@ -185,6 +188,10 @@ class Profile(_Profiler):
     def print_stats(self, sort=-1):
         # rprofile.Stats prints what pstats.Stats prints (cProfile's choice), faster.
         from rprofile.stats import Stats
+
+        if self._options().get("calls") is False:
+            raise ValueError("this profiler counts objects alone (calls=False): it has no "
+                             "stats of calls; print_types() prints what it counted")
 
         if sys.version_info >= (3, 13) and isinstance(sort, tuple):
             Stats(self).strip_dirs().sort_stats(*sort).print_stats()

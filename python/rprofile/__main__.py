@@ -76,6 +76,10 @@ def _parser():
     parser.add_option("--types-gc", dest="types_gc", action="store_true", default=False,
                       help="With --types: collect garbage before the final counts, so that "
                            "objects in reference cycles count as destroyed")
+    parser.add_option("--no-calls", dest="calls", action="store_false", default=True,
+                      help="With --types: profile no call, count objects alone (each charged to "
+                           "the frames running when it was made): the least cost; prints the "
+                           "types alone")
     parser.add_option("--types-json", dest="types_json", default=None, metavar="OUT_JSON",
                       help="With --types: also write the types, with the functions that made "
                            "their objects, as JSON")
@@ -240,8 +244,15 @@ def main():
     if not args:
         parser.error("no module name given" if options.module else "no script given")
     if (options.types_builtins or options.types_only or options.types_gc
-            or options.types_json) and not options.types:
-        parser.error("--types-builtins, --types-only, --types-gc and --types-json need --types")
+            or options.types_json or not options.calls) and not options.types:
+        parser.error("--types-builtins, --types-only, --types-gc, --types-json and --no-calls "
+                     "need --types")
+    if not options.calls:
+        for name in ("outfile", "html", "pprof", "timeline", "speedscope", "memory", "threads",
+                     "async_aware"):
+            if getattr(options, name) != parser.defaults[name]:
+                parser.error("--no-calls profiles no call: it does not go with %s"
+                             % ("-o" if name == "outfile" else "--" + name.replace("_aware", "")))
     if options.rss and options.timeline is None:
         parser.error("--rss needs --timeline (the samples are counters in the trace)")
     if options.threads and options.clock == "cpu":
@@ -294,7 +305,7 @@ def main():
                     _traced_children.save_own(prof)
                 if options.outfile is not None:
                     written = _write_outputs([("outfile", options.outfile, prof.dump_stats)])
-                elif options.html is None and options.pprof is None:
+                elif options.html is None and options.pprof is None and options.calls:
                     prof.print_stats(options.sort)
                 if folder is not None and (options.outfile is not None or options.html
                                            is not None or options.pprof is not None):
@@ -409,7 +420,7 @@ def _types_options(options):
         return {}
     only = [n.strip() for n in (options.types_only or "").split(",") if n.strip()]
     return {"types": True, "types_builtins": options.types_builtins,
-            "types_only": only or None, "types_gc": options.types_gc}
+            "types_only": only or None, "types_gc": options.types_gc, "calls": options.calls}
 
 
 def _main_sampled(parser, options, args):
@@ -419,10 +430,10 @@ def _main_sampled(parser, options, args):
 
     defaults = parser.defaults
     for name in ("threads", "async_aware", "clock", "timeline", "memory", "rss", "types",
-                 "types_builtins", "types_only", "types_gc", "types_json"):
+                 "types_builtins", "types_only", "types_gc", "types_json", "calls"):
         if getattr(options, name) != defaults[name]:
-            parser.error("--%s traces; it does not go with --sample"
-                         % name.replace("_aware", "").replace("_", "-"))
+            flag = "no-calls" if name == "calls" else name.replace("_aware", "")
+            parser.error("--%s traces; it does not go with --sample" % flag.replace("_", "-"))
     if not options.rate > 0:
         parser.error("--rate must be a number of samples a second > 0, not %g" % options.rate)
     if options.rate > MAX_SAMPLING_RATE:

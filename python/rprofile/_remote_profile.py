@@ -44,7 +44,7 @@ WRITE_TIMEOUT = 120.0
 _NOT_WITH_ATTACH = ("module", "threads", "async_aware", "clock", "timeline", "speedscope",
                     "memory", "rss", "subprocesses", "rate", "mode", "lines", "collapsed",
                     "flamegraph", "flamegraph_lines", "limit", "buffer_size", "blocking",
-                    "types", "types_builtins", "types_only", "types_gc", "types_json")
+                    "types", "types_builtins", "types_only", "types_gc", "types_json", "calls")
 
 # Run by the target (in a fresh namespace, on its main thread). Everything is inside a function
 # so that nothing but its own frame is left; an exception escaping it would be printed on the
@@ -204,7 +204,8 @@ def main(parser, options, args):
     not permitted, another version, remote debugging off, another profiler active)."""
     for name in _NOT_WITH_ATTACH:
         if getattr(options, name) != parser.defaults[name]:
-            flag = "-m" if name == "module" else "--" + name.replace("_aware", "")
+            flag = {"module": "-m", "calls": "--no-calls"}.get(
+                name, "--" + name.replace("_aware", ""))
             parser.error("%s does not go with --pid (attach the exact profiler)"
                          % flag.replace("_", "-"))
     if args:

@@ -293,7 +293,7 @@ impl TypeLedger {
 }
 
 /// A profiler's type tracking: what it counts (the filters, as asked) and the counts.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct TypeTracking {
     pub ledger: TypeLedger,
     /// Built-in types (those not made on the heap: int, str, tuple, dict, ...) are counted too.
@@ -303,6 +303,21 @@ pub struct TypeTracking {
     pub only: Vec<String>,
     /// A full collection runs before the final counts.
     pub gc: bool,
+    /// False (`calls=False`): no call is profiled, and objects are charged to the frames the
+    /// interpreter is running instead.
+    pub calls: bool,
+}
+
+impl Default for TypeTracking {
+    fn default() -> Self {
+        TypeTracking {
+            ledger: TypeLedger::default(),
+            builtins: false,
+            only: Vec::new(),
+            gc: false,
+            calls: true,
+        }
+    }
 }
 
 impl TypeTracking {

@@ -181,6 +181,9 @@ impl Profiler {
             timeline: None,
             memory: None,
             types: None,
+            frame_codes: Default::default(),
+            frame_walk: Vec::new(),
+            frame_base: Default::default(),
             rss: None,
             timer_reads: 0,
             timer_high: i64::MIN,
@@ -275,6 +278,7 @@ impl Profiler {
                     builtins: f.builtins,
                     only: f.only,
                     gc: f.gc,
+                    calls: f.calls,
                     ..TypeTracking::default()
                 })
             });
@@ -352,7 +356,9 @@ impl Profiler {
                 return Err(e.into());
             }
         }
-        if let Err(e) = hook::install(slf) {
+        // calls=False: no profile hook (the profiler's tool slot stays free).
+        let calls = p.read(|st| st.types.as_deref().is_none_or(|t| t.calls));
+        if let Err(e) = if calls { hook::install(slf) } else { Ok(()) } {
             // SAFETY: as above.
             if let Some(r) = unsafe { (*p.state_ptr()).rss.as_deref_mut() } {
                 r.cancel();
@@ -367,7 +373,9 @@ impl Profiler {
             if let Err(e) = crate::tracer::types_hook::activate(slf) {
                 // Checked available above: only a failing PyRefTracer_SetTracer gets here.
                 crate::tracer::memory_hook::deactivate(slf);
-                let _ = hook::uninstall(slf);
+                if calls {
+                    let _ = hook::uninstall(slf);
+                }
                 // SAFETY: as above.
                 if let Some(r) = unsafe { (*p.state_ptr()).rss.as_deref_mut() } {
                     r.cancel();
@@ -399,7 +407,8 @@ impl Profiler {
         if !cfg!(Py_3_12) || p.read(|st| st.enabled) {
             crate::tracer::memory_hook::deactivate(slf);
             // Even if unhooking reports an error, the hook is gone: finish disabling first.
-            let unhooked = hook::uninstall(slf);
+            let calls = p.read(|st| st.types.as_deref().is_none_or(|t| t.calls));
+            let unhooked = if calls { hook::uninstall(slf) } else { Ok(()) };
             // SAFETY: short write, then the flush (which manages its own borrows).
             unsafe {
                 let st = &mut *p.state_ptr();
@@ -452,6 +461,7 @@ impl Profiler {
             if let Some(t) = st.types.as_deref_mut() {
                 t.ledger.clear();
             }
+            let codes = std::mem::take(&mut st.frame_codes);
             if let Some(tl) = st.timeline.as_deref_mut() {
                 tl.clear();
                 timeline_thread_now(st.threads, &st.thread, &st.thread_info, tl);
@@ -462,6 +472,7 @@ impl Profiler {
             (
                 std::mem::take(&mut st.user_objs),
                 std::mem::take(&mut st.parked),
+                codes,
             )
         };
         drop(old);
@@ -692,7 +703,7 @@ impl Profiler {
                     st.memory.is_some(),
                     st.types
                         .as_deref()
-                        .map(|t| (t.builtins, t.only.clone(), t.gc)),
+                        .map(|t| (t.builtins, t.only.clone(), t.gc, t.calls)),
                 )
             });
         let d = PyDict::new(py);
@@ -703,11 +714,14 @@ impl Profiler {
         d.set_item("threads", threads)?;
         d.set_item("async_aware", async_aware)?;
         d.set_item("memory", memory)?;
-        if let Some((builtins, only, gc)) = types {
+        if let Some((builtins, only, gc, calls)) = types {
             d.set_item("types", true)?;
             d.set_item("types_builtins", builtins)?;
             d.set_item("types_only", (!only.is_empty()).then_some(only))?;
             d.set_item("types_gc", gc)?;
+            if !calls {
+                d.set_item("calls", false)?;
+            }
         }
         Ok(d)
     }
@@ -781,7 +795,9 @@ impl Profiler {
 fn same_types(st: &State, filters: Option<&TypeFilters>) -> bool {
     match (st.types.as_deref(), filters) {
         (None, None) => true,
-        (Some(t), Some(f)) => t.builtins == f.builtins && t.only == f.only && t.gc == f.gc,
+        (Some(t), Some(f)) => {
+            t.builtins == f.builtins && t.only == f.only && t.gc == f.gc && t.calls == f.calls
+        }
         _ => false,
     }
 }
@@ -809,6 +825,9 @@ fn labels_by_key(py: Python<'_>, st: &State) -> Labels {
         for (e, o) in agg.entries.iter().zip(labels.iter()) {
             objs.entry(e.key).or_insert_with(|| o.clone_ref(py));
         }
+    }
+    for (&key, code) in &st.frame_codes {
+        objs.entry(key).or_insert_with(|| code.clone_ref(py));
     }
     Labels(objs)
 }

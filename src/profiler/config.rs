@@ -18,8 +18,8 @@ const DEFAULT_RSS_INTERVAL: std::time::Duration = std::time::Duration::from_mill
 
 /// What a profiler is asked to be (`Profile(timer, timeunit, subcalls, builtins, *, bias,
 /// threads, async_aware, timeline, buffer_size, when_full, memory, rss, rss_interval,
-/// rss_trigger, subprocesses, types, types_builtins, types_only, types_gc)`), every argument
-/// checked.
+/// rss_trigger, subprocesses, types, types_builtins, types_only, types_gc, calls)`), every
+/// argument checked.
 pub struct Config {
     /// A Python timer, or None for a native clock.
     pub timer: Option<Py<PyAny>>,
@@ -45,12 +45,14 @@ pub struct Config {
     pub types: Option<TypeFilters>,
 }
 
-/// `types_builtins`, `types_only` and `types_gc`, as given with `types=True`.
+/// `types_builtins`, `types_only`, `types_gc` and `calls`, as given with `types=True`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct TypeFilters {
     pub builtins: bool,
     pub only: Vec<String>,
     pub gc: bool,
+    /// False: no call is profiled; objects are charged to the interpreter's frames.
+    pub calls: bool,
 }
 
 impl Config {
@@ -81,6 +83,7 @@ impl Config {
                 "types_builtins",
                 "types_only",
                 "types_gc",
+                "calls",
             ],
             4,
             args,
@@ -159,7 +162,7 @@ impl Config {
             }
             None => None,
         };
-        let types = type_filters(args.py(), &a[15..19])?;
+        let types = type_filters(args.py(), &a[15..20])?;
         // 3.10 tells an await from a return by a field of the frame struct: its layout is
         // checked on this interpreter first.
         #[cfg(not(Py_3_11))]
@@ -191,6 +194,21 @@ impl Config {
                 "subprocesses needs a native clock: a Python timer cannot be carried to child \
                  processes",
             ));
+        }
+        if types.as_ref().is_some_and(|t| !t.calls) {
+            for (asked, what) in [
+                (want_timeline, "timeline"),
+                (want_memory, "memory"),
+                (want_rss, "rss"),
+                (async_aware, "async_aware"),
+            ] {
+                if asked {
+                    return Err(PyValueError::new_err(format!(
+                        "{what}=True needs calls: calls=False profiles no call, it only counts \
+                         objects"
+                    )));
+                }
+            }
         }
         if want_rss {
             if !want_timeline {
@@ -229,8 +247,8 @@ impl Config {
     }
 }
 
-/// `types`, `types_builtins`, `types_only`, `types_gc`: the filters when `types` is true (a
-/// ValueError where the interpreter cannot tell, or for a filter given without it).
+/// `types`, `types_builtins`, `types_only`, `types_gc`, `calls`: the filters when `types` is
+/// true (a ValueError where the interpreter cannot tell, or for a filter given without it).
 fn type_filters(py: Python<'_>, a: &[Option<Bound<'_, PyAny>>]) -> PyResult<Option<TypeFilters>> {
     let want = args::truthy(&a[0])?;
     let builtins = args::truthy(&a[1])?;
@@ -252,14 +270,28 @@ fn type_filters(py: Python<'_>, a: &[Option<Bound<'_, PyAny>>]) -> PyResult<Opti
         None => Vec::new(),
     };
     let gc = args::truthy(&a[3])?;
+    let calls = match &a[4] {
+        Some(v) => v.is_truthy()?,
+        None => true,
+    };
     if !want {
         if builtins || !only.is_empty() || gc {
             return Err(PyValueError::new_err(
                 "types_builtins, types_only and types_gc need types=True",
             ));
         }
+        if !calls {
+            return Err(PyValueError::new_err(
+                "calls=False needs types=True: with no call profiled, objects are all it counts",
+            ));
+        }
         return Ok(None);
     }
     crate::tracer::types_hook::check_supported(py)?;
-    Ok(Some(TypeFilters { builtins, only, gc }))
+    Ok(Some(TypeFilters {
+        builtins,
+        only,
+        gc,
+        calls,
+    }))
 }

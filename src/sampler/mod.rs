@@ -16,6 +16,7 @@
 //! - `linetable`: the line tables (3.10's, and 3.11+'s location table), instruction -> line;
 //! - `stacks`: `StackReader`, every thread's Python call stack, read again and again;
 //! - `names`: `thread_names(rt)`, every thread's name as `threading` gives it;
+//! - `own_frames`: this process's own frames read in place with the same layout (`types`);
 //! - `locals`: `LocalsReader`, a frame's local variables and their values, for the dump;
 //! - `tids`: the target's OS thread ids (3.10's read from glibc's thread descriptors);
 //! - `status`: which threads are on a CPU (`ThreadStates`) and which holds the GIL (`Gil`);
@@ -39,6 +40,7 @@ pub mod locals;
 pub mod maps;
 pub mod memory;
 pub mod names;
+pub mod own_frames;
 pub mod pages;
 pub mod pause;
 pub mod remote;

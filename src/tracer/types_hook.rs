@@ -66,6 +66,7 @@ mod unsupported {
 mod tracing {
     use std::ffi::{c_int, c_void};
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::OnceLock;
 
     use pyo3::exceptions::PyRuntimeError;
     use pyo3::ffi;
@@ -73,6 +74,7 @@ mod tracing {
 
     use crate::core::timeline;
     use crate::core::types::{Decision, TypeLedger, TypeTracking, NO_STACK};
+    use crate::sampler::own_frames::{Base, OwnFrames};
     use crate::tracer::charge::{current_key, current_track, key_of, Lane, Slot};
     use crate::tracer::state::{Profiler, State};
 
@@ -95,6 +97,8 @@ mod tracing {
 
     /// The profiler charged, and the interpreter whose objects are counted.
     static ACTIVE: Slot = Slot::new();
+    /// This interpreter's frame layout, read once, for `calls=False` (or why it cannot be).
+    static OWN_FRAMES: OnceLock<Result<OwnFrames, String>> = OnceLock::new();
     /// Objects of builtin (static) types are skipped before anything else is looked at.
     static SKIP_STATIC: AtomicBool = AtomicBool::new(true);
     /// Inside the tracer: objects it makes itself (a type's name) are not the program's.
@@ -162,7 +166,12 @@ mod tracing {
             // stack for each int and str (types_builtins=True) doubled that mode's cost.
             let whole = flags & ffi::Py_TPFLAGS_HEAPTYPE != 0 || !t.only.is_empty();
             let ledger: *mut TypeLedger = &mut t.ledger;
-            if event == CREATE {
+            if event == CREATE && !t.calls {
+                let (key, stack) = from_frames(st, ts, ledger, whole);
+                if let Some(gone) = (*ledger).created(i, obj as usize, key, stack) {
+                    note(st, timeline::OBJECT_FREE, key, gone, None);
+                }
+            } else if event == CREATE {
                 let (track, lane) = current_track(st, ts);
                 let (key, stack) = match track {
                     Some((agg, stack)) => {
@@ -187,6 +196,58 @@ mod tracing {
             }
         }
         0
+    }
+
+    /// `calls=False`: the function key and the stack node of an object being made, from the
+    /// frames the interpreter runs (no call is profiled); the code objects they name are kept,
+    /// for their labels. A thread that runs no frame (or a layout not read) charges no function.
+    ///
+    /// # Safety
+    /// GIL held by the thread whose state is `ts`; `st` valid; `ledger` points into its
+    /// `types` (a Box of its own, apart from the fields used here); no other reference into
+    /// the state alive.
+    unsafe fn from_frames(
+        st: *mut State,
+        ts: *mut ffi::PyThreadState,
+        ledger: *mut TypeLedger,
+        whole: bool,
+    ) -> (usize, u32) {
+        let none = (0, if whole { 0 } else { NO_STACK });
+        let Some(Ok(own)) = OWN_FRAMES.get() else {
+            return none;
+        };
+        // SAFETY: function contract: exclusive access to these two fields; `ts` is the calling
+        // thread's state, which holds the GIL; `own` was read from this process.
+        unsafe {
+            let s = &mut *st;
+            let stop = match s.frame_base {
+                (base_ts, base) if base_ts == ts as usize => base,
+                _ => Base::default(),
+            };
+            own.codes(
+                ts as usize,
+                &raw mut ffi::PyCode_Type as usize,
+                stop,
+                &mut s.frame_walk,
+            );
+            let Some(&key) = s.frame_walk.first() else {
+                return none;
+            };
+            let kept = if whole { s.frame_walk.len() } else { 1 };
+            for &code in &s.frame_walk[..kept] {
+                s.frame_codes.entry(code).or_insert_with(|| {
+                    // An incref: no object is made, so the tracer is not called again.
+                    let py = Python::assume_attached();
+                    Bound::from_borrowed_ptr(py, code as *mut ffi::PyObject).unbind()
+                });
+            }
+            let node = if whole {
+                (*ledger).stack(s.frame_walk.iter().rev().copied())
+            } else {
+                NO_STACK
+            };
+            (key, node)
+        }
     }
 
     /// An object event on the timeline, if the profiler records one.
@@ -318,6 +379,20 @@ mod tracing {
             return Ok(());
         }
         let p = slf.get();
+        if !p.read(|st| st.types.as_deref().is_none_or(|t| t.calls)) {
+            let own =
+                OWN_FRAMES.get_or_init(|| OwnFrames::of_this_process().map_err(|e| e.to_string()));
+            let own = own.as_ref().map_err(|why| {
+                refused(&format!(
+                    "calls=False cannot read this interpreter's frames: {why}"
+                ))
+            })?;
+            // SAFETY: GIL held by this thread, whose state this is; a plain write after.
+            unsafe {
+                let ts = ffi::PyThreadState_Get() as usize;
+                (*p.state_ptr()).frame_base = (ts, own.innermost(ts));
+            }
+        }
         let skip = p.read(|st| st.types.as_deref().is_none_or(TypeTracking::skips_builtins));
         // SAFETY: GIL held; a short exclusive access, no Python runs meanwhile.
         if let Some(t) = unsafe { (*p.state_ptr()).types.as_deref_mut() } {

@@ -256,9 +256,10 @@ def _boot(make):
 
 def _usable(options):
     """The parent's profiler options as this interpreter can take them: objects by type need
-    3.13.3+ (a child on an older Python is profiled without them, not left out)."""
+    3.13.3+ (a child on an older Python is profiled without them, not left out: its calls are,
+    even under calls=False)."""
     if isinstance(options, dict) and options.get("types") and sys.version_info < (3, 13, 3):
-        options = {k: v for k, v in options.items() if not k.startswith("types")}
+        options = {k: v for k, v in options.items() if not k.startswith("types") and k != "calls"}
     return options
 
 
