@@ -55,6 +55,8 @@ pub const MAX_STRING: u64 = 4096;
 pub const MAX_LINETABLE: u64 = 1 << 20;
 /// Code objects, and lines per code object, remembered; beyond these a cache starts over.
 const MAX_CODES: usize = 1 << 16;
+/// The page size a data stack chunk is mapped in, at the start of one.
+const PAGE: u64 = 4096;
 const MAX_LINES: usize = 1 << 12;
 /// Reads again of a thread torn by a change under the read, before it is reported torn: a
 /// sample a few microseconds late is still a sample, while dropping it would under-count code
@@ -99,6 +101,8 @@ struct Code {
     linetable: Vec<u8>,
     /// Instruction (code unit index) -> line, as found so far.
     lines: HashMap<u64, i32, FxBuildHasher>,
+    /// Bytes its frames take on the data stack (0: not known).
+    frame_bytes: u64,
 }
 
 /// One frame of a walked chain, as read.
@@ -108,6 +112,8 @@ struct Link {
     code: u64,
     /// A Python frame (one of the stack's), not a shim.
     python: bool,
+    /// On the thread's data stack (`FramePlacing::owned_by_thread`).
+    on_data_stack: bool,
 }
 
 /// What one frame of a chain is.
@@ -499,9 +505,36 @@ impl StackReader {
         });
         self.check = bytes;
         match from {
-            Some(from) if same => Ok(self.chain[..from].iter().filter(|l| l.python).count()),
+            Some(from) if same && self.placed(from) => {
+                Ok(self.chain[..from].iter().filter(|l| l.python).count())
+            }
             _ => Err(Error::Layout("the stack changed while it was read".into())),
         }
+    }
+
+    /// Whether each frame of the chain from `from` outwards that lies on the data stack has
+    /// its callee there (shims between them, on the C stack, aside) right after it, or at the
+    /// start of a new chunk: else the walk paired it with a call made in the slot afterwards.
+    fn placed(&self, from: usize) -> bool {
+        let Some(p) = self.facts.frame_placing else {
+            return true;
+        };
+        let tag = self.facts.executable_tag_bits;
+        let mut callee: Option<&Link> = None;
+        for l in self.chain[from..].iter().filter(|l| l.python) {
+            if let Some(e) = callee.filter(|e| e.on_data_stack && l.on_data_stack) {
+                let size = self
+                    .codes
+                    .get(&(l.code & !tag))
+                    .map_or(0, |c| c.frame_bytes);
+                let new_chunk = e.frame % PAGE == p.chunk_data;
+                if size != 0 && e.frame != l.frame.wrapping_add(size) && !new_chunk {
+                    return false;
+                }
+            }
+            callee = Some(l);
+        }
+        true
     }
 
     /// The innermost frame of the thread state whose span is `head`.
@@ -566,11 +599,16 @@ impl StackReader {
             let seen = self.seen(raw)?;
             generator = self.runs_generator(raw);
             if running || !matches!(seen, Seen::Finished) {
+                let on_data_stack = match (self.facts.frame_placing, o.frame_owner) {
+                    (Some(p), Some(owner)) => span.u8_at(raw, owner) == p.owned_by_thread,
+                    _ => false,
+                };
                 self.chain.push(Link {
                     frame,
                     previous: span.u64_at(raw, o.frame_previous),
                     code: span.u64_at(raw, o.frame_executable),
                     python: matches!(seen, Seen::Python(..)),
+                    on_data_stack,
                 });
             }
             match seen {
@@ -745,6 +783,10 @@ impl StackReader {
         };
         let linetable =
             remote::read_bytes(self.pid, at(table, o.bytes_sval)?, table_len, MAX_LINETABLE)?;
+        let frame_bytes = match self.facts.frame_placing {
+            Some(p) => u64::from(remote::read_u32(self.pid, at(code, p.code_framesize)?)?) * 8,
+            None => 0,
+        };
         if self.codes.len() >= MAX_CODES {
             self.codes.clear();
         }
@@ -765,6 +807,7 @@ impl StackReader {
                 first_line,
                 linetable,
                 lines: HashMap::default(),
+                frame_bytes,
             },
         );
         Ok(())
@@ -864,6 +907,70 @@ mod tests {
     fn reader_310() -> StackReader {
         let pid = crate::sampler::own_pid();
         StackReader::with(pid, 0, &versions::STACK_FACTS_310, versions::LAYOUT_310)
+    }
+
+    #[test]
+    fn a_callee_must_lie_where_its_callers_frame_ends_or_start_a_chunk() {
+        let pid = crate::sampler::own_pid();
+        let mut reader =
+            StackReader::with(pid, 0, &versions::STACK_FACTS_313, versions::LAYOUT_312);
+        // Two code objects: frames of 16 and of 10 words.
+        for (code, words) in [(0x5000, 16), (0x6000, 10)] {
+            let c = Code {
+                header: Box::new([]),
+                function: 0,
+                first_line: 1,
+                linetable: Vec::new(),
+                lines: HashMap::default(),
+                frame_bytes: words * 8,
+            };
+            reader.codes.insert(code, c);
+        }
+        let link = |frame, code, python, on_data_stack| Link {
+            frame,
+            previous: 0,
+            code,
+            python,
+            on_data_stack,
+        };
+        let base = 0x7f00_0000_1000u64;
+        let placed = |reader: &mut StackReader, chain: Vec<Link>| {
+            reader.chain = chain;
+            reader.placed(0)
+        };
+        // Innermost first: a callee of 0x6000 right after it, called by 0x5000 right after
+        // that, through a shim of C code between the two (not on the data stack).
+        let good = || {
+            vec![
+                link(base + 128 + 80, 0x7000, true, true),
+                link(base + 128, 0x6000, true, true),
+                link(0x7ffc_0000, 0, false, false),
+                link(base, 0x5000, true, true),
+            ]
+        };
+        assert!(placed(&mut reader, good()));
+        // The slot's next use: the caller read is 0x5000's size, not 0x6000's.
+        let mut torn = good();
+        torn[1].code = 0x5000;
+        assert!(!placed(&mut reader, torn));
+        // A callee at the start of a new chunk, and a generator's frame (off the data stack).
+        let mut chunk = good();
+        chunk[0].frame = 0x7f00_0004_0000 + 24;
+        assert!(placed(&mut reader, chunk));
+        let mut generator = good();
+        generator[1].on_data_stack = false;
+        generator[1].frame = 0x5555_0000;
+        assert!(placed(&mut reader, generator));
+        // A code object not cached (its size unknown) is not judged; 3.14's tag bits are not
+        // part of the address.
+        let mut unknown = good();
+        unknown[1].code = 0x9000;
+        unknown[0].frame += 8;
+        assert!(placed(&mut reader, unknown));
+        reader.facts = &versions::STACK_FACTS_314;
+        let mut tagged = good();
+        tagged[1].code |= 1;
+        assert!(placed(&mut reader, tagged));
     }
 
     #[test]

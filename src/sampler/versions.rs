@@ -262,6 +262,28 @@ pub enum LineTable {
     Locations311,
 }
 
+/// How a thread's frames lie on its data stack (`pycore_frame.h`, `pystate.c`): a call's frame
+/// is pushed where the stack's top is, right after its caller's frame (`co_framesize` words
+/// from it), or, when the chunk is full, at the start of a new chunk's data. A read that pairs a
+/// caller with a callee elsewhere saw another call in the slot (the next pass of a loop).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FramePlacing {
+    /// `PyCodeObject.co_framesize` (an `int`: the frame's size in words).
+    pub code_framesize: u64,
+    /// `_PyStackChunk.data`'s offset in a chunk, which starts a page (mmapped).
+    pub chunk_data: u64,
+    /// `FRAME_OWNED_BY_THREAD`: a frame on the data stack (not a generator's, nor on the C stack).
+    pub owned_by_thread: u8,
+}
+
+/// 3.12-3.15's: `co_framesize` after the header, three pointers and six `int`s (checked on
+/// 3.12-3.14 against the interpreter and in 3.15's `cpython/code.h`).
+pub const FRAME_PLACING_312: FramePlacing = FramePlacing {
+    code_framesize: 76,
+    chunk_data: 24,
+    owned_by_thread: 0,
+};
+
 /// What the stack reader needs of a version beyond its layout, per version.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StackFacts {
@@ -283,6 +305,8 @@ pub struct StackFacts {
     /// class's `__init__` and its caller, flagged `CO_NO_MONITORING_EVENTS` (0x2000000,
     /// `cpython/code.h`); `co_flags` follows the header and three pointers. `None` before.
     pub internal_code: Option<(u64, u32)>,
+    /// Where frames lie on a thread's data stack (3.12+; `None`: not checked).
+    pub frame_placing: Option<FramePlacing>,
     /// `FRAME_OWNED_BY_GENERATOR` (3.11+): a generator's or coroutine's frame, which is never
     /// the outermost of a thread's chain (its `previous` is set while it runs; a chain that
     /// ends at one was read while it yielded).
@@ -305,6 +329,7 @@ pub const STACK_FACTS_313: StackFacts = StackFacts {
     shim_owners: &[3],
     executable_tag_bits: 0,
     internal_code: Some((48, 0x200_0000)),
+    frame_placing: Some(FRAME_PLACING_312),
     frame_owned_by_generator: Some(1),
     str_facts: STR_FACTS_312,
     code_unit: 2,
@@ -338,6 +363,7 @@ pub const STACK_FACTS_311: StackFacts = StackFacts {
     layout: Some(LAYOUT_311),
     shim_owners: &[],
     str_facts: STR_FACTS_310,
+    frame_placing: None,
     ..STACK_FACTS_312
 };
 
