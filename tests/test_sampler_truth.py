@@ -64,7 +64,22 @@ def test_the_interpreters_own_frames_are_no_functions(tmp_path):
     stats = pstats.Stats(str(out)).stats
     assert not [f for f in stats if f[0] == "__init__"], proc.stderr
     init = next(f for f in stats if f[2] == "__init__" and f[0].endswith("constructs.py"))
-    assert {f[2] for f in stats[init][4]} == {"make"}, stats[init][4]
+    # (A list comprehension is a function of its own before 3.12.)
+    caller = "make" if sys.version_info >= (3, 12) else "<listcomp>"
+    assert {f[2] for f in stats[init][4]} == {caller}, stats[init][4]
+
+
+def test_a_finalizer_run_as_a_frame_returns_is_sampled(tmp_path):
+    # Its frame is pushed after the frame being cleared, not after its caller's end: the check
+    # of the frames' places (3.12+) let it through only when a shim of C code is between.
+    # Before that exception, 47% of this program's reads were dropped and `__del__` never
+    # appeared.
+    out = tmp_path / "sampled.prof"
+    proc = run_rprofile("--sample", "--rate", "1000", "-o", str(out),
+                        sampled_program("finalizers.py"), "1.5")
+    stats = pstats.Stats(str(out)).stats
+    share = {f[2]: row[3] / pstats.Stats(str(out)).total_tt for f, row in stats.items()}
+    assert share.get("__del__", 0) > 0.3 and share.get("direct", 0) > 0.3, (share, proc.stderr)
 
 
 def test_generator_stacks_keep_their_callers(tmp_path):

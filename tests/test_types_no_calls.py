@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 
 import pytest
 
@@ -127,6 +128,51 @@ def test_the_same_counts_functions_and_stacks_as_the_call_profile():
     assert part.alive == len([p for i in keep_frames if isinstance(i, Item)
                               for p in i.parts]) + len("generated")
     assert {f[2] for f in part.functions} == {"__init__", "<genexpr>"}
+
+
+def with_block(calls, keep):
+    prof = rprofile.Profile(types=True, types_only=["Item", "Part", "generator"],
+                            **({} if calls else {"builtins": False, "calls": False}))
+    with prof:
+        keep.append(Item("ab"))  # made in the with statement's own frame
+        items(3, keep)
+        keep.append(parts_from_a_generator)
+        keep.extend(x for x in "yz")  # a generator made here, run by extend
+    return prof.types_stats()
+
+
+@needs_types
+def test_a_with_block_and_generators_being_made_are_charged_as_the_call_profile_does():
+    # `with` enables from Profile.__enter__, whose frame returns at once: the walks stop at the
+    # with statement's frame instead. A generator being made (before its first traceable
+    # instruction) is its caller's, as for the call profile, which has not seen it start.
+    by_calls = with_block(True, [])
+    by_frames = with_block(False, [])
+    assert set(by_calls) == set(by_frames) == {"test_types_no_calls.Item",
+                                               "test_types_no_calls.Part", "generator"}
+    for name in by_calls:
+        a, b = by_calls[name], by_frames[name]
+        assert (a.created, a.destroyed) == (b.created, b.destroyed), name
+        assert a.functions == b.functions, name
+    made_here = ("~", 0, "<no profiled call>")
+    assert by_frames["test_types_no_calls.Item"].functions[made_here] == (1, 1)
+    assert by_frames["generator"].functions == {made_here: (1, 0)}
+    assert by_calls["test_types_no_calls.Item"].stacks == by_frames["test_types_no_calls.Item"].stacks
+
+
+@needs_types
+def test_objects_of_another_thread_are_charged_to_its_functions():
+    keep = []
+    prof = rprofile.Profile(types=True, calls=False)
+    with prof:
+        t = threading.Thread(target=items, args=(4, keep))
+        t.start()
+        t.join()
+    stats = prof.types_stats()["test_types_no_calls.Item"]
+    assert {f[2]: n for f, n in stats.functions.items()} == {"items": (4, 1)}
+    # Walked to the thread's first frame: threading's, then this file's.
+    (stack,) = stats.stacks
+    assert [f[2] for f in stack][-2:] == ["run", "items"]
 
 
 @needs_types

@@ -472,6 +472,7 @@ class Profile(_Profiler):
 
     def __enter__(self):
         self.enable()
+        self._frame_base_up(1)  # calls=False: the with statement's frame, not this one's
         return self
 
     def __exit__(self, *exc_info):

@@ -396,6 +396,12 @@ impl Profiler {
         Ok(())
     }
 
+    /// `types=True, calls=False`: the frame `up` frames under the innermost one is where the
+    /// walks of objects' frames stop on this thread (`__enter__` enables from its own frame).
+    fn _frame_base_up(slf: &Bound<'_, Self>, up: usize) {
+        crate::tracer::types_hook::base_up(slf, up);
+    }
+
     /// disable()
     ///
     /// Stop collecting profiling information.

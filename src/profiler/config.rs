@@ -270,7 +270,7 @@ fn type_filters(py: Python<'_>, a: &[Option<Bound<'_, PyAny>>]) -> PyResult<Opti
         None => Vec::new(),
     };
     let gc = args::truthy(&a[3])?;
-    let calls = match &a[4] {
+    let calls = match a[4].as_ref().filter(|v| !v.is_none()) {
         Some(v) => v.is_truthy()?,
         None => true,
     };

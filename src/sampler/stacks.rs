@@ -114,6 +114,15 @@ struct Link {
     python: bool,
     /// On the thread's data stack (`FramePlacing::owned_by_thread`).
     on_data_stack: bool,
+    /// Runs the interpreter's own code (`StackFacts::internal_code`): no frame of the stack.
+    internal: bool,
+}
+
+impl Link {
+    /// A frame of the stack the walk gives.
+    fn shown(&self) -> bool {
+        self.python && !self.internal
+    }
 }
 
 /// What one frame of a chain is.
@@ -381,7 +390,7 @@ impl StackReader {
                     sample.torn = false;
                     if self.keep_addresses {
                         // The walk's Python frames, less those that returned under it.
-                        let python = self.chain.iter().filter(|l| l.python);
+                        let python = self.chain.iter().filter(|l| l.shown());
                         let returned = python.clone().count().saturating_sub(sample.frames.len());
                         let kept = python.skip(returned).map(|l| (l.frame, l.code));
                         sample.addresses.extend(kept);
@@ -407,9 +416,6 @@ impl StackReader {
         let truncated = self.frames(innermost, frames)?;
         let returned = self.check_chain(tstate, head)?;
         frames.drain(..returned.min(frames.len()));
-        if !self.internal.is_empty() {
-            frames.retain(|f| !self.internal.contains(&f.function));
-        }
         Ok(truncated)
     }
 
@@ -506,33 +512,42 @@ impl StackReader {
         self.check = bytes;
         match from {
             Some(from) if same && self.placed(from) => {
-                Ok(self.chain[..from].iter().filter(|l| l.python).count())
+                Ok(self.chain[..from].iter().filter(|l| l.shown()).count())
             }
             _ => Err(Error::Layout("the stack changed while it was read".into())),
         }
     }
 
     /// Whether each frame of the chain from `from` outwards that lies on the data stack has
-    /// its callee there (shims between them, on the C stack, aside) right after it, or at the
-    /// start of a new chunk: else the walk paired it with a call made in the slot afterwards.
+    /// its callee there right after it, or at the start of a new chunk: else the walk paired it
+    /// with a call made in the slot afterwards. A callee called from C (a shim on the C stack
+    /// between them) may lie further on: a finalizer run as a frame returns is pushed after
+    /// the frame being cleared, which is already unlinked.
     fn placed(&self, from: usize) -> bool {
         let Some(p) = self.facts.frame_placing else {
             return true;
         };
         let tag = self.facts.executable_tag_bits;
         let mut callee: Option<&Link> = None;
-        for l in self.chain[from..].iter().filter(|l| l.python) {
+        let mut from_c = false;
+        for l in &self.chain[from..] {
+            if !l.python {
+                from_c = true;
+                continue;
+            }
             if let Some(e) = callee.filter(|e| e.on_data_stack && l.on_data_stack) {
                 let size = self
                     .codes
                     .get(&(l.code & !tag))
                     .map_or(0, |c| c.frame_bytes);
-                let new_chunk = e.frame % PAGE == p.chunk_data;
-                if size != 0 && e.frame != l.frame.wrapping_add(size) && !new_chunk {
+                let end = l.frame.wrapping_add(size);
+                let placed = e.frame == end || (from_c && e.frame > end);
+                if size != 0 && !placed && e.frame % PAGE != p.chunk_data {
                     return false;
                 }
             }
             callee = Some(l);
+            from_c = false;
         }
         true
     }
@@ -609,6 +624,7 @@ impl StackReader {
                     code: span.u64_at(raw, o.frame_executable),
                     python: matches!(seen, Seen::Python(..)),
                     on_data_stack,
+                    internal: false,
                 });
             }
             match seen {
@@ -660,9 +676,19 @@ impl StackReader {
             }
         }
         self.check_codes()?;
+        if !self.internal.is_empty() {
+            let tag = self.facts.executable_tag_bits;
+            for l in self.chain.iter_mut().filter(|l| l.python) {
+                let function = self.codes.get(&(l.code & !tag)).map(|c| c.function);
+                l.internal = function.is_some_and(|f| self.internal.contains(&f));
+            }
+        }
         for i in 0..self.pending.len() {
             let (code, unit) = self.pending[i];
-            frames.push(self.frame_of(code, unit)?);
+            let frame = self.frame_of(code, unit)?;
+            if !self.internal.contains(&frame.function) {
+                frames.push(frame);
+            }
         }
         Ok(truncated)
     }
@@ -932,6 +958,7 @@ mod tests {
             code,
             python,
             on_data_stack,
+            internal: false,
         };
         let base = 0x7f00_0000_1000u64;
         let placed = |reader: &mut StackReader, chain: Vec<Link>| {
@@ -954,6 +981,15 @@ mod tests {
         torn[1].code = 0x5000;
         assert!(!placed(&mut reader, torn));
         // A callee at the start of a new chunk, and a generator's frame (off the data stack).
+        // Further on than its caller's end: from C (a finalizer run while a frame above the
+        // caller was cleared), but not in a direct call.
+        let mut from_c = good();
+        from_c[1].frame += 64;
+        from_c[0].frame += 64;
+        assert!(placed(&mut reader, from_c));
+        let mut direct = good();
+        direct[0].frame += 64;
+        assert!(!placed(&mut reader, direct));
         let mut chunk = good();
         chunk[0].frame = 0x7f00_0004_0000 + 24;
         assert!(placed(&mut reader, chunk));

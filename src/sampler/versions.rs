@@ -307,6 +307,11 @@ pub struct StackFacts {
     pub internal_code: Option<(u64, u32)>,
     /// Where frames lie on a thread's data stack (3.12+; `None`: not checked).
     pub frame_placing: Option<FramePlacing>,
+    /// How many bytes before `co_code_adaptive` `PyCodeObject._co_firsttraceable` (an `int`)
+    /// is: a frame whose instruction is before it has not started its call (3.13-3.15: 16, a
+    /// pointer and an `int` padded; checked on each against the instructions before `RESUME`).
+    /// Read only in this process (`own_frames`).
+    pub first_traceable_before_adaptive: Option<u64>,
     /// `FRAME_OWNED_BY_GENERATOR` (3.11+): a generator's or coroutine's frame, which is never
     /// the outermost of a thread's chain (its `previous` is set while it runs; a chain that
     /// ends at one was read while it yielded).
@@ -330,6 +335,7 @@ pub const STACK_FACTS_313: StackFacts = StackFacts {
     executable_tag_bits: 0,
     internal_code: Some((48, 0x200_0000)),
     frame_placing: Some(FRAME_PLACING_312),
+    first_traceable_before_adaptive: Some(16),
     frame_owned_by_generator: Some(1),
     str_facts: STR_FACTS_312,
     code_unit: 2,
@@ -355,6 +361,7 @@ pub const STACK_FACTS_315: StackFacts = StackFacts {
 pub const STACK_FACTS_312: StackFacts = StackFacts {
     layout: Some(LAYOUT_312),
     internal_code: None,
+    first_traceable_before_adaptive: None,
     ..STACK_FACTS_313
 };
 

@@ -100,9 +100,9 @@ pub struct State {
     /// labels: no call entry holds them), and the scratch the frames are walked into.
     pub frame_codes: std::collections::HashMap<usize, Py<PyAny>, rustc_hash::FxBuildHasher>,
     pub frame_walk: Vec<usize>,
-    /// The thread state that enabled a `calls=False` profiler and the frame that did: walks of
-    /// that thread stop there, as a call profile starts above it.
-    pub frame_base: (usize, crate::sampler::own_frames::Base),
+    /// The thread state that enabled a `calls=False` profiler, the frame that did and the code
+    /// object it ran: walks of that thread stop there, as a call profile starts above it.
+    pub frame_base: (usize, usize, usize),
     /// The RSS sampler, when the timeline records it (`Profile(rss=True)`).
     pub rss: Option<Box<crate::core::rss::Sampler>>,
     /// With a Python timer: how many of its readings events have used so far.

@@ -34,10 +34,12 @@ pub fn check_supported(py: Python<'_>) -> PyResult<()> {
 }
 
 #[cfg(Py_3_13)]
-pub use tracing::{activate, check_available, deactivate, installed, is_active, Installed};
+pub use tracing::{
+    activate, base_up, check_available, deactivate, installed, is_active, Installed,
+};
 
 #[cfg(not(Py_3_13))]
-pub use unsupported::{activate, check_available, deactivate, is_active};
+pub use unsupported::{activate, base_up, check_available, deactivate, is_active};
 
 /// Before 3.13 there is no reference tracer: `Config` refuses `types=True` first.
 #[cfg(not(Py_3_13))]
@@ -56,6 +58,8 @@ mod unsupported {
     }
 
     pub fn deactivate(_slf: &Bound<'_, Profiler>) {}
+
+    pub fn base_up(_slf: &Bound<'_, Profiler>, _up: usize) {}
 
     pub fn is_active(_slf: &Bound<'_, Profiler>) -> bool {
         false
@@ -221,15 +225,12 @@ mod tracing {
         unsafe {
             let s = &mut *st;
             let stop = match s.frame_base {
-                (base_ts, base) if base_ts == ts as usize => base,
+                (base_ts, frame, code) if base_ts == ts as usize => Base { frame, code },
                 _ => Base::default(),
             };
-            own.codes(
-                ts as usize,
-                &raw mut ffi::PyCode_Type as usize,
-                stop,
-                &mut s.frame_walk,
-            );
+            // Only the innermost frame's code is charged unless the whole stack is kept.
+            let limit = if whole { usize::MAX } else { 1 };
+            own.codes(ts as usize, code_type(), stop, limit, &mut s.frame_walk);
             let Some(&key) = s.frame_walk.first() else {
                 return none;
             };
@@ -247,6 +248,29 @@ mod tracing {
                 NO_STACK
             };
             (key, node)
+        }
+    }
+
+    /// `PyCode_Type`'s address.
+    fn code_type() -> usize {
+        &raw mut ffi::PyCode_Type as usize
+    }
+
+    /// `calls=False`, enabled from a frame that returns at once (`Profile.__enter__`): walks of
+    /// this thread stop at the frame `up` frames under the innermost one instead.
+    pub fn base_up(slf: &Bound<'_, Profiler>, up: usize) {
+        let p = slf.get();
+        if !ACTIVE.holds(slf) || p.read(|st| st.types.as_deref().is_none_or(|t| t.calls)) {
+            return;
+        }
+        let Some(Ok(own)) = OWN_FRAMES.get() else {
+            return;
+        };
+        // SAFETY: GIL held by this thread, whose state this is; a plain write after.
+        unsafe {
+            let ts = ffi::PyThreadState_Get() as usize;
+            let base = own.frame_at(ts, code_type(), up);
+            (*p.state_ptr()).frame_base = (ts, base.frame, base.code);
         }
     }
 
@@ -390,7 +414,8 @@ mod tracing {
             // SAFETY: GIL held by this thread, whose state this is; a plain write after.
             unsafe {
                 let ts = ffi::PyThreadState_Get() as usize;
-                (*p.state_ptr()).frame_base = (ts, own.innermost(ts));
+                let base = own.frame_at(ts, code_type(), 0);
+                (*p.state_ptr()).frame_base = (ts, base.frame, base.code);
             }
         }
         let skip = p.read(|st| st.types.as_deref().is_none_or(TypeTracking::skips_builtins));
