@@ -156,6 +156,11 @@ def test_nobody_holds_the_gil_of_an_idle_process():
     child, lines = _start(IDLE_CHILD, 1)
     try:
         assert lines == [["ready"]]
+        # Until it is in its read of stdin the main thread may still hold the GIL (CI, 3.13).
+        deadline = time.monotonic() + 30
+        while not _in_its_wait(child.pid, child.pid, "main"):
+            assert time.monotonic() < deadline, "the child never blocked in its read"
+            time.sleep(0.005)
         assert {_gil_holder(child.pid) for _ in range(20)} == {None}
         assert _running_threads(child.pid) == []
     finally:

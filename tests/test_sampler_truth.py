@@ -83,16 +83,25 @@ def test_a_finalizer_run_as_a_frame_returns_is_sampled(tmp_path):
 
 
 def test_generator_stacks_keep_their_callers(tmp_path):
-    out = tmp_path / "stacks.txt"
-    proc = run_rprofile("--sample", "--rate", "2000", "--collapsed", str(out), sampled_program("generators.py"),
-                "2")
-    whole, cut, bad = generator_stacks(out)
-    err = proc.stdout + proc.stderr
     # On an idle machine the sampler reads while the generators switch, tens of times during
     # one read: most reads of them are torn and dropped (counted; 5 to 1,700 of 4,000 kept in
-    # runs on 3.10-3.13, the most on a busy machine), and those kept are whole.
-    assert whole > 0, (whole, cut, err)
-    assert cut <= 0.005 * (whole + cut), (cut, whole, bad.most_common(5), err)
+    # runs on 3.10-3.13, the most on a busy machine; a CI run on 3.10 kept 10, none through a
+    # generator), and those kept are whole. Runs are added up, at most three, until some are.
+    whole = cut = 0
+    bad = collections.Counter()
+    errs = []
+    for n in range(3):
+        out = tmp_path / ("stacks-%d.txt" % n)
+        proc = run_rprofile("--sample", "--rate", "2000", "--collapsed", str(out),
+                            sampled_program("generators.py"), "2")
+        errs.append(proc.stdout + proc.stderr)
+        w, c, b = generator_stacks(out)
+        whole, cut = whole + w, cut + c
+        bad.update(b)
+        if whole > 0:
+            break
+    assert whole > 0, (whole, cut, errs)
+    assert cut <= 0.005 * (whole + cut), (cut, whole, bad.most_common(5), errs)
 
 
 IMPORT_SYSTEM = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
