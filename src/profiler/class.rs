@@ -357,7 +357,7 @@ impl Profiler {
             }
         }
         // calls=False: no profile hook (the profiler's tool slot stays free).
-        let calls = p.read(|st| st.types.as_deref().is_none_or(|t| t.calls));
+        let calls = p.read(State::profiles_calls);
         if let Err(e) = if calls { hook::install(slf) } else { Ok(()) } {
             // SAFETY: as above.
             if let Some(r) = unsafe { (*p.state_ptr()).rss.as_deref_mut() } {
@@ -413,7 +413,7 @@ impl Profiler {
         if !cfg!(Py_3_12) || p.read(|st| st.enabled) {
             crate::tracer::memory_hook::deactivate(slf);
             // Even if unhooking reports an error, the hook is gone: finish disabling first.
-            let calls = p.read(|st| st.types.as_deref().is_none_or(|t| t.calls));
+            let calls = p.read(State::profiles_calls);
             let unhooked = if calls { hook::uninstall(slf) } else { Ok(()) };
             // SAFETY: short write, then the flush (which manages its own borrows).
             unsafe {

@@ -1007,6 +1007,10 @@ mod tests {
         let mut tagged = good();
         tagged[1].code |= 1;
         assert!(placed(&mut reader, tagged));
+        // (Tagged, a torn pair is still told: the size is looked up without the tag.)
+        let mut tagged_torn = good();
+        tagged_torn[1].code = 0x5000 | 1;
+        assert!(!placed(&mut reader, tagged_torn));
     }
 
     #[test]

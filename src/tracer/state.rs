@@ -112,6 +112,11 @@ pub struct State {
 }
 
 impl State {
+    /// Whether calls are profiled: all but `types=True, calls=False`, which installs no hook.
+    pub fn profiles_calls(&self) -> bool {
+        self.types.as_deref().is_none_or(|t| t.calls)
+    }
+
     /// A Python timer's reading `t`, made fit for the stack it is about to be used on; `reads`
     /// is [`State::timer_reads`] from before the timer was called. With one stack for every
     /// thread (threads=False), other threads' events may have used later times while the timer

@@ -260,7 +260,7 @@ mod tracing {
     /// this thread stop at the frame `up` frames under the innermost one instead.
     pub fn base_up(slf: &Bound<'_, Profiler>, up: usize) {
         let p = slf.get();
-        if !ACTIVE.holds(slf) || p.read(|st| st.types.as_deref().is_none_or(|t| t.calls)) {
+        if !ACTIVE.holds(slf) || p.read(State::profiles_calls) {
             return;
         }
         let Some(Ok(own)) = OWN_FRAMES.get() else {
@@ -403,7 +403,7 @@ mod tracing {
             return Ok(());
         }
         let p = slf.get();
-        if !p.read(|st| st.types.as_deref().is_none_or(|t| t.calls)) {
+        if !p.read(State::profiles_calls) {
             let own =
                 OWN_FRAMES.get_or_init(|| OwnFrames::of_this_process().map_err(|e| e.to_string()));
             let own = own.as_ref().map_err(|why| {
