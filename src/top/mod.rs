@@ -246,7 +246,14 @@ fn key(c: char, view: &mut View, figures: &Figures, o: &Options, written: &mut V
             view.message = "counts reset: since the start is since now".into();
         }
         't' => {
-            let seen: Vec<u32> = table::threads(&figures.window, o.cpu_states)
+            // The threads of the profile shown: the window and the whole run number theirs
+            // apart (CI, 3.15: the window's index named another thread of the whole run).
+            let shown = if view.since_start {
+                &figures.whole
+            } else {
+                &figures.window
+            };
+            let seen: Vec<u32> = table::threads(shown, o.cpu_states)
                 .iter()
                 .map(|t| t.index)
                 .collect();
@@ -346,7 +353,7 @@ fn draw_screen(
     };
     let who = match view.thread {
         None => "all threads".to_string(),
-        Some(t) => format!("thread {}", figures.window.thread_label(t)),
+        Some(t) => format!("thread {}", shown.thread_label(t)),
     };
     let header = vec![
         format!("rprofile top: {} (pid {}{version})", o.title, o.pid),
