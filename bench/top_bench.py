@@ -14,7 +14,11 @@ bare, timing itself once told `go`. Each round runs every mode once, the order r
   window trimmed at each read, the stalls found at the end);
 - `top`: `python -m rprofile top --pid`, in a tmux window of 120x40;
 - `py-spy-top`, `py-spy-top-nonblocking`: `py-spy top --pid` (it pauses the target for each
-  sample by default), in the same window.
+  sample by default), in the same window;
+- with `--alt DIR`, `attach-alt` and `top-alt`: the same as `attach` and `top` with the rprofile
+  installed in DIR (`pip install --target DIR` of another build's wheel) first on `PYTHONPATH`.
+
+`--modes` picks some of them (default: all but the `-alt` ones, which `--alt` adds).
 
 Each tool is started 1 s before `go` and stopped when the target is done (SIGINT for the
 recorders, Ctrl-C typed into tmux for the views); its CPU (user+sys, its children's rusage as a
@@ -41,6 +45,7 @@ import benchsite  # noqa: E402
 
 TARGET = [sys.executable, os.path.join(HERE, "sampling.py"), "--target", "none", "24", "0"]
 MODES = ["none", "attach", "recorder", "top", "py-spy-top", "py-spy-top-nonblocking"]
+ALT_MODES = ["attach-alt", "top-alt"]
 LEAD = 1.0
 
 
@@ -64,10 +69,11 @@ def wrap(out, cmd):
 
 
 class Tmux:
-    def __init__(self, folder, cmd):
+    def __init__(self, folder, cmd, env=None):
         self.socket = os.path.join(folder, "tmux.sock")
+        prefix = "" if env is None else "env PYTHONPATH=%s " % env["PYTHONPATH"]
         self.run("new-session", "-d", "-s", "b", "-x", "120", "-y", "40",
-                 " ".join(cmd) + "; sleep 600")
+                 prefix + " ".join(cmd) + "; sleep 600")
 
     def run(self, *args):
         return subprocess.run(["tmux", "-S", self.socket, *args], capture_output=True,
@@ -77,8 +83,12 @@ class Tmux:
         self.run("kill-server")
 
 
-def one_run(mode, rate, pyspy, folder):
+def one_run(mode, rate, pyspy, folder, alt):
     """The target's figures under `mode`, with the tool's CPU share."""
+    env = None
+    if mode.endswith("-alt"):
+        env = dict(os.environ, PYTHONPATH=alt)
+        mode = mode[:-len("-alt")]
     target = subprocess.Popen(TARGET, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert target.stdout.readline().strip() == "ready"
     out = os.path.join(folder, "tool.json")
@@ -88,13 +98,13 @@ def one_run(mode, rate, pyspy, folder):
     sample = [sys.executable, "-m", "rprofile", "--sample", "--rate", str(rate), "--pid", pid,
               "-o", os.path.join(folder, "out.prof")]
     if mode == "attach":
-        tool = subprocess.Popen(wrapped(out, sample), stderr=subprocess.DEVNULL)
+        tool = subprocess.Popen(wrapped(out, sample), stderr=subprocess.DEVNULL, env=env)
     elif mode == "recorder":
         tool = subprocess.Popen(wrapped(out, sample + ["--record-last", "60", "--stall", "200"]),
                                 stderr=subprocess.DEVNULL)
     elif mode == "top":
         view = Tmux(folder, wrapped(out, [sys.executable, "-m", "rprofile", "top", "--rate",
-                                          str(rate), "--pid", pid]))
+                                          str(rate), "--pid", pid]), env)
     elif mode.startswith("py-spy-top"):
         cmd = [pyspy, "top", "--rate", str(rate), "--pid", pid]
         if mode.endswith("nonblocking"):
@@ -152,18 +162,26 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--rate", type=int, default=1000)
     ap.add_argument("--raw")
+    ap.add_argument("--alt", help="a folder holding another build of rprofile")
+    ap.add_argument("--modes", help="comma-separated, of: " + ",".join(MODES + ALT_MODES))
     args = ap.parse_args()
     if shutil.which("tmux") is None:
         raise SystemExit("tmux is needed (apt-get install tmux)")
     pyspy = benchsite.ensure_tool("py-spy>=0.4,<0.5", "py-spy")
-    modes = [m for m in MODES if pyspy or not m.startswith("py-spy")]
+    modes = args.modes.split(",") if args.modes else MODES + (ALT_MODES if args.alt else [])
+    unknown = [m for m in modes if m not in MODES + ALT_MODES]
+    if unknown or (not args.alt and any(m in ALT_MODES for m in modes)):
+        ap.error("unknown modes %s, or an -alt mode without --alt" % unknown)
+    modes = [m for m in modes if pyspy or not m.startswith("py-spy")]
+    if "none" not in modes:
+        modes.insert(0, "none")
     res = {m: [] for m in modes}
     load0 = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="rprofile-top-bench-") as folder:
         for r in range(args.rounds):
             order = modes[r % len(modes):] + modes[:r % len(modes)]
             for m in order:
-                res[m].append(one_run(m, args.rate, pyspy, folder))
+                res[m].append(one_run(m, args.rate, pyspy, folder, args.alt))
             print("round %d/%d" % (r + 1, args.rounds), file=sys.stderr)
     if args.raw:
         with open(args.raw, "w") as f:

@@ -82,6 +82,23 @@ impl Snapshot {
         }
     }
 
+    /// Serves, in place of what `begin` read, `bytes`: the ranges `ranges` one after the
+    /// other, as one later call read them.
+    pub fn adopt(&mut self, ranges: &[(u64, usize)], bytes: &[u8]) {
+        self.held.clear();
+        self.bytes.clear();
+        self.bytes.extend_from_slice(bytes);
+        self.last = 0;
+        let mut offset = 0usize;
+        for &(addr, len) in ranges {
+            if offset + len > bytes.len() {
+                break;
+            }
+            self.held.push((addr, len, offset));
+            offset += len;
+        }
+    }
+
     /// Stops serving what `begin` read: the target is to be read anew.
     pub fn forget(&mut self) {
         self.held.clear();
@@ -182,5 +199,32 @@ mod tests {
         snap.begin(pid);
         assert!(snap.read_u64(pid, 8).is_err());
         assert_eq!(snap.read_u64(pid, base + 8).ok(), Some(20));
+    }
+
+    #[test]
+    fn an_adopted_read_is_served_in_place_of_what_begin_read() {
+        let data = [1u64, 2, 3, 4];
+        let base = data.as_ptr() as u64;
+        let pid = own_pid();
+        let mut snap = Snapshot::default();
+        snap.begin(pid);
+        assert_eq!(snap.read_u64(pid, base).ok(), Some(1));
+        snap.begin(pid);
+        // Bytes another read found: the second and fourth words as 20 and 40.
+        let bytes: Vec<u8> = [20u64, 40].iter().flat_map(|w| w.to_ne_bytes()).collect();
+        snap.adopt(&[(base + 8, 8), (base + 24, 8), (base + 32, 8)], &bytes);
+        assert_eq!(snap.read_u64(pid, base + 8).ok(), Some(20));
+        assert_eq!(snap.read_u64(pid, base + 24).ok(), Some(40));
+        // What `begin` held is not served any more, nor a range past the adopted bytes.
+        let mut fresh_reads = 0;
+        let mut b = [0u8; 8];
+        let fresh = |out: &mut [u8]| {
+            fresh_reads += 1;
+            memory::read(pid, base, out)
+        };
+        assert!(snap.read(base, &mut b, fresh).is_ok());
+        assert_eq!((u64::from_ne_bytes(b), fresh_reads), (1, 1));
+        let mut b = [0u8; 8];
+        assert!(!snap.held(base + 32, &mut b));
     }
 }

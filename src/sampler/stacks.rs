@@ -17,9 +17,11 @@
 //! span); a thread's frames are read a page at a time (`Pages`: 3.11+'s data stack holds a
 //! 20-deep stack in one or two pages, 3.10's frame objects lie on a few heap pages); and one
 //! call per thread for the headers of all its frames' code objects, which checks that each
-//! cached code object is still the one cached (an address can be reused after a free). Names
-//! and location tables are read only for a code object not seen before. `check_chain`'s read
-//! is never served from the snapshot: it is the stack's second, fresh look.
+//! cached code object is still the one cached (an address can be reused after a free), once a
+//! sample. Names and location tables are read only for a code object not seen before.
+//! `check_chain`'s read is never served from the snapshot: it is the stack's second, fresh
+//! look. A thread read again after a failed check is walked from what that check read (one
+//! call a walk, not one per thread state, page and header).
 //!
 //! A running target changes under the reader: every count and length read from it is capped,
 //! and a thread whose stack cannot be read whole is read again from its thread state (a few
@@ -103,6 +105,8 @@ struct Code {
     lines: HashMap<u64, i32, FxBuildHasher>,
     /// Bytes its frames take on the data stack (0: not known).
     frame_bytes: u64,
+    /// The read (`StackReader::reads`) that last found its header unchanged.
+    checked: u64,
 }
 
 /// One frame of a walked chain, as read.
@@ -159,6 +163,10 @@ pub struct StackReader {
     chain: Vec<Link>,
     /// Bytes of `check_chain`'s read.
     check: Vec<u8>,
+    /// Reads so far: a code object's header checked at this read is not checked again in it.
+    reads: u64,
+    /// Whether the snapshot now holds what the last failed check read (`Snapshot::adopt`).
+    adopted: bool,
     /// Pages read in this walk of a thread's frames (they share a few).
     pages: Pages,
     /// What the last sample read, read again in one call as the next starts: the runtime's
@@ -248,6 +256,8 @@ impl StackReader {
             pending: Vec::new(),
             chain: Vec::new(),
             check: Vec::new(),
+            adopted: false,
+            reads: 0,
             pages: Pages::default(),
             snap: Snapshot::default(),
             tids: None,
@@ -309,6 +319,7 @@ impl StackReader {
     /// a thread whose own stack was torn is in `out` with `torn` set.
     pub fn read(&mut self, out: &mut Vec<ThreadSample>) -> Result<(), Error> {
         let mut used = 0;
+        self.reads += 1;
         self.snap.begin(self.pid);
         let mut interp = self.snapped_u64(self.runtime, self.off.interpreters_head)?;
         for _ in 0..MAX_INTERPRETERS {
@@ -368,14 +379,21 @@ impl StackReader {
                 None => i32::try_from(sample.native_thread_id) == Ok(self.pid),
             };
             let mut frames = std::mem::take(&mut sample.frames);
+            self.adopted = false;
             let mut walked = self.walk(tstate, &head, &mut frames);
             for _ in 0..self.rereads {
                 if walked.is_ok() {
                     break;
                 }
-                // Read anew: not from the bytes the torn walk was read from.
-                self.snap.forget();
-                walked = memory::read(self.pid, at(tstate, span.lo)?, &mut head)
+                // Read anew: from what the torn walk's check read, else from the target; never
+                // from the bytes the torn walk was read from.
+                if !std::mem::take(&mut self.adopted) {
+                    self.snap.forget();
+                }
+                let (pid, addr) = (self.pid, at(tstate, span.lo)?);
+                walked = self
+                    .snap
+                    .read(addr, &mut head, |out| memory::read(pid, addr, out))
                     .map_err(Error::Io)
                     .and_then(|()| self.walk(tstate, &head, &mut frames));
             }
@@ -423,47 +441,53 @@ impl StackReader {
     /// frame's `previous` and code object, and where the innermost frame is once more; fails
     /// unless all are as the walk read them, from the frame innermost now (the walk's first, or
     /// a caller of it that the frames read before it returned to) outwards. Returns how many
-    /// Python frames returned: the stack is the walk's without them. The walk read frame after frame while the thread
-    /// ran: a frame may have returned and its memory been taken by another call (`mid_a` read
-    /// under a stale `leaf_b`), or a generator may have yielded and unlinked its `previous` (a
-    /// stack cut at the generator). Frames that lie close together (3.11+'s data stack) are
-    /// read as one range, so that they are copied at nearly one instant, and the innermost
-    /// frame's place is read before and after them: a chain found unchanged between two reads
-    /// of where it starts is the thread's stack at that moment.
+    /// Python frames returned: the stack is the walk's without them. The walk read frame after
+    /// frame while the thread ran: a frame may have returned and its memory been taken by
+    /// another call (`mid_a` read under a stale `leaf_b`), or a generator may have yielded and
+    /// unlinked its `previous` (a stack cut at the generator). Frames that lie close together
+    /// (3.11+'s data stack) are read as one range, so that they are copied at nearly one
+    /// instant, and the innermost frame's place is read before and after them: a chain found
+    /// unchanged between two reads of where it starts is the thread's stack at that moment.
+    /// The frames are read whole (data stack frames to the end of their page) and the thread
+    /// state last as its span: a check that fails hands its read to the snapshot
+    /// (`Snapshot::adopt`), and the next walk reads from it, one call a walk.
     fn check_chain(&mut self, tstate: u64, head: &[u8]) -> Result<usize, Error> {
         if self.chain.is_empty() {
             return Ok(0);
         }
         let o = self.off;
-        let link = self.spans.link;
+        let (link, frame, thread) = (self.spans.link, self.spans.frame, self.spans.thread);
         // Where the innermost frame is: the thread state's own field, or (3.11-3.12) its
-        // `cframe` pointer and that cframe's field.
-        let cframe = o
-            .thread_cframe
-            .map(|c| (c, self.spans.thread.u64_at(head, c)));
-        let mut current = Vec::with_capacity(2);
+        // `cframe` pointer and that cframe's field. Read first as words, last as the thread
+        // state's span (and the cframe's word): a read that fails the check is the next walk's.
+        let cframe = o.thread_cframe.map(|c| (c, thread.u64_at(head, c)));
+        let mut ranges = Vec::with_capacity(8);
         match cframe {
             Some((field, cframe)) => {
-                current.push((at(tstate, field)?, 8));
-                current.push((at(cframe, o.current_frame)?, 8));
+                ranges.push((at(tstate, field)?, 8));
+                ranges.push((at(cframe, o.current_frame)?, 8));
             }
-            None => current.push((at(tstate, o.current_frame)?, 8)),
+            None => ranges.push((at(tstate, o.current_frame)?, 8)),
         }
-        // The frames' link fields as few ranges: frames in address order, merged while the
-        // gap to the next is under `NEAR`.
+        let words = ranges.len();
+        // The frames whole, as few ranges: in address order, merged while the gap to the next
+        // is under `NEAR`; one on the data stack to the end of its page, where the frames of a
+        // stack grown since lie.
         const NEAR: u64 = 512;
         let mut order: Vec<usize> = (0..self.chain.len()).collect();
         order.sort_unstable_by_key(|&i| self.chain[i].frame);
-        let mut ranges = current.clone();
         // Per frame of the chain: where its link bytes start in the read.
         let mut place = vec![0usize; self.chain.len()];
-        let mut offset = current.len() * 8;
+        let mut offset = words * 8;
         let mut open: Option<(u64, u64)> = None;
         for &i in &order {
-            let lo = at(self.chain[i].frame, link.lo)?;
-            let hi = lo + link.bytes() as u64;
+            let lo = at(self.chain[i].frame, frame.lo)?;
+            let mut hi = at(lo, frame.bytes() as u64)?;
+            if self.chain[i].on_data_stack {
+                hi = hi.max(((hi - 1) | (PAGE - 1)).saturating_add(1));
+            }
             open = match open {
-                Some((start, end)) if lo <= end + NEAR => Some((start, end.max(hi))),
+                Some((start, end)) if lo <= end.saturating_add(NEAR) => Some((start, end.max(hi))),
                 Some((start, end)) => {
                     ranges.push((start, (end - start) as usize));
                     offset += (end - start) as usize;
@@ -472,30 +496,38 @@ impl StackReader {
                 None => Some((lo, hi)),
             };
             if let Some((start, _)) = open {
-                place[i] = offset + (lo - start) as usize;
+                place[i] = offset + (lo - start + (link.lo - frame.lo)) as usize;
             }
         }
         if let Some((start, end)) = open {
             ranges.push((start, (end - start) as usize));
         }
-        ranges.extend_from_slice(&current);
+        let after = ranges.iter().map(|r| r.1).sum::<usize>();
+        ranges.push((at(tstate, thread.lo)?, thread.bytes()));
+        if let Some((_, cframe)) = cframe {
+            ranges.push((at(cframe, o.current_frame)?, 8));
+        }
         let mut bytes = std::mem::take(&mut self.check);
         let read = memory::read_ranges(self.pid, &ranges, &mut bytes);
+        let whole = read.is_ok_and(|n| n == bytes.len());
         let word = |b: &[u8], i: usize| {
             let w = b.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok());
             w.map_or(0, u64::from_ne_bytes)
         };
-        // Where the innermost frame was, read at byte `i` of the read.
-        let innermost = |b: &[u8], i: usize| match cframe {
-            Some((_, was)) if word(b, i) == was => word(b, i + 8),
+        let now = match cframe {
+            Some((_, was)) if word(&bytes, 0) == was => word(&bytes, 8),
             Some(_) => 0,
-            None => word(b, i),
+            None => word(&bytes, 0),
         };
-        let after = bytes.len().saturating_sub(current.len() * 8);
-        let now = innermost(&bytes, 0);
+        let field = |f: u64| after + (f - thread.lo) as usize;
+        let then = match cframe {
+            Some((c, was)) if word(&bytes, field(c)) == was => word(&bytes, after + thread.bytes()),
+            Some(_) => 0,
+            None => word(&bytes, field(o.current_frame)),
+        };
         // The frame innermost now, and the same after the frames were read: the walk's first
         // frame, or one of its callers when the frames before it returned during the walk.
-        let from = (read.is_ok_and(|n| n == bytes.len()) && now == innermost(&bytes, after))
+        let from = (whole && now == then)
             .then(|| self.chain.iter().position(|l| l.frame == now))
             .flatten();
         let same = from.is_some_and(|from| {
@@ -509,13 +541,21 @@ impl StackReader {
                     })
                 })
         });
-        self.check = bytes;
-        match from {
+        let checked = match from {
             Some(from) if same && self.placed(from) => {
                 Ok(self.chain[..from].iter().filter(|l| l.shown()).count())
             }
-            _ => Err(Error::Layout("the stack changed while it was read".into())),
-        }
+            _ => {
+                // The next walk reads what this read found, not the target once more.
+                if whole {
+                    self.snap.adopt(&ranges[words..], &bytes[words * 8..]);
+                    self.adopted = true;
+                }
+                Err(Error::Layout("the stack changed while it was read".into()))
+            }
+        };
+        self.check = bytes;
+        checked
     }
 
     /// Whether each frame of the chain from `from` outwards that lies on the data stack has
@@ -741,7 +781,12 @@ impl StackReader {
         let span = self.spans.code;
         self.addrs.clear();
         for &(code, _) in &self.pending {
-            if !self.addrs.contains(&code) {
+            // Checked already in this sample, microseconds ago: no free and reuse since.
+            let checked = self
+                .codes
+                .get(&code)
+                .is_some_and(|c| c.checked == self.reads);
+            if !checked && !self.addrs.contains(&code) {
                 self.addrs.push(code);
             }
         }
@@ -792,6 +837,9 @@ impl StackReader {
         if !fresh {
             self.cache_code(code, header.into())?;
         }
+        if let Some(c) = self.codes.get_mut(&code) {
+            c.checked = self.reads;
+        }
         Ok(())
     }
 
@@ -834,6 +882,7 @@ impl StackReader {
                 linetable,
                 lines: HashMap::default(),
                 frame_bytes,
+                checked: 0,
             },
         );
         Ok(())
@@ -949,6 +998,7 @@ mod tests {
                 linetable: Vec::new(),
                 lines: HashMap::default(),
                 frame_bytes: words * 8,
+                checked: 0,
             };
             reader.codes.insert(code, c);
         }
