@@ -759,6 +759,13 @@ impl StackReader {
         }
         // 3.14+: a `_PyStackRef`, whose low bits are its tag.
         let code = span.u64_at(raw, o.frame_executable) & !self.facts.executable_tag_bits;
+        // No code: 3.14+ clear a returned frame's (`PyStackRef_NULL`); or memory no call has
+        // used yet. Torn, told without a read of a code object at address 0.
+        if code == 0 {
+            return Err(Error::Layout(
+                "a frame without code: it returned while read".into(),
+            ));
+        }
         let unit = match (self.facts.frame_kind, o.code_adaptive) {
             // `f_lasti`: the code unit last started, -1 before the first.
             (FrameKind::Object310, _) => u64::try_from(span.i32_at(raw, o.frame_instr_ptr)).ok(),
@@ -1061,6 +1068,31 @@ mod tests {
         let mut tagged_torn = good();
         tagged_torn[1].code = 0x5000 | 1;
         assert!(!placed(&mut reader, tagged_torn));
+    }
+
+    #[test]
+    fn a_frame_without_code_returned_while_read() {
+        // 3.14+ clear a returned frame's code to `PyStackRef_NULL` (the tag bits alone).
+        let pid = crate::sampler::own_pid();
+        let reader = StackReader::with(pid, 0, &versions::STACK_FACTS_314, versions::LAYOUT_312);
+        let (o, span) = (reader.off, reader.spans.frame);
+        let mut raw = vec![0u8; span.bytes()];
+        let mut seen = |code: u64| {
+            put(&mut raw, o.frame_executable - span.lo, &code.to_ne_bytes());
+            put(
+                &mut raw,
+                o.frame_instr_ptr - span.lo,
+                &(code + 0x100).to_ne_bytes(),
+            );
+            match reader.seen(&raw) {
+                Err(Error::Layout(_)) => "torn",
+                Ok(Seen::Python(c, _)) if c == code & !3 => "python",
+                _ => "other",
+            }
+        };
+        assert_eq!(seen(1), "torn");
+        assert_eq!(seen(0), "torn");
+        assert_eq!(seen(0x5001), "python");
     }
 
     #[test]
