@@ -43,7 +43,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import benchsite  # noqa: E402
 
-TARGET = [sys.executable, os.path.join(HERE, "sampling.py"), "--target", "none", "24", "0"]
+def target_cmd(reps):
+    return [sys.executable, os.path.join(HERE, "sampling.py"), "--target", "none", str(reps), "0"]
 MODES = ["none", "attach", "recorder", "top", "py-spy-top", "py-spy-top-nonblocking"]
 ALT_MODES = ["attach-alt", "top-alt"]
 LEAD = 1.0
@@ -83,13 +84,14 @@ class Tmux:
         self.run("kill-server")
 
 
-def one_run(mode, rate, pyspy, folder, alt):
+def one_run(mode, rate, pyspy, folder, alt, reps):
     """The target's figures under `mode`, with the tool's CPU share."""
     env = None
     if mode.endswith("-alt"):
         env = dict(os.environ, PYTHONPATH=alt)
         mode = mode[:-len("-alt")]
-    target = subprocess.Popen(TARGET, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    target = subprocess.Popen(target_cmd(reps), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
     assert target.stdout.readline().strip() == "ready"
     out = os.path.join(folder, "tool.json")
     if os.path.exists(out):
@@ -162,6 +164,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--rate", type=int, default=1000)
     ap.add_argument("--raw")
+    ap.add_argument("--reps", type=int, default=24,
+                    help="the target's rounds of work (default 24: ~1-2 s here)")
     ap.add_argument("--alt", help="a folder holding another build of rprofile")
     ap.add_argument("--modes", help="comma-separated, of: " + ",".join(MODES + ALT_MODES))
     args = ap.parse_args()
@@ -181,7 +185,7 @@ def main():
         for r in range(args.rounds):
             order = modes[r % len(modes):] + modes[:r % len(modes)]
             for m in order:
-                res[m].append(one_run(m, args.rate, pyspy, folder, args.alt))
+                res[m].append(one_run(m, args.rate, pyspy, folder, args.alt, args.reps))
             print("round %d/%d" % (r + 1, args.rounds), file=sys.stderr)
     if args.raw:
         with open(args.raw, "w") as f:
