@@ -43,8 +43,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import benchsite  # noqa: E402
 
+
 def target_cmd(reps):
     return [sys.executable, os.path.join(HERE, "sampling.py"), "--target", "none", str(reps), "0"]
+
+
 MODES = ["none", "attach", "recorder", "top", "py-spy-top", "py-spy-top-nonblocking"]
 ALT_MODES = ["attach-alt", "top-alt"]
 LEAD = 1.0

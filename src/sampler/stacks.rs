@@ -281,6 +281,14 @@ impl StackReader {
         self.snap.read_u64(self.pid, at(addr, offset)?)
     }
 
+    /// The span of the thread state at `tstate` into `head`, from the snapshot where it holds it.
+    fn thread_span(&mut self, tstate: u64, head: &mut [u8]) -> Result<(), Error> {
+        let (pid, addr) = (self.pid, at(tstate, self.spans.thread.lo)?);
+        self.snap
+            .read(addr, head, |out| memory::read(pid, addr, out))
+            .map_err(Error::Io)
+    }
+
     fn string(&self, addr: u64) -> io::Result<String> {
         remote::read_str(
             self.pid,
@@ -351,10 +359,7 @@ impl StackReader {
             if tstate == 0 {
                 return Ok(used);
             }
-            let pid = self.pid;
-            let addr = at(tstate, span.lo)?;
-            self.snap
-                .read(addr, &mut head, |out| memory::read(pid, addr, out))?;
+            self.thread_span(tstate, &mut head)?;
             let back = span.u64_at(&head, o.thread_interp);
             if back != interp {
                 return Err(Error::Layout(format!(
@@ -390,11 +395,8 @@ impl StackReader {
                 if !std::mem::take(&mut self.adopted) {
                     self.snap.forget();
                 }
-                let (pid, addr) = (self.pid, at(tstate, span.lo)?);
                 walked = self
-                    .snap
-                    .read(addr, &mut head, |out| memory::read(pid, addr, out))
-                    .map_err(Error::Io)
+                    .thread_span(tstate, &mut head)
                     .and_then(|()| self.walk(tstate, &head, &mut frames));
             }
             let sample = &mut out[used - 1];
@@ -484,7 +486,7 @@ impl StackReader {
             let lo = at(self.chain[i].frame, frame.lo)?;
             let mut hi = at(lo, frame.bytes() as u64)?;
             if self.chain[i].on_data_stack {
-                hi = hi.max(((hi - 1) | (PAGE - 1)).saturating_add(1));
+                hi = ((hi - 1) | (PAGE - 1)).saturating_add(1);
             }
             open = match open {
                 Some((start, end)) if lo <= end.saturating_add(NEAR) => Some((start, end.max(hi))),
@@ -514,16 +516,16 @@ impl StackReader {
             let w = b.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok());
             w.map_or(0, u64::from_ne_bytes)
         };
-        let now = match cframe {
-            Some((_, was)) if word(&bytes, 0) == was => word(&bytes, 8),
-            Some(_) => 0,
-            None => word(&bytes, 0),
+        // Where the innermost frame was: the word at byte `current`, or (3.11-3.12) the one at
+        // `current` if the cframe pointer at byte `pointer` is the walk's.
+        let innermost = |pointer: usize, current: usize| match cframe {
+            Some((_, was)) if word(&bytes, pointer) != was => 0,
+            _ => word(&bytes, current),
         };
         let field = |f: u64| after + (f - thread.lo) as usize;
-        let then = match cframe {
-            Some((c, was)) if word(&bytes, field(c)) == was => word(&bytes, after + thread.bytes()),
-            Some(_) => 0,
-            None => word(&bytes, field(o.current_frame)),
+        let (now, then) = match cframe {
+            Some((c, _)) => (innermost(0, 8), innermost(field(c), after + thread.bytes())),
+            None => (innermost(0, 0), innermost(0, field(o.current_frame))),
         };
         // The frame innermost now, and the same after the frames were read: the walk's first
         // frame, or one of its callers when the frames before it returned during the walk.
