@@ -283,5 +283,27 @@ mod tests {
         let spans = Spans::of(&versions::LAYOUT_310);
         assert_eq!(spans.frame, Span { lo: 24, hi: 109 });
         assert_eq!(spans.code, Span { lo: 40, hi: 128 });
+        // 3.11: from `f_code` through `owner`, which holds `is_entry`.
+        let spans = Spans::of(&versions::LAYOUT_311);
+        assert_eq!(spans.frame, Span { lo: 32, hi: 70 });
+        let entry = versions::STACK_FACTS_311
+            .frame_placing
+            .and_then(|p| p.frame_is_entry);
+        assert!(entry.is_some_and(|at| (spans.frame.lo..spans.frame.hi).contains(&at)));
+    }
+
+    #[test]
+    fn a_frame_size_is_the_code_objects_field_or_311s_sum() {
+        // A code object whose `int`s at 68, 72 and 76 are 5, 99 and 7.
+        let field = |at| {
+            Ok(match at {
+                68 => 5,
+                76 => 7,
+                _ => 99,
+            })
+        };
+        let size = |p: versions::FramePlacing| p.frame_size.bytes(field).ok();
+        assert_eq!(size(versions::FRAME_PLACING_312), Some(7 * 8));
+        assert_eq!(size(versions::FRAME_PLACING_311), Some((5 + 7 + 9) * 8));
     }
 }

@@ -120,6 +120,8 @@ struct Link {
     on_data_stack: bool,
     /// Runs the interpreter's own code (`StackFacts::internal_code`): no frame of the stack.
     internal: bool,
+    /// Called from C code (3.11's `is_entry`, `FramePlacing::frame_is_entry`).
+    entry: bool,
 }
 
 impl Link {
@@ -529,7 +531,9 @@ impl StackReader {
         };
         // The frame innermost now, and the same after the frames were read: the walk's first
         // frame, or one of its callers when the frames before it returned during the walk.
-        let from = (whole && now == then)
+        // (0: no frame, or (3.11-3.12) the thread is on another cframe now.)
+        let still = whole && now != 0 && now == then;
+        let from = still
             .then(|| self.chain.iter().position(|l| l.frame == now))
             .flatten();
         let same = from.is_some_and(|from| {
@@ -548,8 +552,10 @@ impl StackReader {
                 Ok(self.chain[..from].iter().filter(|l| l.shown()).count())
             }
             _ => {
-                // The next walk reads what this read found, not the target once more.
-                if whole {
+                // The next walk reads what this read found, not the target once more, if the
+                // innermost frame held still across it: else its frames predate its innermost
+                // frame (3.11: a callee's stale slot under a caller called since, a crossing).
+                if still {
                     self.snap.adopt(&ranges[words..], &bytes[words * 8..]);
                     self.adopted = true;
                 }
@@ -563,8 +569,8 @@ impl StackReader {
     /// Whether each frame of the chain from `from` outwards that lies on the data stack has
     /// its callee there right after it, or at the start of a new chunk: else the walk paired it
     /// with a call made in the slot afterwards. A callee called from C (a shim on the C stack
-    /// between them) may lie further on: a finalizer run as a frame returns is pushed after
-    /// the frame being cleared, which is already unlinked.
+    /// between them, or 3.11's `is_entry`) may lie further on: a finalizer run as a frame
+    /// returns is pushed after the frame being cleared, which is already unlinked.
     fn placed(&self, from: usize) -> bool {
         let Some(p) = self.facts.frame_placing else {
             return true;
@@ -583,7 +589,7 @@ impl StackReader {
                     .get(&(l.code & !tag))
                     .map_or(0, |c| c.frame_bytes);
                 let end = l.frame.wrapping_add(size);
-                let placed = e.frame == end || (from_c && e.frame > end);
+                let placed = e.frame == end || ((from_c || e.entry) && e.frame > end);
                 if size != 0 && !placed && e.frame % PAGE != p.chunk_data {
                     return false;
                 }
@@ -656,10 +662,14 @@ impl StackReader {
             let seen = self.seen(raw)?;
             generator = self.runs_generator(raw);
             if running || !matches!(seen, Seen::Finished) {
-                let on_data_stack = match (self.facts.frame_placing, o.frame_owner) {
+                let placing = self.facts.frame_placing;
+                let on_data_stack = match (placing, o.frame_owner) {
                     (Some(p), Some(owner)) => span.u8_at(raw, owner) == p.owned_by_thread,
                     _ => false,
                 };
+                let entry = placing
+                    .and_then(|p| p.frame_is_entry)
+                    .is_some_and(|at| span.u8_at(raw, at) != 0);
                 self.chain.push(Link {
                     frame,
                     previous: span.u64_at(raw, o.frame_previous),
@@ -667,6 +677,7 @@ impl StackReader {
                     python: matches!(seen, Seen::Python(..)),
                     on_data_stack,
                     internal: false,
+                    entry,
                 });
             }
             match seen {
@@ -867,7 +878,9 @@ impl StackReader {
         let linetable =
             remote::read_bytes(self.pid, at(table, o.bytes_sval)?, table_len, MAX_LINETABLE)?;
         let frame_bytes = match self.facts.frame_placing {
-            Some(p) => u64::from(remote::read_u32(self.pid, at(code, p.code_framesize)?)?) * 8,
+            Some(p) => p
+                .frame_size
+                .bytes(|field| remote::read_u32(self.pid, at(code, field)?))?,
             None => 0,
         };
         if self.codes.len() >= MAX_CODES {
@@ -1018,6 +1031,7 @@ mod tests {
             python,
             on_data_stack,
             internal: false,
+            entry: false,
         };
         let base = 0x7f00_0000_1000u64;
         let placed = |reader: &mut StackReader, chain: Vec<Link>| {
@@ -1049,6 +1063,11 @@ mod tests {
         let mut direct = good();
         direct[0].frame += 64;
         assert!(!placed(&mut reader, direct));
+        // 3.11 has no shims: a frame called from C says so itself.
+        let mut entry = good();
+        entry[0].frame += 64;
+        entry[0].entry = true;
+        assert!(placed(&mut reader, entry));
         let mut chunk = good();
         chunk[0].frame = 0x7f00_0004_0000 + 24;
         assert!(placed(&mut reader, chunk));

@@ -1,6 +1,8 @@
 //! What differs between the Python versions the sampler reads, as data: one row per version.
 //! A new version is a new row here (and, for the later floors, its layout), not new code.
 
+use std::io;
+
 /// A Python version's facts for reading it from outside.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VersionFacts {
@@ -263,25 +265,74 @@ pub enum LineTable {
 }
 
 /// How a thread's frames lie on its data stack (`pycore_frame.h`, `pystate.c`): a call's frame
-/// is pushed where the stack's top is, right after its caller's frame (`co_framesize` words
-/// from it), or, when the chunk is full, at the start of a new chunk's data. A read that pairs a
+/// is pushed where the stack's top is, right after its caller's frame (its size in words from
+/// it), or, when the chunk is full, at the start of a new chunk's data. A read that pairs a
 /// caller with a callee elsewhere saw another call in the slot (the next pass of a loop).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FramePlacing {
-    /// `PyCodeObject.co_framesize` (an `int`: the frame's size in words).
-    pub code_framesize: u64,
+    /// Where a code object says how big its frames are.
+    pub frame_size: FrameSize,
     /// `_PyStackChunk.data`'s offset in a chunk, which starts a page (mmapped).
     pub chunk_data: u64,
     /// `FRAME_OWNED_BY_THREAD`: a frame on the data stack (not a generator's, nor on the C stack).
     pub owned_by_thread: u8,
+    /// 3.11: where a frame's `is_entry` (a `bool`) is, set on a frame called from C code. Such
+    /// a frame may lie past its caller's end (a finalizer run as a frame returns is pushed after
+    /// the frame being cleared, which is already unlinked), as a frame after a shim does on
+    /// 3.12+, which have no such flag (`None`).
+    pub frame_is_entry: Option<u64>,
+}
+
+/// Where a code object's frame size is: the `int` fields of `PyCodeObject` it is read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameSize {
+    /// `co_framesize` (3.12+): the frame's size in words.
+    Field(u64),
+    /// 3.11, which has no `co_framesize`: `_PyFrame_Push` takes `co_nlocalsplus + co_stacksize
+    /// + FRAME_SPECIALS_SIZE` words, the last the frame's fields before `localsplus`.
+    Sum {
+        stacksize: u64,
+        nlocalsplus: u64,
+        specials: u64,
+    },
+}
+
+impl FrameSize {
+    /// The frame size in bytes of the code object whose `int` at an offset `field` gives.
+    pub fn bytes(self, mut field: impl FnMut(u64) -> io::Result<u32>) -> io::Result<u64> {
+        let words = match self {
+            FrameSize::Field(at) => u64::from(field(at)?),
+            FrameSize::Sum {
+                stacksize,
+                nlocalsplus,
+                specials,
+            } => u64::from(field(stacksize)?) + u64::from(field(nlocalsplus)?) + specials,
+        };
+        Ok(words * 8)
+    }
 }
 
 /// 3.12-3.15's: `co_framesize` after the header, three pointers and six `int`s (checked on
 /// 3.12-3.14 against the interpreter and in 3.15's `cpython/code.h`).
 pub const FRAME_PLACING_312: FramePlacing = FramePlacing {
-    code_framesize: 76,
+    frame_size: FrameSize::Field(76),
     chunk_data: 24,
     owned_by_thread: 0,
+    frame_is_entry: None,
+};
+
+/// 3.11's (`include/python3.11/cpython/code.h`, `internal/pycore_frame.h`): `co_stacksize` and
+/// `co_nlocalsplus` are the fourth and sixth `int` after the header, three pointers, an `int`
+/// and two `short`s; `localsplus` starts 9 words into `_PyInterpreterFrame`, after `stacktop`
+/// (an `int`), `is_entry` and `owner`; the chunk is 3.12's.
+pub const FRAME_PLACING_311: FramePlacing = FramePlacing {
+    frame_size: FrameSize::Sum {
+        stacksize: 68,
+        nlocalsplus: 76,
+        specials: 9,
+    },
+    frame_is_entry: Some(68),
+    ..FRAME_PLACING_312
 };
 
 /// What the stack reader needs of a version beyond its layout, per version.
@@ -305,7 +356,7 @@ pub struct StackFacts {
     /// class's `__init__` and its caller, flagged `CO_NO_MONITORING_EVENTS` (0x2000000,
     /// `cpython/code.h`); `co_flags` follows the header and three pointers. `None` before.
     pub internal_code: Option<(u64, u32)>,
-    /// Where frames lie on a thread's data stack (3.12+; `None`: not checked).
+    /// Where frames lie on a thread's data stack (3.11+; `None`: not checked).
     pub frame_placing: Option<FramePlacing>,
     /// How many bytes before `co_code_adaptive` `PyCodeObject._co_firsttraceable` (an `int`)
     /// is: a frame whose instruction is before it has not started its call (3.13-3.15: 16, a
@@ -370,7 +421,7 @@ pub const STACK_FACTS_311: StackFacts = StackFacts {
     layout: Some(LAYOUT_311),
     shim_owners: &[],
     str_facts: STR_FACTS_310,
-    frame_placing: None,
+    frame_placing: Some(FRAME_PLACING_311),
     ..STACK_FACTS_312
 };
 
