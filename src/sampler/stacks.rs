@@ -21,7 +21,8 @@
 //! sample. Names and location tables are read only for a code object not seen before.
 //! `check_chain`'s read is never served from the snapshot: it is the stack's second, fresh
 //! look. A thread read again after a failed check is walked from what that check read (one
-//! call a walk, not one per thread state, page and header).
+//! call a walk, not one per thread state, page and header), from the innermost frame it read
+//! before the frames.
 //!
 //! A running target changes under the reader: every count and length read from it is capped,
 //! and a thread whose stack cannot be read whole is read again from its thread state (a few
@@ -454,7 +455,8 @@ impl StackReader {
     /// unchanged between two reads of where it starts is the thread's stack at that moment.
     /// The frames are read whole (data stack frames to the end of their page) and the thread
     /// state last as its span: a check that fails hands its read to the snapshot
-    /// (`Snapshot::adopt`), and the next walk reads from it, one call a walk.
+    /// (`Snapshot::adopt`), and the next walk reads from it, one call a walk, starting at the
+    /// innermost frame that read found first.
     fn check_chain(&mut self, tstate: u64, head: &[u8]) -> Result<usize, Error> {
         if self.chain.is_empty() {
             return Ok(0);
@@ -531,9 +533,7 @@ impl StackReader {
         };
         // The frame innermost now, and the same after the frames were read: the walk's first
         // frame, or one of its callers when the frames before it returned during the walk.
-        // (0: no frame, or (3.11-3.12) the thread is on another cframe now.)
-        let still = whole && now != 0 && now == then;
-        let from = still
+        let from = (whole && now == then)
             .then(|| self.chain.iter().position(|l| l.frame == now))
             .flatten();
         let same = from.is_some_and(|from| {
@@ -552,10 +552,19 @@ impl StackReader {
                 Ok(self.chain[..from].iter().filter(|l| l.shown()).count())
             }
             _ => {
-                // The next walk reads what this read found, not the target once more, if the
-                // innermost frame held still across it: else its frames predate its innermost
-                // frame (3.11: a callee's stale slot under a caller called since, a crossing).
-                if still {
+                // The next walk reads what this read found, not the target once more, from the
+                // innermost frame it found first, before the frames, as a walk of the target
+                // does: from the one found last, a caller called since would be read over its
+                // callee's stale slot (a crossing). Where that is in the read: the span's field,
+                // or (3.11-3.12) the cframe's word after it, while the span names the same cframe.
+                let innermost_at = match cframe {
+                    Some((c, was)) => {
+                        (word(&bytes, field(c)) == was).then_some(after + thread.bytes())
+                    }
+                    None => Some(field(o.current_frame)),
+                };
+                if let (true, Some(at)) = (whole && now != 0, innermost_at) {
+                    bytes[at..at + 8].copy_from_slice(&now.to_ne_bytes());
                     self.snap.adopt(&ranges[words..], &bytes[words * 8..]);
                     self.adopted = true;
                 }
