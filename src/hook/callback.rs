@@ -122,10 +122,9 @@ pub fn new<'py>(
         (*cb).event = event;
         (*cb).profiler = ffi::Py_NewRef(profiler.as_ptr());
         (*cb).contents = profiler.get();
-        (*profiler.get().state_ptr())
-            .hook
-            .callbacks
-            .push(obj as usize);
+        profiler
+            .get()
+            .write_with(obj as usize, |st, cb| st.hook.callbacks.push(cb));
         Ok(Bound::from_owned_ptr(py, obj))
     }
 }
@@ -240,10 +239,12 @@ unsafe extern "C" fn clear(obj: *mut ffi::PyObject) -> c_int {
             let py = Python::assume_attached();
             let prof =
                 Bound::ref_from_ptr(py, &p).cast_unchecked::<crate::tracer::state::Profiler>();
-            let list = &mut (*prof.get().state_ptr()).hook.callbacks;
-            if let Some(i) = list.iter().position(|&c| c == obj as usize) {
-                list.swap_remove(i);
-            }
+            prof.get().write_with(obj as usize, |st, callback| {
+                let list = &mut st.hook.callbacks;
+                if let Some(i) = list.iter().position(|&c| c == callback) {
+                    list.swap_remove(i);
+                }
+            });
             ffi::Py_DECREF(p);
         }
     }

@@ -24,6 +24,7 @@ use crate::profiler::args;
 use crate::profiler::config::{Config, TypeFilters};
 use crate::profiler::mode::{set_bias, set_builtins, set_subcalls};
 use crate::profiler::results::snapshot::Snapshot;
+use crate::profiler::results::timeline_view;
 use crate::tracer::events;
 use crate::tracer::hook_state::HookState;
 use crate::tracer::state::{unit, Profiler, State, FAST_NONE};
@@ -35,50 +36,53 @@ impl Profiler {
     /// that an event is changing.
     fn snapshot(&self, py: Python<'_>) -> PyResult<Snapshot> {
         self.pending_error()?;
-        // SAFETY: short shared access with the GIL held; cloning and increfs run no Python code.
-        let st = unsafe { &*self.state_ptr() };
-        if st.parked.is_empty() {
-            let objs = st.user_objs.iter().map(|o| o.clone_ref(py)).collect();
-            return Ok(Snapshot::new(st.agg.totals(), objs, self.factor()));
-        }
-        // Several threads' tracks: one profile of their sums.
-        let mut parts = vec![st.agg.totals()];
-        let mut labels = vec![&st.user_objs];
-        for t in st.parked.values() {
-            parts.push(t.agg.totals());
-            labels.push(&t.user_objs);
-        }
-        let refs: Vec<&Totals> = parts.iter().collect();
-        let (merged, origin) = Totals::merge(&refs);
-        let objs = origin
-            .iter()
-            .map(|&(part, id)| labels[part][id as usize].clone_ref(py))
-            .collect();
-        Ok(Snapshot::new(merged, objs, self.factor()))
+        let factor = self.factor();
+        // Cloning and increfs run no Python code.
+        Ok(self.read_with((py, factor), |st, (py, factor)| {
+            if st.parked.is_empty() {
+                let objs = st.user_objs.iter().map(|o| o.clone_ref(py)).collect();
+                return Snapshot::new(st.agg.totals(), objs, factor);
+            }
+            // Several threads' tracks: one profile of their sums.
+            let mut parts = vec![st.agg.totals()];
+            let mut labels = vec![&st.user_objs];
+            for t in st.parked.values() {
+                parts.push(t.agg.totals());
+                labels.push(&t.user_objs);
+            }
+            let refs: Vec<&Totals> = parts.iter().collect();
+            let (merged, origin) = Totals::merge(&refs);
+            let objs = origin
+                .iter()
+                .map(|&(part, id)| labels[part][id as usize].clone_ref(py))
+                .collect();
+            Snapshot::new(merged, objs, factor)
+        }))
     }
 
     /// Each thread's totals apart: (ident, name, snapshot), skipping threads with no data.
     fn thread_snapshots(&self, py: Python<'_>) -> PyResult<Vec<(u64, Option<String>, Snapshot)>> {
         self.pending_error()?;
-        // SAFETY: short shared access with the GIL held; cloning and increfs run no Python code.
-        let st = unsafe { &*self.state_ptr() };
         let factor = self.factor();
-        let mut out = Vec::new();
-        let current = (&st.thread_info, &st.agg, &st.user_objs);
-        for (info, agg, objs) in std::iter::once(current)
-            .chain(st.parked.values().map(|t| (&t.info, &t.agg, &t.user_objs)))
-        {
-            if agg.entries.is_empty() {
-                continue;
+        // Cloning and increfs run no Python code.
+        Ok(self.read_with((py, factor), |st, (py, factor)| {
+            let mut out = Vec::new();
+            let current = (&st.thread_info, &st.agg, &st.user_objs);
+            for (info, agg, objs) in std::iter::once(current)
+                .chain(st.parked.values().map(|t| (&t.info, &t.agg, &t.user_objs)))
+            {
+                if agg.entries.is_empty() {
+                    continue;
+                }
+                let objs = objs.iter().map(|o| o.clone_ref(py)).collect();
+                out.push((
+                    info.ident,
+                    info.name.clone(),
+                    Snapshot::new(agg.totals(), objs, factor),
+                ));
             }
-            let objs = objs.iter().map(|o| o.clone_ref(py)).collect();
-            out.push((
-                info.ident,
-                info.name.clone(),
-                Snapshot::new(agg.totals(), objs, factor),
-            ));
-        }
-        Ok(out)
+            out
+        }))
     }
 
     /// Whether child processes are followed (`subprocesses=` set).
@@ -103,9 +107,7 @@ impl Profiler {
     }
 
     fn pending_error(&self) -> PyResult<()> {
-        // SAFETY: short exclusive access with the GIL held.
-        let st = unsafe { &mut *self.state_ptr() };
-        if std::mem::take(&mut st.nomemory) {
+        if self.write(|st| std::mem::take(&mut st.nomemory)) {
             return Err(PyMemoryError::new_err(
                 "memory was exhausted while profiling",
             ));
@@ -214,90 +216,7 @@ impl Profiler {
             (Some(a), Some(b)) => a.bind(py).eq(b.bind(py))?,
             _ => false,
         };
-        // SAFETY: GIL held; exclusive access for plain field writes (no Python runs here).
-        let st = unsafe { &mut *self.state_ptr() };
-        // What cannot change under a running profiler is checked before anything changes.
-        let same_timeline = match st.timeline.as_deref() {
-            Some(tl) => c.timeline && tl.capacity() == c.buffer_size && tl.when_full == c.when_full,
-            None => !c.timeline,
-        };
-        let same_rss = same_timeline
-            && match st.rss.as_deref() {
-                Some(r) => c.rss && r.interval == c.rss_interval && r.trigger == c.rss_trigger,
-                None => !c.rss,
-            };
-        if st.enabled {
-            for (changed, what) in [
-                (st.threads != c.threads, "threads"),
-                (st.async_aware != c.async_aware, "async_aware"),
-                (!same_timeline, "the timeline"),
-                (st.memory.is_some() != c.memory, "memory"),
-                (!same_types(st, c.types.as_ref()), "types"),
-                (!same_rss, "rss"),
-                (!same_subprocesses, "subprocesses"),
-            ] {
-                if changed {
-                    return Err(PyRuntimeError::new_err(format!(
-                        "cannot change {what} while the profiler is enabled"
-                    )));
-                }
-            }
-        }
-        // The buffer is had (or MemoryError raised) before anything changes.
-        let new_timeline = if !same_timeline && c.timeline {
-            let mut tl = Timeline::try_new(c.buffer_size, c.when_full).ok_or_else(|| {
-                PyMemoryError::new_err(format!(
-                    "cannot allocate a timeline of {} events",
-                    c.buffer_size
-                ))
-            })?;
-            timeline_thread_now(c.threads, &st.thread, &st.thread_info, &mut tl);
-            Some(Box::new(tl))
-        } else {
-            None
-        };
-        set_subcalls(st, c.subcalls);
-        set_builtins(st, c.builtins);
-        st.timeunit = c.timeunit;
-        if st.clock != c.native || st.external_timer != c.timer.is_some() {
-            // A rate fixed at the last disable() was the old clock's.
-            st.stopped_rate = None;
-        }
-        st.external_timer = c.timer.is_some();
-        // A new timer's readings are not ordered against the old one's.
-        st.timer_high = i64::MIN;
-        st.clock = c.native;
-        st.threads = c.threads;
-        st.async_aware = c.async_aware;
-        if st.memory.is_some() != c.memory {
-            st.memory = c.memory.then(Box::default);
-        }
-        if !same_types(st, c.types.as_ref()) {
-            st.types = c.types.map(|f| {
-                Box::new(TypeTracking {
-                    builtins: f.builtins,
-                    only: f.only,
-                    gc: f.gc,
-                    calls: f.calls,
-                    ..TypeTracking::default()
-                })
-            });
-        }
-        if !same_timeline {
-            st.timeline = new_timeline;
-        }
-        if !same_rss {
-            // The old sampler's thread (not running: the profiler is not enabled) goes with it.
-            st.rss = c.rss.then(|| {
-                Box::new(crate::core::rss::Sampler::new(
-                    c.rss_interval,
-                    c.rss_trigger,
-                    c.buffer_size,
-                    c.when_full,
-                ))
-            });
-        }
-        set_bias(st, c.bias);
+        self.write_with((&c, same_subprocesses), configure)?;
         // SAFETY: the old timer is dropped after the cell is updated; a timer call in progress
         // holds its own reference.
         let old = unsafe { std::mem::replace(&mut *self.timer.get(), c.timer) };
@@ -329,11 +248,10 @@ impl Profiler {
         // Both parsed before either is applied (parsing may run __bool__/__index__), as _lsprof.
         let subcalls = args::flag(subcalls, a[0].as_ref())?;
         let builtins = args::flag(builtins, a[1].as_ref())?;
-        // SAFETY: short exclusive writes; no Python runs meanwhile.
-        unsafe {
-            set_subcalls(&mut *p.state_ptr(), subcalls);
-            set_builtins(&mut *p.state_ptr(), builtins);
-        }
+        p.write_with((subcalls, builtins), |st, (subcalls, builtins)| {
+            set_subcalls(st, subcalls);
+            set_builtins(st, builtins);
+        });
         let memory = p.read(|st| st.memory.is_some());
         // Refused while another profiler tracks memory, before any hook changes; tracking
         // starts after the profile hook is in, so its own allocations are not charged.
@@ -349,20 +267,16 @@ impl Profiler {
         if follows {
             slf.call_method0(pyo3::intern!(slf.py(), "_enable_subprocesses"))?;
         }
-        // SAFETY: short exclusive access; the sampler's thread never touches the state.
-        if let Some(r) = unsafe { (*p.state_ptr()).rss.as_deref_mut() } {
-            if let Err(e) = r.start() {
-                stop_following(slf, follows);
-                return Err(e.into());
-            }
+        // (The RSS sampler's thread never touches the state.)
+        let started = p.write(|st| st.rss.as_deref_mut().map_or(Ok(()), |r| r.start()));
+        if let Err(e) = started {
+            stop_following(slf, follows);
+            return Err(e.into());
         }
         // calls=False: no profile hook (the profiler's tool slot stays free).
         let calls = p.read(State::profiles_calls);
         if let Err(e) = if calls { hook::install(slf) } else { Ok(()) } {
-            // SAFETY: as above.
-            if let Some(r) = unsafe { (*p.state_ptr()).rss.as_deref_mut() } {
-                r.cancel();
-            }
+            p.write(cancel_rss);
             stop_following(slf, follows);
             return Err(e);
         }
@@ -376,23 +290,18 @@ impl Profiler {
                 if calls {
                     let _ = hook::uninstall(slf);
                 }
-                // SAFETY: as above.
-                if let Some(r) = unsafe { (*p.state_ptr()).rss.as_deref_mut() } {
-                    r.cancel();
-                }
+                p.write(cancel_rss);
                 stop_following(slf, follows);
                 return Err(e);
             }
         }
-        // SAFETY: as above.
-        unsafe {
-            let st = &mut *p.state_ptr();
+        p.write(|st| {
             st.enabled = true;
             st.stopped_rate = None;
             if let Some(tl) = st.timeline.as_deref_mut() {
                 timeline_thread_now(st.threads, &st.thread, &st.thread_info, tl);
             }
-        }
+        });
         Ok(())
     }
 
@@ -415,9 +324,7 @@ impl Profiler {
             // Even if unhooking reports an error, the hook is gone: finish disabling first.
             let calls = p.read(State::profiles_calls);
             let unhooked = if calls { hook::uninstall(slf) } else { Ok(()) };
-            // SAFETY: short write, then the flush (which manages its own borrows).
-            unsafe {
-                let st = &mut *p.state_ptr();
+            p.write(|st| {
                 if let Some(r) = st.rss.as_deref_mut() {
                     r.stop();
                 }
@@ -425,8 +332,10 @@ impl Profiler {
                     st.stopped_rate = Some(st.clock.seconds_per_tick());
                 }
                 st.enabled = false;
-                events::flush_unmatched(slf.py(), p);
-            }
+            });
+            // SAFETY: GIL held, `p` alive, no borrow of its state alive (the flush makes its
+            // own, and runs the labels' makers between them).
+            unsafe { events::flush_unmatched(slf.py(), p) };
             // types_gc: garbage in cycles is destroyed (and counted so) before the final counts.
             let gc = p.read(|st| st.types.as_deref().is_some_and(|t| t.gc));
             let collected = if gc && crate::tracer::types_hook::is_active(slf) {
@@ -452,10 +361,8 @@ impl Profiler {
     /// Clear all profiling information collected so far.
     fn clear(&self) -> PyResult<()> {
         self.refuse_if_running("clear")?;
-        // SAFETY: exclusive access with the GIL held; dropping code objects runs no Python code
-        // that could reach this profiler (they hold no reference to it).
-        let old = unsafe {
-            let st = &mut *self.state_ptr();
+        // What the state held is dropped after the borrow (releasing an object can run Python).
+        let old = self.write(|st| {
             st.agg.clear();
             st.stack.frames.clear();
             st.suspended.clear();
@@ -480,7 +387,7 @@ impl Profiler {
                 std::mem::take(&mut st.parked),
                 codes,
             )
-        };
+        });
         drop(old);
         Ok(())
     }
@@ -507,15 +414,16 @@ impl Profiler {
     /// `(tracks, tracks holding a full set of lookup caches, the most that may, bytes of the
     /// sets)`: one track with threads=False; with threads=True, one per thread seen.
     fn _lookup_caches(&self) -> (usize, usize, usize, usize) {
-        // SAFETY: short shared access with the GIL held; nothing here runs Python code.
-        let st = unsafe { &*self.state_ptr() };
-        let aggs = std::iter::once(&st.agg).chain(st.parked.values().map(|t| &t.agg));
-        let (mut tracks, mut full, mut bytes) = (0, 0, 0);
-        for agg in aggs {
-            tracks += 1;
-            full += usize::from(agg.has_full_caches());
-            bytes += agg.cache_bytes();
-        }
+        let (tracks, full, bytes) = self.read(|st| {
+            let aggs = std::iter::once(&st.agg).chain(st.parked.values().map(|t| &t.agg));
+            let (mut tracks, mut full, mut bytes) = (0, 0, 0);
+            for agg in aggs {
+                tracks += 1;
+                full += usize::from(agg.has_full_caches());
+                bytes += agg.cache_bytes();
+            }
+            (tracks, full, bytes)
+        });
         (tracks, full, crate::tracer::threads::CACHED_TRACKS, bytes)
     }
 
@@ -524,16 +432,14 @@ impl Profiler {
         &self,
         py: Python<'_>,
     ) -> Option<(usize, usize, u64, &'static str, usize, u64)> {
-        // SAFETY: short shared access with the GIL held; taking copies runs no Python code.
-        crate::profiler::results::timeline_view::take(py, unsafe { &*self.state_ptr() })
-            .map(|t| t.info())
+        // Taking copies runs no Python code.
+        self.read_with(py, timeline_view::take).map(|t| t.info())
     }
 
     /// The timeline as columns (see `timeline_view::TimelineCopy::columns`), or None without one.
     fn _timeline_columns<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
-        // SAFETY: as above; the labels are read after the copy, with no borrow alive.
-        let taken =
-            crate::profiler::results::timeline_view::take(py, unsafe { &*self.state_ptr() });
+        // The labels are read after the copy, with no borrow alive.
+        let taken = self.read_with(py, timeline_view::take);
         taken
             .map(|t| t.columns(py, self.factor(), self.time_origin()))
             .transpose()
@@ -550,18 +456,16 @@ impl Profiler {
         if format != "chrome" && format != "speedscope" {
             return Err(PyValueError::new_err(format!("unknown format {format:?}")));
         }
-        // SAFETY: as above.
-        let taken =
-            crate::profiler::results::timeline_view::take(py, unsafe { &*self.state_ptr() })
-                .ok_or_else(|| PyRuntimeError::new_err("the profiler records no timeline"))?;
+        let taken = self
+            .read_with(py, timeline_view::take)
+            .ok_or_else(|| PyRuntimeError::new_err("the profiler records no timeline"))?;
         taken.write(py, format, path, self.factor(), title)
     }
 
     /// The timeline's call paths for the HTML report, or None without a timeline.
     fn _timeline_paths(&self, py: Python<'_>) -> Option<crate::py::report::CallPaths> {
-        // SAFETY: as above; the labels are read after the copy, with no borrow alive.
-        let taken =
-            crate::profiler::results::timeline_view::take(py, unsafe { &*self.state_ptr() })?;
+        // The labels are read after the copy, with no borrow alive.
+        let taken = self.read_with(py, timeline_view::take)?;
         Some(crate::py::report::CallPaths {
             paths: taken.paths(py, self.factor()),
         })
@@ -576,13 +480,13 @@ impl Profiler {
         &self,
         py: Python<'py>,
     ) -> PyResult<Option<Vec<(Bound<'py, PyAny>, u64, u64, u64, i64, i64)>>> {
-        // SAFETY: short shared access with the GIL held: copies and new references only.
-        let (rows, labels) = unsafe {
-            let st = &*self.state_ptr();
-            let Some(ledger) = st.memory.as_deref() else {
-                return Ok(None);
-            };
-            (ledger.funcs.clone(), labels_by_key(py, st))
+        // Copies and new references only.
+        let taken = self.read_with(py, |st, py| {
+            let ledger = st.memory.as_deref()?;
+            Some((ledger.funcs.clone(), labels_by_key(py, st)))
+        });
+        let Some((rows, labels)) = taken else {
+            return Ok(None);
         };
         let mut out = Vec::with_capacity(rows.len());
         for (key, m) in rows {
@@ -605,12 +509,9 @@ impl Profiler {
         py: Python<'py>,
         stacks: usize,
     ) -> PyResult<Option<Vec<Bound<'py, PyTuple>>>> {
-        // SAFETY: short shared access with the GIL held: copies and new references only.
-        let (types, pairs, survivors, labels) = unsafe {
-            let st = &*self.state_ptr();
-            let Some(t) = st.types.as_deref() else {
-                return Ok(None);
-            };
+        // Copies and new references only.
+        let taken = self.read_with((py, stacks), |st, (py, stacks)| {
+            let t = st.types.as_deref()?;
             let survivors: Vec<Vec<(u64, Vec<usize>)>> = t
                 .ledger
                 .alive_by_stack(stacks)
@@ -621,12 +522,15 @@ impl Profiler {
                         .collect()
                 })
                 .collect();
-            (
+            Some((
                 t.ledger.types.clone(),
                 t.ledger.pairs.clone(),
                 survivors,
                 labels_by_key(py, st),
-            )
+            ))
+        });
+        let Some((types, pairs, survivors, labels)) = taken else {
+            return Ok(None);
         };
         let mut funcs: Vec<Vec<Bound<'py, PyTuple>>> = vec![Vec::new(); types.len()];
         for ((t, key), c) in pairs {
@@ -759,14 +663,12 @@ impl Profiler {
         let Some(value) = value else {
             return Err(PyTypeError::new_err("can't delete bias"));
         };
-        // SAFETY: short exclusive access.
-        let st = unsafe { &mut *self.state_ptr() };
-        if value != 0.0 && st.rss.is_some() {
-            // The RSS samples are stamped with the plain clock: a bias would shift the events
-            // against them.
+        // The RSS samples are stamped with the plain clock: a bias would shift the events
+        // against them.
+        if value != 0.0 && self.read(|st| st.rss.is_some()) {
             return Err(PyValueError::new_err("rss=True profiles take no bias"));
         }
-        set_bias(st, value);
+        self.write_with(value, set_bias);
         Ok(())
     }
 
@@ -787,13 +689,108 @@ impl Profiler {
         drop(unsafe { (*self.subprocesses.get()).take() });
         // SAFETY: as above.
         let old = unsafe { (*self.timer.get()).take() };
-        // SAFETY: as above; the bias is now in the default clock's unit.
-        unsafe {
-            let st = &mut *self.state_ptr();
+        // The bias is now in the default clock's unit.
+        self.write(|st| {
             st.external_timer = false;
             set_bias(st, st.bias);
-        }
+        });
         drop(old);
+    }
+}
+
+/// `__init__`'s settings `c` applied to the state, unless one cannot change while the profiler
+/// is enabled (`same_subprocesses`: whether `c` follows child processes as before), or the
+/// timeline's buffer cannot be had: then nothing changes. Runs no Python code.
+fn configure(st: &mut State, (c, same_subprocesses): (&Config, bool)) -> PyResult<()> {
+    // What cannot change under a running profiler is checked before anything changes.
+    let same_timeline = match st.timeline.as_deref() {
+        Some(tl) => c.timeline && tl.capacity() == c.buffer_size && tl.when_full == c.when_full,
+        None => !c.timeline,
+    };
+    let same_rss = same_timeline
+        && match st.rss.as_deref() {
+            Some(r) => c.rss && r.interval == c.rss_interval && r.trigger == c.rss_trigger,
+            None => !c.rss,
+        };
+    if st.enabled {
+        for (changed, what) in [
+            (st.threads != c.threads, "threads"),
+            (st.async_aware != c.async_aware, "async_aware"),
+            (!same_timeline, "the timeline"),
+            (st.memory.is_some() != c.memory, "memory"),
+            (!same_types(st, c.types.as_ref()), "types"),
+            (!same_rss, "rss"),
+            (!same_subprocesses, "subprocesses"),
+        ] {
+            if changed {
+                return Err(PyRuntimeError::new_err(format!(
+                    "cannot change {what} while the profiler is enabled"
+                )));
+            }
+        }
+    }
+    // The buffer is had (or MemoryError raised) before anything changes.
+    let new_timeline = if !same_timeline && c.timeline {
+        let mut tl = Timeline::try_new(c.buffer_size, c.when_full).ok_or_else(|| {
+            PyMemoryError::new_err(format!(
+                "cannot allocate a timeline of {} events",
+                c.buffer_size
+            ))
+        })?;
+        timeline_thread_now(c.threads, &st.thread, &st.thread_info, &mut tl);
+        Some(Box::new(tl))
+    } else {
+        None
+    };
+    set_subcalls(st, c.subcalls);
+    set_builtins(st, c.builtins);
+    st.timeunit = c.timeunit;
+    if st.clock != c.native || st.external_timer != c.timer.is_some() {
+        // A rate fixed at the last disable() was the old clock's.
+        st.stopped_rate = None;
+    }
+    st.external_timer = c.timer.is_some();
+    // A new timer's readings are not ordered against the old one's.
+    st.timer_high = i64::MIN;
+    st.clock = c.native;
+    st.threads = c.threads;
+    st.async_aware = c.async_aware;
+    if st.memory.is_some() != c.memory {
+        st.memory = c.memory.then(Box::default);
+    }
+    if !same_types(st, c.types.as_ref()) {
+        st.types = c.types.as_ref().map(|f| {
+            Box::new(TypeTracking {
+                builtins: f.builtins,
+                only: f.only.clone(),
+                gc: f.gc,
+                calls: f.calls,
+                ..TypeTracking::default()
+            })
+        });
+    }
+    if !same_timeline {
+        st.timeline = new_timeline;
+    }
+    if !same_rss {
+        // The old sampler's thread (not running: the profiler is not enabled) goes with it.
+        st.rss = c.rss.then(|| {
+            Box::new(crate::core::rss::Sampler::new(
+                c.rss_interval,
+                c.rss_trigger,
+                c.buffer_size,
+                c.when_full,
+            ))
+        });
+    }
+    set_bias(st, c.bias);
+    Ok(())
+}
+
+/// Stops the RSS sampler an `enable()` that fails had started.
+fn cancel_rss(st: &mut State) {
+    if let Some(r) = st.rss.as_deref_mut() {
+        r.cancel();
     }
 }
 

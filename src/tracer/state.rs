@@ -13,8 +13,10 @@ use crate::core::timeline::{self, Timeline};
 use crate::tracer::hook_state::HookState;
 use crate::tracer::track::{ThreadInfo, ThreadKey, Track};
 
-/// Everything the event path mutates. Reached only through `Profiler::state_ptr` with the GIL
-/// held, in short borrows that never span a call into Python.
+/// Everything the event path mutates. Reached with the GIL held, in short borrows that never
+/// span a call into Python: by the event path (`tracer/`, `hook/`) through
+/// `Profiler::state_ptr`, whose raw reads its fast paths need, and by everything else through
+/// `Profiler::read` and `Profiler::write`.
 ///
 /// `repr(C)`, with what the callbacks' fast paths read first (the stack, the flags, the
 /// timeline, the aggregator's arrays and caches), so that an event touches a few cache lines of
@@ -207,9 +209,10 @@ pub struct Profiler {
 unsafe impl Sync for Profiler {}
 
 impl Profiler {
-    /// Raw access to the mutable state; see the `State` doc for the borrowing discipline.
+    /// Raw access to the mutable state, for the event path; see the `State` doc for the
+    /// borrowing discipline.
     #[inline]
-    pub fn state_ptr(&self) -> *mut State {
+    pub(crate) fn state_ptr(&self) -> *mut State {
         self.state.get()
     }
 
@@ -224,6 +227,34 @@ impl Profiler {
         // `read` runs no Python code (this function's rule, kept by each caller in this crate:
         // all of them read plain fields), so no event of this profiler runs while it borrows.
         read(unsafe { &*self.state.get() })
+    }
+
+    /// [`Profiler::read`] with an argument: `py`, for new references to the objects the state
+    /// holds (an incref runs no Python code), or values the reading needs.
+    #[inline]
+    pub(crate) fn read_with<A, T>(&self, arg: A, read: fn(&State, A) -> T) -> T {
+        // SAFETY: as in `read`: the GIL is held and `read` runs no Python code.
+        read(unsafe { &*self.state.get() }, arg)
+    }
+
+    /// Changes the state through `write`, which gets the only borrow for its call: the
+    /// accessor of the methods that change the state outside events (configuring, enabling,
+    /// clearing). `write` runs no Python code, for the reason `read` gives: it writes fields
+    /// and hands back what it takes out (objects whose release could run Python code are
+    /// dropped by the caller, after the borrow). Its result cannot borrow from the state.
+    #[inline]
+    pub(crate) fn write<T>(&self, write: fn(&mut State) -> T) -> T {
+        // SAFETY: the GIL is held (see `Sync` above) and `write` runs no Python code (kept by
+        // each caller in this crate), so no event of this profiler runs while it borrows; no
+        // other borrow is alive, since none outlives its own accessor call.
+        write(unsafe { &mut *self.state.get() })
+    }
+
+    /// [`Profiler::write`] with an argument (values to write, or `py` as for `read_with`).
+    #[inline]
+    pub(crate) fn write_with<A, T>(&self, arg: A, write: fn(&mut State, A) -> T) -> T {
+        // SAFETY: as in `write`.
+        write(unsafe { &mut *self.state.get() }, arg)
     }
 }
 

@@ -266,12 +266,12 @@ mod tracing {
         let Some(Ok(own)) = OWN_FRAMES.get() else {
             return;
         };
-        // SAFETY: GIL held by this thread, whose state this is; a plain write after.
-        unsafe {
+        // SAFETY: GIL held by this thread, whose state this is.
+        let (ts, base) = unsafe {
             let ts = ffi::PyThreadState_Get() as usize;
-            let base = own.frame_at(ts, code_type(), up);
-            (*p.state_ptr()).frame_base = (ts, base.frame, base.code);
-        }
+            (ts, own.frame_at(ts, code_type(), up))
+        };
+        p.write_with((ts, base.frame, base.code), |st, at| st.frame_base = at);
     }
 
     /// An object event on the timeline, if the profiler records one.
@@ -411,18 +411,19 @@ mod tracing {
                     "calls=False cannot read this interpreter's frames: {why}"
                 ))
             })?;
-            // SAFETY: GIL held by this thread, whose state this is; a plain write after.
-            unsafe {
+            // SAFETY: GIL held by this thread, whose state this is.
+            let (ts, base) = unsafe {
                 let ts = ffi::PyThreadState_Get() as usize;
-                let base = own.frame_at(ts, code_type(), 0);
-                (*p.state_ptr()).frame_base = (ts, base.frame, base.code);
-            }
+                (ts, own.frame_at(ts, code_type(), 0))
+            };
+            p.write_with((ts, base.frame, base.code), |st, at| st.frame_base = at);
         }
         let skip = p.read(|st| st.types.as_deref().is_none_or(TypeTracking::skips_builtins));
-        // SAFETY: GIL held; a short exclusive access, no Python runs meanwhile.
-        if let Some(t) = unsafe { (*p.state_ptr()).types.as_deref_mut() } {
-            t.ledger.forget_decisions();
-        }
+        p.write(|st| {
+            if let Some(t) = st.types.as_deref_mut() {
+                t.ledger.forget_decisions();
+            }
+        });
         SKIP_STATIC.store(skip, Ordering::Relaxed);
         for slot in &IGNORED {
             slot.store(0, Ordering::Relaxed);

@@ -132,8 +132,7 @@ pub(super) unsafe fn first_start(
     frame: *mut ffi::PyFrameObject,
     code: *mut ffi::PyObject,
 ) -> bool {
-    // SAFETY: short read with the GIL held.
-    let set_aside = unsafe { (*p.state_ptr()).suspended.contains_key(&(frame as usize)) };
+    let set_aside = p.read_with(frame as usize, |st, f| st.suspended.contains_key(&f));
     // SAFETY: `frame` and `code` are live (this function's contract).
     set_aside && unsafe { first_start_311(py, frame, code) }
 }

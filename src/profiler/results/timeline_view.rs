@@ -69,7 +69,7 @@ pub struct TimelineCopy {
 }
 
 /// Copies the timeline and the objects naming its keys, or `None` without a timeline.
-pub fn take(py: Python<'_>, st: &State) -> Option<TimelineCopy> {
+pub fn take(st: &State, py: Python<'_>) -> Option<TimelineCopy> {
     let tl: &Timeline = st.timeline.as_deref()?;
     let events: Vec<Event> = tl.iter().copied().collect();
     let mut wanted: HashMap<usize, Py<PyAny>> = HashMap::new();
