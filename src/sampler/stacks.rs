@@ -515,7 +515,10 @@ impl StackReader {
         }
         let mut bytes = std::mem::take(&mut self.check);
         let read = memory::read_ranges(self.pid, &ranges, &mut bytes);
-        let whole = read.is_ok_and(|n| n == bytes.len());
+        // Every range asked for (a call reads at most `IOV_MAX`: a chain of more frames far
+        // apart is read short, without the thread state).
+        let asked = ranges.iter().map(|r| r.1).sum::<usize>();
+        let whole = read.is_ok_and(|n| n == asked && n == bytes.len());
         let word = |b: &[u8], i: usize| {
             let w = b.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok());
             w.map_or(0, u64::from_ne_bytes)
@@ -563,8 +566,9 @@ impl StackReader {
                     }
                     None => Some(field(o.current_frame)),
                 };
-                if let (true, Some(at)) = (whole && now != 0, innermost_at) {
-                    bytes[at..at + 8].copy_from_slice(&now.to_ne_bytes());
+                let innermost = innermost_at.and_then(|at| bytes.get_mut(at..at + 8));
+                if let (true, Some(innermost)) = (whole && now != 0, innermost) {
+                    innermost.copy_from_slice(&now.to_ne_bytes());
                     self.snap.adopt(&ranges[words..], &bytes[words * 8..]);
                     self.adopted = true;
                 }
@@ -1220,17 +1224,23 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_chain_that_moved_after_its_walk_is_not_taken() {
-        let mut fake = Fake310::new();
+    /// A 3.10 reader of `fake` given a runtime, the first of its two thread states (in frame
+    /// 0) and that thread state's span as read.
+    fn first_thread(fake: &mut Fake310) -> (StackReader, u64, Vec<u8>) {
         let runtime = fake.runtime([7, 8], 8);
-        // The first of the runtime's two thread states, in frame 0.
         let tstate = fake.objects[fake.objects.len() - 2].as_ptr() as u64;
         let mut reader = reader_310();
         reader.runtime = runtime;
         let span = reader.spans.thread;
         let mut head = vec![0u8; span.bytes()];
         assert!(memory::read(reader.pid, tstate + span.lo, &mut head).is_ok());
+        (reader, tstate, head)
+    }
+
+    #[test]
+    fn a_chain_that_moved_after_its_walk_is_not_taken() {
+        let mut fake = Fake310::new();
+        let (mut reader, tstate, head) = first_thread(&mut fake);
         let mut frames = Vec::new();
         assert_eq!(reader.walk(tstate, &head, &mut frames).ok(), Some(false));
         assert_eq!(frames.len(), 3);
@@ -1273,6 +1283,27 @@ mod tests {
         assert_eq!(change(frame1, o.frame_instr_ptr, 0), Some(0));
         assert_eq!(reader.check_chain(tstate, &head).ok(), Some(0));
         assert_eq!(both(&mut fake, &mut reader), None);
+    }
+
+    #[test]
+    fn a_check_of_more_ranges_than_one_call_reads_is_torn_and_adopts_nothing() {
+        let (mut reader, tstate, head) = first_thread(&mut Fake310::new());
+        // 1,100 frames far apart (a range each): one call reads the first 1,024 ranges, and
+        // not the thread state after them.
+        let far = vec![0u8; 1100 * 1024];
+        reader.chain = (0..1100u64)
+            .map(|i| Link {
+                frame: far.as_ptr() as u64 + i * 1024,
+                previous: 0,
+                code: 0,
+                python: true,
+                on_data_stack: false,
+                internal: false,
+                entry: false,
+            })
+            .collect();
+        assert!(reader.check_chain(tstate, &head).is_err());
+        assert!(!reader.adopted);
     }
 
     #[test]
