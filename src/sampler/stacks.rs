@@ -566,9 +566,9 @@ impl StackReader {
                     }
                     None => Some(field(o.current_frame)),
                 };
-                let innermost = innermost_at.and_then(|at| bytes.get_mut(at..at + 8));
-                if let (true, Some(innermost)) = (whole && now != 0, innermost) {
-                    innermost.copy_from_slice(&now.to_ne_bytes());
+                let slot = innermost_at.and_then(|at| bytes.get_mut(at..at + 8));
+                if let (true, Some(slot)) = (whole && now != 0, slot) {
+                    slot.copy_from_slice(&now.to_ne_bytes());
                     self.snap.adopt(&ranges[words..], &bytes[words * 8..]);
                     self.adopted = true;
                 }
