@@ -523,17 +523,21 @@ impl StackReader {
             let w = b.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok());
             w.map_or(0, u64::from_ne_bytes)
         };
-        // Where the innermost frame was: the word at byte `current`, or (3.11-3.12) the one at
-        // `current` if the cframe pointer at byte `pointer` is the walk's.
-        let innermost = |pointer: usize, current: usize| match cframe {
-            Some((_, was)) if word(&bytes, pointer) != was => 0,
-            _ => word(&bytes, current),
+        // The innermost frame read first: the first word, or (3.11-3.12) the second while the
+        // first, the cframe pointer, is the walk's.
+        let now = match cframe {
+            Some((_, was)) if word(&bytes, 0) != was => 0,
+            Some(_) => word(&bytes, 8),
+            None => word(&bytes, 0),
         };
         let field = |f: u64| after + (f - thread.lo) as usize;
-        let (now, then) = match cframe {
-            Some((c, _)) => (innermost(0, 8), innermost(field(c), after + thread.bytes())),
-            None => (innermost(0, 0), innermost(0, field(o.current_frame))),
+        // Where the innermost frame read last is in the read: the span's field, or (3.11-3.12)
+        // the cframe's word after it, while the span names the walk's cframe.
+        let then_at = match cframe {
+            Some((c, was)) => (word(&bytes, field(c)) == was).then_some(after + thread.bytes()),
+            None => Some(field(o.current_frame)),
         };
+        let then = then_at.map_or(0, |at| word(&bytes, at));
         // The frame innermost now, and the same after the frames were read: the walk's first
         // frame, or one of its callers when the frames before it returned during the walk.
         let from = (whole && now == then)
@@ -556,17 +560,10 @@ impl StackReader {
             }
             _ => {
                 // The next walk reads what this read found, not the target once more, from the
-                // innermost frame it found first, before the frames, as a walk of the target
-                // does: from the one found last, a caller called since would be read over its
-                // callee's stale slot (a crossing). Where that is in the read: the span's field,
-                // or (3.11-3.12) the cframe's word after it, while the span names the same cframe.
-                let innermost_at = match cframe {
-                    Some((c, was)) => {
-                        (word(&bytes, field(c)) == was).then_some(after + thread.bytes())
-                    }
-                    None => Some(field(o.current_frame)),
-                };
-                let slot = innermost_at.and_then(|at| bytes.get_mut(at..at + 8));
+                // innermost frame it found first, before the frames, written where the one found
+                // last was, as a walk of the target does: from the one found last, a caller
+                // called since would be read over its callee's stale slot (a crossing).
+                let slot = then_at.and_then(|at| bytes.get_mut(at..at + 8));
                 if let (true, Some(slot)) = (whole && now != 0, slot) {
                     slot.copy_from_slice(&now.to_ne_bytes());
                     self.snap.adopt(&ranges[words..], &bytes[words * 8..]);
