@@ -492,6 +492,12 @@ impl Session {
                     self.profile.threads[index as usize].name = Some("MainThread".into());
                 }
             }
+            if t.torn || t.frames.is_empty() {
+                // Not asked about, but alive: its stat file stays open.
+                if self.options.cpu_states {
+                    self.states.keep_open(t.native_thread_id);
+                }
+            }
             if t.torn {
                 self.profile.threads[index as usize].dropped += 1;
                 self.mark(Seen::Dropped { thread: index }, 1, at);

@@ -3,7 +3,7 @@
 //! thread state, a few frame ranges and the code objects' headers: nine calls one after the
 //! other, each ~1.8 us of kernel time, where one call with an iovec per range costs ~1.4 us
 //! and ~0.4 us a range. A read the snapshot does not hold goes to the target as before and is
-//! remembered for the next sample; `forget` stops serving what was read (a torn thread is read
+//! remembered for the next sample; `refresh` reads it all again at once (a torn thread is read
 //! anew, not from the same bytes).
 
 use std::io;
@@ -32,6 +32,30 @@ pub struct Snapshot {
     wanted: Vec<(u64, usize)>,
     before: [Vec<(u64, usize)>; GENERATIONS],
     ranges: Vec<(u64, usize)>,
+    /// What `refresh` reads again, before it is merged.
+    asked: Vec<(u64, usize)>,
+}
+
+/// Sorts `wanted` and merges it into `ranges` (ranges closer than `NEAR` as one); the bytes
+/// they span.
+fn merge(wanted: &mut [(u64, usize)], ranges: &mut Vec<(u64, usize)>) -> usize {
+    wanted.sort_unstable();
+    let mut total = 0usize;
+    for &(addr, len) in wanted.iter() {
+        let end = addr.saturating_add(len as u64);
+        match ranges.last_mut() {
+            Some((start, n)) if addr <= start.saturating_add(*n as u64 + NEAR) => {
+                let merged = end.max(*start + *n as u64) - *start;
+                total += merged as usize - *n;
+                *n = merged as usize;
+            }
+            _ => {
+                total += len;
+                ranges.push((addr, len));
+            }
+        }
+    }
+    total
 }
 
 impl Snapshot {
@@ -48,23 +72,29 @@ impl Snapshot {
         for generation in &self.before {
             self.wanted.extend_from_slice(generation);
         }
-        self.wanted.sort_unstable();
-        let mut total = 0usize;
-        for &(addr, len) in &self.wanted {
-            let end = addr.saturating_add(len as u64);
-            match self.ranges.last_mut() {
-                Some((start, n)) if addr <= start.saturating_add(*n as u64 + NEAR) => {
-                    let merged = end.max(*start + *n as u64) - *start;
-                    total += merged as usize - *n;
-                    *n = merged as usize;
-                }
-                _ => {
-                    total += len;
-                    self.ranges.push((addr, len));
-                }
-            }
-        }
+        let total = merge(&mut self.wanted, &mut self.ranges);
         self.wanted.clear();
+        self.hold(pid, total);
+    }
+
+    /// Reads anew, in one call, what it holds and what was read since `begin`: a thread torn
+    /// by a change under its walk is read again from the target at one instant, not range by
+    /// range as it goes, and never from the bytes the torn walk read.
+    pub fn refresh(&mut self, pid: i32) {
+        self.asked.clear();
+        self.asked
+            .extend(self.held.iter().map(|&(addr, len, _)| (addr, len)));
+        self.asked.extend_from_slice(&self.wanted);
+        self.held.clear();
+        self.ranges.clear();
+        let total = merge(&mut self.asked, &mut self.ranges);
+        self.hold(pid, total);
+    }
+
+    /// Reads `ranges` (`total` bytes) in one call and holds what was read: a range the
+    /// kernel cannot read (unmapped since) and those after it are not held.
+    fn hold(&mut self, pid: i32, total: usize) {
+        self.last = 0;
         if self.ranges.len() > MAX_RANGES || total > MAX_BYTES {
             // A sample that read this much reads as it goes (no range is dropped at random).
             return;
@@ -97,11 +127,6 @@ impl Snapshot {
             self.held.push((addr, len, offset));
             offset += len;
         }
-    }
-
-    /// Stops serving what `begin` read: the target is to be read anew.
-    pub fn forget(&mut self) {
-        self.held.clear();
     }
 
     /// Fills `out` from `addr`: from what `begin` read if it holds the whole range, else from
@@ -170,7 +195,7 @@ mod tests {
     use crate::sampler::own_pid;
 
     #[test]
-    fn what_a_sample_read_is_served_by_the_next_until_forgotten() {
+    fn what_a_sample_read_is_served_by_the_next_until_refreshed() {
         let mut data = [1u64, 2, 3, 4];
         let base = data.as_ptr() as u64;
         let pid = own_pid();
@@ -181,7 +206,7 @@ mod tests {
         // The next sample reads both at its start: a change after that is not seen...
         snap.begin(pid);
         data[1] = 20;
-        let seen = std::hint::black_box(&data);
+        std::hint::black_box(&data);
         let mut fresh_reads = 0;
         let mut b = [0u8; 8];
         let fresh = |out: &mut [u8]| {
@@ -190,10 +215,20 @@ mod tests {
         };
         assert!(snap.read(base + 8, &mut b, fresh).is_ok());
         assert_eq!((u64::from_ne_bytes(b), fresh_reads), (2, 0));
-        // ...until the snapshot is forgotten; what it did not hold is read from the target.
+        // ...until it is refreshed: what it held and what was read since, read anew in one
+        // call (no read from the target as it goes).
         assert_eq!(snap.read_u64(pid, base).ok(), Some(1));
-        snap.forget();
-        assert_eq!(snap.read_u64(pid, base + 8).ok(), Some(seen[1]));
+        data[0] = 10;
+        let seen = std::hint::black_box(&data);
+        snap.refresh(pid);
+        let mut fresh_reads = 0;
+        let fresh = |out: &mut [u8]| {
+            fresh_reads += 1;
+            memory::read(pid, base + 8, out)
+        };
+        assert!(snap.read(base + 8, &mut b, fresh).is_ok());
+        assert_eq!((u64::from_ne_bytes(b), fresh_reads), (seen[1], 0));
+        assert_eq!(snap.read_u64(pid, base).ok(), Some(seen[0]));
         // An unmapped range is an error, and is not asked for at the next start.
         assert!(snap.read_u64(pid, 8).is_err());
         snap.begin(pid);

@@ -393,10 +393,10 @@ impl StackReader {
                 if walked.is_ok() {
                     break;
                 }
-                // Read anew: from what the torn walk's check read, else from the target; never
-                // from the bytes the torn walk was read from.
+                // Read anew: from what the torn walk's check read, else from the target in one
+                // call; never from the bytes the torn walk was read from.
                 if !std::mem::take(&mut self.adopted) {
-                    self.snap.forget();
+                    self.snap.refresh(self.pid);
                 }
                 walked = self
                     .thread_span(tstate, &mut head)

@@ -93,6 +93,14 @@ impl ThreadStates {
         Ok(Some(state))
     }
 
+    /// Keeps thread `tid`'s file open at the next sweep though it was not asked about: a thread
+    /// read torn (or with no frames) at this sample is alive, and is asked about at the next.
+    pub fn keep_open(&mut self, tid: u64) {
+        if let Some(task) = self.tasks.get_mut(&tid) {
+            task.seen = true;
+        }
+    }
+
     /// Closes the files of the threads not asked about since the last sweep (threads that
     /// ended, or that the sampler no longer sees): one pass, no list of live threads needed.
     pub fn sweep(&mut self) {
@@ -384,7 +392,14 @@ mod tests {
         assert_eq!(states.running(me).ok(), Some(true));
         states.sweep();
         assert_eq!(states.open_files(), 1);
+        // Kept open though not asked about (read torn at a sample)...
+        states.keep_open(me);
         states.sweep();
+        assert_eq!(states.open_files(), 1);
+        // ...and closed at the sweep after a sample that saw it no more.
+        states.sweep();
+        assert_eq!(states.open_files(), 0);
+        states.keep_open(me);
         assert_eq!(states.open_files(), 0);
         // An id that is no thread of this process is not running, and opens nothing.
         assert_eq!(states.running(u64::from(u32::MAX)).ok(), Some(false));
