@@ -294,6 +294,42 @@ def test_types_print_the_types_made_under_the_table(ip):
     assert len(row) == 1 and row[0][:3] == ["7", "7", "0"], text
 
 
+def test_types_options_are_the_command_lines(ip, tmp_path):
+    # A filter or --no-calls without --types is refused on every version, as the command line
+    # refuses it.
+    for line in ("--types-gc x = 1", "--no-calls x = 1", "--types-only Made x = 1"):
+        with pytest.raises(UsageError, match="needs --types"):
+            ip.run_line_magic("rprofile", line)
+    if sys.version_info < (3, 13, 3):
+        return
+    ip.run_cell("class Made:\n    pass\n\nclass Other:\n    pass\n\n"
+                "def make(n):\n    return [Made() for _ in range(n)] + [Other(), Other()]")
+    # --no-calls: the types alone, no table, and not with what needs calls.
+    for extra in ("-D %s" % (tmp_path / "x.prof"), "-r", "--threads", "--memory"):
+        with pytest.raises(UsageError, match="--no-calls profiles no call"):
+            ip.run_line_magic("rprofile", "--types --no-calls %s kept = make(3)" % extra)
+    path = tmp_path / "types.json"
+    _, out, shown = magic(ip, "rprofile",
+                          "--types --no-calls --types-only Made --types-json %s kept = make(5)"
+                          % path)
+    text = shown_text(shown)
+    assert list(shown[0]) == ["text/plain"]
+    assert "   Objects by type (created while profiling; alive = created - destroyed):" in text
+    assert "filename:lineno(function)" not in text and "Other" not in text, text
+    row = [x.split() for x in text.splitlines() if x.split()[-1:] in (["Made"], ["__main__.Made"])]
+    assert len(row) == 1 and row[0][:3] == ["5", "5", "0"], text
+    assert out == "\n*** Types saved as JSON to file %r.\n" % str(path)
+    saved = json.loads(path.read_text())
+    assert [t["name"].split(".")[-1] for t in saved["types"]] == ["Made"]
+    assert saved["types"][0]["alive"] == 5
+    # With calls, the table first, then the types; built-in types counted when asked.
+    _, _, shown = magic(ip, "rprofile", "--types --types-builtins kept = make(4)")
+    text = shown_text(shown)
+    assert text.index("filename:lineno(function)") < text.index("Objects by type")
+    names = {x.split()[-1] for x in text.splitlines() if x.strip()}
+    assert "list" in names, text
+
+
 def test_timeline_writes_the_chrome_trace(ip, tmp_path):
     trace = tmp_path / "t.json"
     _, out, shown = magic(ip, "rprofile", "--timeline %s fib(6)" % trace)

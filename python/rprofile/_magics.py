@@ -122,6 +122,36 @@ class _Request:
         return next((n for n in self.limits if isinstance(n, int)), 20)
 
 
+# %rprofile's options for objects by type beside --types, as the command line's.
+_TYPES_OPTIONS = ("types-builtins", "types-only=", "types-gc", "types-json=", "no-calls")
+
+
+def _types_options(request):
+    """The profiler's keywords for --types and its options (a UsageError for one of them
+    without --types)."""
+    given = [name for name in ("types-builtins", "types-only", "types-gc", "types-json",
+                               "no-calls") if name in request.opts]
+    if "types" not in request.opts:
+        if given:
+            raise UsageError("--%s needs --types" % given[0])
+        return {}
+    path = request.option("types-json")
+    if path:
+        check_writable(_Refusal, path)
+    only = [n.strip() for value in request.opts.get("types-only", [])
+            for n in value.split(",") if n.strip()]
+    return {"types": True, "types_builtins": "types-builtins" in request.opts,
+            "types_only": only or None, "types_gc": "types-gc" in request.opts,
+            "calls": "no-calls" not in request.opts}
+
+
+def _save_types(prof, path):
+    """--types-json: the types written as JSON at `path` (nothing without it)."""
+    if path:
+        prof.dump_types(path)
+        print("\n*** Types saved as JSON to file %r." % path)
+
+
 def _own_stack(prof):
     """The snapshot of the calling thread's calls in a ``threads=True`` profile (None if it
     made none)."""
@@ -143,12 +173,15 @@ def _run(runner, code, namespace):
 
 
 def _finish(shell, request, text, html, dump, sys_exit):
-    """Shows the result and writes the files, as %prun does; `html` makes the text/html and
-    `dump` writes the stats file."""
+    """Shows the result and writes the files, as %prun does; `html` makes the text/html (None:
+    the text alone) and `dump` writes the stats file."""
     text = text.rstrip()
     if "q" not in request.opts:
         if "text/html" in shell.display_formatter.active_types:
-            display({"text/plain": text, "text/html": html()}, raw=True)
+            shown = {"text/plain": text}
+            if html is not None:
+                shown["text/html"] = html()
+            display(shown, raw=True)
         else:
             page.page(text)
     if sys_exit:
@@ -208,22 +241,31 @@ class RprofileMagics(Magics):
           Chrome trace (Perfetto); the report's flame graph then shows the recorded call paths.
         --types: (Python 3.13.3+) count the objects made while the statement ran by type and by
           the function that made them; the types, by objects still alive, follow the table.
+        --types-builtins, --types-only <names>, --types-gc, --types-json <file>, --no-calls: as
+          ``python -m rprofile``'s (with --types): count built-in types too; only these types
+          (comma-separated); collect garbage before the final counts; also write the types as
+          JSON; profile no call, the types alone (no table, no -D, -r, --threads, --memory or
+          --timeline).
 
         In a notebook the result is the HTML report (the table, callers and callees, a flame
         graph) inline; in a terminal, the table.
         """
-        request = _Request(self, parameter_s, cell, ("threads", "memory", "timeline=", "types"))
+        request = _Request(self, parameter_s, cell, ("threads", "memory", "timeline=", "types")
+                           + _TYPES_OPTIONS)
         timeline = request.option("timeline")
         if timeline:
             check_writable(_Refusal, timeline)
+        types_options = _types_options(request)
+        types_json = request.option("types-json")
         every = "threads" in request.opts
+        if not types_options.get("calls", True):
+            return self._types_alone(request, types_options, types_json)
         # From 3.12 every thread's events come to the profiler: with a stack per thread the
         # statement's are kept apart. Before 3.12 the profile hook is the enabling thread's.
         apart = every or sys.version_info >= (3, 12)
         try:
             prof = self.profile_class(threads=apart, memory="memory" in request.opts,
-                                      timeline=timeline is not None,
-                                      types="types" in request.opts)
+                                      timeline=timeline is not None, **types_options)
         except ValueError as exc:  # types before 3.13.3
             raise UsageError(str(exc)) from None
         sys_exit = _run(prof.runctx, request.code, self.shell.user_ns)
@@ -258,9 +300,29 @@ class RprofileMagics(Magics):
         if timeline:
             write_timeline(prof, types.SimpleNamespace(timeline=timeline, speedscope=None))
             print("\n*** Timeline saved as a Chrome trace to file %r." % timeline)
+        _save_types(prof, types_json)
         if "r" in request.opts:
             return stats
         return None
+
+    def _types_alone(self, request, types_options, types_json):
+        """%rprofile --types --no-calls: the statement run with objects counted by type and no
+        call profiled; the types table is what is shown."""
+        for name, given in (("-D", request.dump_file), ("-r", "r" in request.opts),
+                            ("--threads", "threads" in request.opts),
+                            ("--memory", "memory" in request.opts),
+                            ("--timeline", request.option("timeline"))):
+            if given:
+                raise UsageError("--no-calls profiles no call: it does not go with %s" % name)
+        try:
+            prof = self.profile_class(**types_options)
+        except ValueError as exc:  # types before 3.13.3
+            raise UsageError(str(exc)) from None
+        sys_exit = _run(prof.runctx, request.code, self.shell.user_ns)
+        out = io.StringIO()
+        print_types(prof.types_stats() or {}, file=out)
+        _finish(self.shell, request, out.getvalue(), None, None, sys_exit)
+        _save_types(prof, types_json)
 
     @no_var_expand
     @line_cell_magic
