@@ -328,7 +328,7 @@ unsafe extern "C" fn pystart_callback<const MODE: u8>(
         if events::enter_fast_as::<MODE>(p, code as usize) {
             return none();
         }
-        pystart_general(p, code)
+        pystart_general::<true>(p, code)
     }
 }
 
@@ -342,26 +342,34 @@ unsafe extern "C" fn pystart_event(
     // SAFETY: see `code_event`.
     match unsafe { code_event(cb, args, nargsf, kwnames) } {
         // SAFETY: the event's profiler and live code object.
-        Ok((_, p, code)) => unsafe { pystart_general(p, code) },
+        Ok((_, p, code)) => unsafe { pystart_general::<false>(p, code) },
         Err(ret) => ret,
     }
 }
 
-/// A PY_START event of `p` for `code` the fast path did not answer.
+/// A PY_START event of `p` for `code` the fast path did not answer (`TRIED`: the fast path
+/// declined it; else it was not tried).
 ///
 /// # Safety
 /// GIL held; `code` is the event's live code object; no borrow of the state is alive.
 #[inline(never)]
-unsafe extern "C" fn pystart_general(p: &Profiler, code: *mut ffi::PyObject) -> *mut ffi::PyObject {
+unsafe extern "C" fn pystart_general<const TRIED: bool>(
+    p: &Profiler,
+    code: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
     // SAFETY: CPython calls the callbacks with the GIL held.
     let py = unsafe { Python::assume_attached() };
     // SAFETY: GIL held, `p` the event's live profiler with no borrow of its state alive, and
     // `code` alive for the event (function contract), so the label may borrow it.
+    let label = || Ok(unsafe { Bound::from_borrowed_ptr(py, code) }.unbind());
+    // SAFETY: as above.
     unsafe {
-        events::enter_call(py, p, code as usize, || {
-            Ok(Bound::from_borrowed_ptr(py, code).unbind())
-        })
-    };
+        if TRIED {
+            events::enter_after_fast(py, p, code as usize, label);
+        } else {
+            events::enter_call(py, p, code as usize, label);
+        }
+    }
     none()
 }
 
@@ -436,7 +444,7 @@ unsafe extern "C" fn pyreturn_callback<const MODE: u8>(
         if events::leave_fast_as::<MODE>(p, code as usize) {
             return none();
         }
-        pyreturn_general(p, code)
+        pyreturn_general::<true>(p, code)
     }
 }
 
@@ -450,17 +458,18 @@ unsafe extern "C" fn pyreturn_event(
     // SAFETY: see `code_event`.
     match unsafe { code_event(cb, args, nargsf, kwnames) } {
         // SAFETY: the event's profiler and live code object.
-        Ok((_, p, code)) => unsafe { pyreturn_general(p, code) },
+        Ok((_, p, code)) => unsafe { pyreturn_general::<false>(p, code) },
         Err(ret) => ret,
     }
 }
 
-/// A PY_RETURN event of `p` for `code` the fast path did not answer.
+/// A PY_RETURN event of `p` for `code` the fast path did not answer (`TRIED` as for
+/// [`pystart_general`]).
 ///
 /// # Safety
 /// As for [`pystart_general`].
 #[inline(never)]
-unsafe extern "C" fn pyreturn_general(
+unsafe extern "C" fn pyreturn_general<const TRIED: bool>(
     p: &Profiler,
     code: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
@@ -468,7 +477,13 @@ unsafe extern "C" fn pyreturn_general(
     let py = unsafe { Python::assume_attached() };
     // SAFETY: GIL held, `p` the event's live profiler with no borrow of its state alive
     // (function contract).
-    unsafe { events::leave_call(py, p, code as usize) };
+    unsafe {
+        if TRIED {
+            events::leave_after_fast(py, p, code as usize);
+        } else {
+            events::leave_call(py, p, code as usize);
+        }
+    }
     none()
 }
 
@@ -578,7 +593,7 @@ unsafe extern "C" fn ccall_callback<const MODE: u8, const ASYNC: bool>(
             if !ASYNC {
                 return none();
             }
-            return ccall_general(p, callable, arg0);
+            return ccall_general::<false>(p, callable, arg0);
         }
         // Handed on with the arguments where they came (the first argument read only where it
         // is needed): fewer moves and loads on every builtin's call.
@@ -591,7 +606,7 @@ unsafe extern "C" fn ccall_callback<const MODE: u8, const ASYNC: bool>(
         if !other_maybe_builtin(p, tp) {
             return none();
         }
-        ccall_general(p, callable, arg0)
+        ccall_general::<false>(p, callable, arg0)
     }
 }
 
@@ -615,7 +630,7 @@ unsafe extern "C" fn ccall_function<const MODE: u8>(
         if events::enter_fast_as::<MODE>(p, function_key(callable)) {
             return none();
         }
-        ccall_general(p, callable, *args.add(3))
+        ccall_general::<true>(p, callable, *args.add(3))
     }
 }
 
@@ -640,8 +655,9 @@ unsafe extern "C" fn ccall_descriptor<const MODE: u8>(
             if events::enter_fast_as::<MODE>(p, key) {
                 return none();
             }
+            return ccall_general::<true>(p, callable, arg0);
         }
-        ccall_general(p, callable, arg0)
+        ccall_general::<false>(p, callable, arg0)
     }
 }
 
@@ -658,15 +674,16 @@ unsafe extern "C" fn ccall_event(
         Err(ret) => return ret,
     };
     // SAFETY: four arguments (checked): code, offset, callable, arg0, live for the event.
-    unsafe { ccall_general(p, *args.add(2), *args.add(3)) }
+    unsafe { ccall_general::<false>(p, *args.add(2), *args.add(3)) }
 }
 
-/// A CALL event of `p` for `callable` (first argument `arg0`) the fast path did not answer.
+/// A CALL event of `p` for `callable` (first argument `arg0`) the fast path did not answer
+/// (`TRIED`: it declined the builtin's key; else it was not tried).
 ///
 /// # Safety
 /// GIL held; `callable` and `arg0` are the event's live arguments; no borrow of the state alive.
 #[inline(never)]
-unsafe extern "C" fn ccall_general(
+unsafe extern "C" fn ccall_general<const TRIED: bool>(
     p: &Profiler,
     callable: *mut ffi::PyObject,
     arg0: *mut ffi::PyObject,
@@ -691,11 +708,15 @@ unsafe extern "C" fn ccall_general(
         // SAFETY: both are alive for the event.
         if let Some((ml, m_self, m_module)) = unsafe { builtin_of(p, callable, arg0) } {
             // SAFETY: GIL held; the label reads the live objects of this event.
+            let label = || unsafe { builtin_label(py, ml, m_self, m_module) };
+            // SAFETY: GIL held; no borrow of the state alive.
             unsafe {
-                events::enter_call(py, p, ml as usize, || {
-                    builtin_label(py, ml, m_self, m_module)
-                })
-            };
+                if TRIED {
+                    events::enter_after_fast(py, p, ml as usize, label);
+                } else {
+                    events::enter_call(py, p, ml as usize, label);
+                }
+            }
         }
     }
     none()
@@ -764,7 +785,8 @@ unsafe extern "C" fn creturn_descriptor<const MODE: u8>(
 
 /// A C_RETURN/C_RAISE event of the builtin `key` (as [`function_key`] or [`descriptor_key`]
 /// tell it, which is what [`builtin_of`] gives for the same event) that the fast path did not
-/// answer: nothing unless builtins are profiled (the fast path does not ask).
+/// answer (it declined the key): nothing unless builtins are profiled (the fast path does not
+/// ask).
 ///
 /// # Safety
 /// As for [`ccall_general`].
@@ -773,7 +795,7 @@ unsafe extern "C" fn creturn_key(p: &Profiler, key: usize) -> *mut ffi::PyObject
     if p.read(|s| s.builtins) {
         // SAFETY: CPython calls the callbacks with the GIL held; no borrow of the state is
         // alive (function contract).
-        unsafe { events::leave_call(Python::assume_attached(), p, key) };
+        unsafe { events::leave_after_fast(Python::assume_attached(), p, key) };
     }
     none()
 }

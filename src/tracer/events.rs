@@ -13,9 +13,11 @@
 //!    (core/aggregator.rs: the key and edge caches of core/lookup_cache.rs, the push on
 //!    core/frames.rs's stack, the TSC read inline) -> the timeline slot written. No call is
 //!    made: the callback stays a leaf function. False sends the event on to step 3.
-//! 3. Cached path: [`enter_call`] -> `selected` (the event's one `threads::select`: the calling
-//!    thread's track swapped in) -> with the plain clock, `Aggregator::enter_cached`, the
-//!    timeline recorded with `Timeline::record`.
+//! 3. Cached path: [`enter_after_fast`] (or [`enter_call`] where no fast path was tried) ->
+//!    `selected` (the event's one `threads::select`: the calling thread's track swapped in) ->
+//!    `enter_cached_on`: with the plain clock, `Aggregator::enter_cached`, the timeline recorded
+//!    with `Timeline::record`; not tried after a fast path that made the same test (the flag
+//!    alone, `FAST_ON`).
 //! 4. General path: `enter_general` (on the track selected in step 3): the entry
 //!    found or made (`new_entry`, which runs the label maker: Python), the call pushed
 //!    (`Aggregator::enter`), the clock read ([`now`]: the native clock, or
@@ -124,32 +126,82 @@ pub unsafe fn enter_call(
     key: usize,
     make_label: impl FnOnce() -> PyResult<Py<PyAny>>,
 ) {
+    // SAFETY: this function's contract is `enter_on`'s.
+    unsafe { enter_on::<false>(py, p, key, make_label) }
+}
+
+/// [`enter_call`] for a callback whose fast path ([`enter_fast`], [`enter_fast_as`]) declined
+/// this key: under the fast-path flag alone (no threads, no timeline) that path made the
+/// cached path's very test (the same caches, stack and clock), which would fail again, so the
+/// event goes to the general path at once. With threads or a timeline the fast path may have
+/// declined for its own reasons (another thread's track in place, no room), and the cached
+/// path is tried.
+///
+/// # Safety
+/// As for [`enter_call`].
+#[inline(always)]
+pub unsafe fn enter_after_fast(
+    py: Python<'_>,
+    p: &Profiler,
+    key: usize,
+    make_label: impl FnOnce() -> PyResult<Py<PyAny>>,
+) {
+    // SAFETY: this function's contract is `enter_on`'s.
+    unsafe { enter_on::<true>(py, p, key, make_label) }
+}
+
+/// [`enter_call`] (`AFTER_FAST` false) and [`enter_after_fast`] (true).
+///
+/// # Safety
+/// As for [`enter_call`].
+#[inline(always)]
+unsafe fn enter_on<const AFTER_FAST: bool>(
+    py: Python<'_>,
+    p: &Profiler,
+    key: usize,
+    make_label: impl FnOnce() -> PyResult<Py<PyAny>>,
+) {
     // SAFETY: GIL held, `p` alive, no borrow of its state alive (this function's contract).
     let st = unsafe { selected(p) };
-    // The cached path, with the plain clock: a function seen before, called from one seen
-    // calling it before, and room on the stack.
-    // SAFETY: `st` is `p`'s state with our track in place and no other borrow of it alive;
-    // nothing in this block calls Python. The stack's calls are its aggregator's (as in
-    // `enter_fast_on`).
-    unsafe {
-        let s = &mut *st;
-        if s.plain_clock {
-            let mut t = 0;
-            let now = |_| {
-                t = clock::now();
-                t
-            };
-            if s.agg.enter_cached(&mut s.stack, key, now) {
-                if let Some(tl) = s.timeline.as_deref_mut() {
-                    tl.record(timeline::ENTER, t, key, s.stack.frames.len() - 1);
-                }
-                return;
-            }
-        }
+    // SAFETY: a short read of a flag of `p`'s state, with no other borrow of it alive.
+    let tested = AFTER_FAST && unsafe { (*st).fast } == FAST_ON;
+    // SAFETY: `st` is `p`'s state with our track in place and no other borrow of it alive.
+    if !tested && unsafe { enter_cached_on(st, key) } {
+        return;
     }
     // SAFETY: our track is in place (selected above; nothing since ran Python) and no borrow of
     // the state is alive.
     unsafe { enter_general(py, p, key, None, make_label) }
+}
+
+/// The cached path of an enter, with the plain clock: a function seen before, called from one
+/// seen calling it before, and room on the stack. Whether it took the event.
+///
+/// # Safety
+/// `st` is a profiler's state with the calling thread's track in place and no other borrow
+/// of it alive; GIL held.
+#[inline(always)]
+unsafe fn enter_cached_on(st: *mut State, key: usize) -> bool {
+    // SAFETY: nothing in this block calls Python (function contract for the rest). The
+    // stack's calls are its aggregator's (as in `enter_fast_on`).
+    unsafe {
+        let s = &mut *st;
+        if !s.plain_clock {
+            return false;
+        }
+        let mut t = 0;
+        let now = |_| {
+            t = clock::now();
+            t
+        };
+        if !s.agg.enter_cached(&mut s.stack, key, now) {
+            return false;
+        }
+        if let Some(tl) = s.timeline.as_deref_mut() {
+            tl.record(timeline::ENTER, t, key, s.stack.frames.len() - 1);
+        }
+        true
+    }
 }
 
 /// The fast-path flags that callbacks are specialized for (see [`enter_fast`]).
@@ -434,6 +486,25 @@ pub unsafe fn leave_call(py: Python<'_>, p: &Profiler, key: usize) {
     let st = unsafe { selected(p) };
     // SAFETY: as just said; our track is in place.
     unsafe { leave_selected(py, p, st, key) }
+}
+
+/// [`leave_call`] for a callback whose fast path ([`leave_fast`], [`leave_fast_as`]) declined
+/// this key, as [`enter_after_fast`] is for [`enter_call`].
+///
+/// # Safety
+/// As for [`enter_call`].
+#[inline(always)]
+pub unsafe fn leave_after_fast(py: Python<'_>, p: &Profiler, key: usize) {
+    // SAFETY: as in `leave_call`.
+    let st = unsafe { selected(p) };
+    // SAFETY: a short read of the flag; then as in `leave_call` (our track in place, no
+    // borrow alive).
+    unsafe {
+        if (*st).fast == FAST_ON {
+            return leave_general(py, p, key);
+        }
+        leave_selected(py, p, st, key)
+    }
 }
 
 /// [`leave_call`] once the calling thread's track is in place: the cached path (with the plain

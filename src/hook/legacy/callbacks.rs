@@ -125,14 +125,14 @@ unsafe extern "C" fn profile_hook<const MODE: u8>(
                 if events::enter_fast::<MODE>(p, code as usize) {
                     return 0;
                 }
-                return code_event::<{ ffi::PyTrace_CALL }>(obj, code);
+                return code_event::<{ ffi::PyTrace_CALL }, true>(obj, code);
             }
             if what == ffi::PyTrace_RETURN {
                 let code = frame_code(frame);
                 if events::leave_fast::<MODE>(p, code as usize) {
                     return 0;
                 }
-                return code_event::<{ ffi::PyTrace_RETURN }>(obj, code);
+                return code_event::<{ ffi::PyTrace_RETURN }, true>(obj, code);
             }
             if what | 2 == 6
                 && (*st).builtins
@@ -156,27 +156,29 @@ unsafe extern "C" fn profile_hook<const MODE: u8>(
 }
 
 /// A call or return of Python code, not a coroutine's with async_aware, by its code object:
-/// what the fast paths hand on (the code read from the frame) and [`profile_event`] does.
+/// what the fast paths hand on (the code read from the frame; `TRIED`: the fast path declined
+/// it) and [`profile_event`] does.
 ///
 /// # Safety
 /// `obj` as the interpreter passed it to the hook, for an event of kind `WHAT` (a call or a
 /// return) whose frame runs `code`, which the frame keeps alive.
 #[inline(never)]
-unsafe extern "C" fn code_event<const WHAT: c_int>(
+unsafe extern "C" fn code_event<const WHAT: c_int, const TRIED: bool>(
     obj: *mut ffi::PyObject,
     code: *mut ffi::PyObject,
 ) -> c_int {
     // SAFETY: the interpreter's own argument.
     let (py, p) = unsafe { hook_profiler(&obj) };
+    // SAFETY: GIL held; the code object is alive for the event.
+    let label = || Ok(unsafe { Bound::from_borrowed_ptr(py, code) }.unbind());
     // SAFETY: GIL held; no borrow of the profiler's state is alive; the code object is alive
     // for the event.
     unsafe {
-        if WHAT == ffi::PyTrace_CALL {
-            events::enter_call(py, p, code as usize, || {
-                Ok(Bound::from_borrowed_ptr(py, code).unbind())
-            });
-        } else {
-            events::leave_call(py, p, code as usize);
+        match (WHAT == ffi::PyTrace_CALL, TRIED) {
+            (true, true) => events::enter_after_fast(py, p, code as usize, label),
+            (true, false) => events::enter_call(py, p, code as usize, label),
+            (false, true) => events::leave_after_fast(py, p, code as usize),
+            (false, false) => events::leave_call(py, p, code as usize),
         }
     }
     // Opaque to the optimizer: a return value it could see is always 0 would be put after the
@@ -185,19 +187,36 @@ unsafe extern "C" fn code_event<const WHAT: c_int>(
     std::hint::black_box(0)
 }
 
-/// [`profile_event`] for a call or return of a C function: what it reads of such an event.
+/// A call or return of a builtin function (`arg`, exactly a `PyCFunction`, with builtins
+/// profiled) whose fast path declined it: [`profile_event`]'s C case, without a second try of
+/// the cached path where the fast path made its test.
 ///
 /// # Safety
-/// `obj` and `arg` as the interpreter passed them to the hook, for an event of kind `WHAT`.
+/// `obj` and `arg` as the interpreter passed them to the hook, for an event of kind `WHAT` (a
+/// C call or return); `arg` is a `PyCFunction`.
 #[inline(never)]
 unsafe extern "C" fn c_event<const WHAT: c_int>(
     obj: *mut ffi::PyObject,
     arg: *mut ffi::PyObject,
 ) -> c_int {
-    // SAFETY: `obj` and `arg` are the hook's own arguments for an event of kind `WHAT`
-    // (function contract), which `profile_event` asks; the frame of a C event is not read,
-    // so a null one is passed.
-    unsafe { profile_event(obj, std::ptr::null_mut(), WHAT, arg) }
+    // SAFETY: the interpreter's own argument.
+    let (py, p) = unsafe { hook_profiler(&obj) };
+    let f = arg as *mut ffi::PyCFunctionObject;
+    // SAFETY: `arg` is a live PyCFunction (function contract), so its fields can be read.
+    let ml = unsafe { (*f).m_ml };
+    // SAFETY: GIL held; no borrow of the state alive; the label reads the live function's
+    // fields.
+    unsafe {
+        if WHAT == ffi::PyTrace_C_CALL {
+            events::enter_after_fast(py, p, ml as usize, || {
+                builtin_label(py, ml, (*f).m_self, (*f).m_module)
+            });
+        } else {
+            events::leave_after_fast(py, p, ml as usize);
+        }
+    }
+    // Opaque, as in `code_event`.
+    std::hint::black_box(0)
 }
 
 /// Every event the fast paths do not answer.
@@ -231,10 +250,10 @@ unsafe extern "C" fn profile_event(
                 unsafe { async_event(py, p, frame, code, what, label) };
             } else if what == ffi::PyTrace_CALL {
                 // SAFETY: the hook's own `obj`; `code` is the frame's, alive for the event.
-                unsafe { code_event::<{ ffi::PyTrace_CALL }>(obj, code) };
+                unsafe { code_event::<{ ffi::PyTrace_CALL }, false>(obj, code) };
             } else {
                 // SAFETY: as above.
-                unsafe { code_event::<{ ffi::PyTrace_RETURN }>(obj, code) };
+                unsafe { code_event::<{ ffi::PyTrace_RETURN }, false>(obj, code) };
             }
             // SAFETY: releases the reference PyFrame_GetCode gave.
             unsafe { ffi::Py_DECREF(code) };
