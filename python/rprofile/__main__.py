@@ -19,6 +19,7 @@ from rprofile.outputs.run import print_memory as _print_memory
 from rprofile.outputs.run import print_thread_summary as _print_thread_summary
 from rprofile.outputs.run import write_outputs as _write_outputs
 from rprofile.outputs.run import write_timeline as _write_timeline
+from rprofile.outputs.types import profile_keywords as _profile_keywords
 
 USAGE = "rprofile [-o output_file_path] [-s sort] [-m module | scriptfile] [arg] ..."
 
@@ -418,9 +419,8 @@ def _types_options(options):
     """Profile's keywords for --types and its filters (none without it)."""
     if not options.types:
         return {}
-    only = [n.strip() for n in (options.types_only or "").split(",") if n.strip()]
-    return {"types": True, "types_builtins": options.types_builtins,
-            "types_only": only or None, "types_gc": options.types_gc, "calls": options.calls}
+    return _profile_keywords([options.types_only or ""], options.types_builtins,
+                             options.types_gc, options.calls)
 
 
 def _main_sampled(parser, options, args):

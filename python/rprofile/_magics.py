@@ -27,7 +27,7 @@ from IPython.display import display
 from rprofile.outputs.inline import profile_html, sampler_html
 from rprofile.outputs.run import (check_writable, print_memory, print_samples, print_thread_summary,
                                write_timeline)
-from rprofile.outputs.types import print_types
+from rprofile.outputs.types import print_types, profile_keywords
 from rprofile.sampling import MODES, Sampler
 from rprofile.stats import Stats, report_sort
 
@@ -138,11 +138,9 @@ def _types_options(request):
     path = request.option("types-json")
     if path:
         check_writable(_Refusal, path)
-    only = [n.strip() for value in request.opts.get("types-only", [])
-            for n in value.split(",") if n.strip()]
-    return {"types": True, "types_builtins": "types-builtins" in request.opts,
-            "types_only": only or None, "types_gc": "types-gc" in request.opts,
-            "calls": "no-calls" not in request.opts}
+    return profile_keywords(request.opts.get("types-only", []),
+                            "types-builtins" in request.opts, "types-gc" in request.opts,
+                            "no-calls" not in request.opts)
 
 
 def _save_types(prof, path):

@@ -1,7 +1,8 @@
 """Objects by type (``Profile(types=True)``) as text and as JSON: ``print_types`` (under the
-stats table, ``--types``) and ``dump_types`` (``--types-json``, ``Profile.dump_types``)."""
+stats table, ``--types``) and ``dump_types`` (``--types-json``, ``Profile.dump_types``); and
+``profile_keywords``, the Profile keywords the command line's and ``%rprofile``'s --types
+options ask for."""
 
-import json
 import sys
 
 TYPE_SORTS = {
@@ -11,6 +12,15 @@ TYPE_SORTS = {
     "peak": lambda kv: (-kv[1].peak, -kv[1].alive, kv[0]),
     "name": lambda kv: kv[0],
 }
+
+
+def profile_keywords(only, builtins, gc, calls):
+    """``Profile``'s keywords for --types with --types-only (`only`: strings, each a
+    comma-separated list of type names), --types-builtins, --types-gc and --no-calls (`calls`
+    false)."""
+    names = [n.strip() for value in only for n in value.split(",") if n.strip()]
+    return {"types": True, "types_builtins": builtins, "types_only": names or None,
+            "types_gc": gc, "calls": calls}
 
 
 def print_types(types, sort="alive", limit=20, file=None, functions=3):
@@ -79,6 +89,10 @@ def types_document(types):
 
 def dump_types(types, path):
     """Writes `types` (``Profile.types_stats()``) at `path` as ``types_document`` says."""
+    # Here: the command line imports this module before the program it profiles runs, whose
+    # own `import json` would then be missing from its profile.
+    import json
+
     with open(path, "w", encoding="utf-8") as f:
         json.dump(types_document(types), f, indent=1)
         f.write("\n")
