@@ -453,20 +453,22 @@ impl StackReader {
     /// (3.11+'s data stack) are read as one range, so that they are copied at nearly one
     /// instant, and the innermost frame's place is read before and after them: a chain found
     /// unchanged between two reads of where it starts is the thread's stack at that moment.
-    /// The frames are read whole (data stack frames to the end of their page) and the thread
-    /// state last as its span: a check that fails hands its read to the snapshot
-    /// (`Snapshot::adopt`), and the next walk reads from it, one call a walk, starting at the
-    /// innermost frame that read found first.
+    /// A thread the walk found in no Python code is checked too: 3.11-3.12 read its cframe
+    /// after the call that ran in it returned. The frames are read whole (data stack frames to
+    /// the end of their page) and the thread state last as its span: a check that fails hands
+    /// its read to the snapshot (`Snapshot::adopt`), and the next walk reads from it, one call
+    /// a walk, starting at the innermost frame that read found first.
     fn check_chain(&mut self, tstate: u64, head: &[u8]) -> Result<usize, Error> {
-        if self.chain.is_empty() {
-            return Ok(0);
-        }
         let o = self.off;
         let (link, frame, thread) = (self.spans.link, self.spans.frame, self.spans.thread);
         // Where the innermost frame is: the thread state's own field, or (3.11-3.12) its
         // `cframe` pointer and that cframe's field. Read first as words, last as the thread
         // state's span (and the cframe's word): a read that fails the check is the next walk's.
         let cframe = o.thread_cframe.map(|c| (c, thread.u64_at(head, c)));
+        if self.chain.is_empty() && cframe.is_some_and(|(_, was)| was == 0) {
+            // No cframe to read (a thread state not yet set up): no frame, as read.
+            return Ok(0);
+        }
         let mut ranges = Vec::with_capacity(8);
         match cframe {
             Some((field, cframe)) => {
@@ -526,9 +528,9 @@ impl StackReader {
         // The innermost frame read first: the first word, or (3.11-3.12) the second while the
         // first, the cframe pointer, is the walk's.
         let now = match cframe {
-            Some((_, was)) if word(&bytes, 0) != was => 0,
-            Some(_) => word(&bytes, 8),
-            None => word(&bytes, 0),
+            Some((_, was)) if word(&bytes, 0) != was => None,
+            Some(_) => Some(word(&bytes, 8)),
+            None => Some(word(&bytes, 0)),
         };
         let field = |f: u64| after + (f - thread.lo) as usize;
         // Where the innermost frame read last is in the read: the span's field, or (3.11-3.12)
@@ -537,10 +539,18 @@ impl StackReader {
             Some((c, was)) => (word(&bytes, field(c)) == was).then_some(after + thread.bytes()),
             None => Some(field(o.current_frame)),
         };
-        let then = then_at.map_or(0, |at| word(&bytes, at));
+        let then = then_at.map(|at| word(&bytes, at));
+        let held = whole && now.is_some() && now == then;
+        // A thread that runs no Python code: so at both looks. (A cframe read after its call
+        // returned reads 0, or whatever the C stack holds there since.)
+        if self.chain.is_empty() && held && now == Some(0) {
+            self.check = bytes;
+            return Ok(0);
+        }
+        let now = now.unwrap_or(0);
         // The frame innermost now, and the same after the frames were read: the walk's first
         // frame, or one of its callers when the frames before it returned during the walk.
-        let from = (whole && now == then)
+        let from = held
             .then(|| self.chain.iter().position(|l| l.frame == now))
             .flatten();
         let same = from.is_some_and(|from| {
@@ -1283,10 +1293,59 @@ mod tests {
     }
 
     #[test]
+    fn a_thread_without_frames_is_so_at_both_looks() {
+        // 3.10: the second thread state runs no Python code.
+        let mut fake = Fake310::new();
+        let (mut reader, _, _) = first_thread(&mut fake);
+        let second = fake.objects.len() - 1;
+        let tstate = fake.objects[second].as_ptr() as u64;
+        let span = reader.spans.thread;
+        let mut head = vec![0u8; span.bytes()];
+        assert!(memory::read(reader.pid, tstate + span.lo, &mut head).is_ok());
+        let mut frames = Vec::new();
+        assert_eq!(reader.walk(tstate, &head, &mut frames).ok(), Some(false));
+        assert!(frames.is_empty());
+        // A frame called since the walk read none: torn, not an empty stack.
+        let o = versions::LAYOUT_310;
+        let called = fake.frame(2);
+        put(
+            &mut fake.objects[second],
+            o.current_frame,
+            &called.to_ne_bytes(),
+        );
+        assert!(reader.check_chain(tstate, &head).is_err());
+
+        // 3.11-3.12: through the thread state's cframe, on the C stack. A cframe read after
+        // its call returned reads 0 while the thread state names another.
+        let o = versions::LAYOUT_312;
+        let mut reader = StackReader::with(reader.pid, 0, &versions::STACK_FACTS_312, o);
+        let (field, word) = (o.thread_cframe.unwrap_or(0), o.current_frame);
+        let mut tstate = vec![0u8; 512].into_boxed_slice();
+        let returned = vec![0u8; 64].into_boxed_slice();
+        let mut running = vec![0u8; 64].into_boxed_slice();
+        put(&mut running, word, &0x1000u64.to_ne_bytes());
+        let at = |b: &[u8]| b.as_ptr() as u64;
+        put(&mut tstate, field, &at(&returned).to_ne_bytes());
+        let span = reader.spans.thread;
+        let mut head = vec![0u8; span.bytes()];
+        assert!(memory::read(reader.pid, at(&tstate) + span.lo, &mut head).is_ok());
+        assert_eq!(
+            reader.walk(at(&tstate), &head, &mut frames).ok(),
+            Some(false)
+        );
+        assert!(frames.is_empty());
+        put(&mut tstate, field, &at(&running).to_ne_bytes());
+        assert!(reader.check_chain(at(&tstate), &head).is_err());
+        // While it names that cframe, and its word is 0 at both looks: no Python code.
+        put(&mut tstate, field, &at(&returned).to_ne_bytes());
+        assert_eq!(reader.check_chain(at(&tstate), &head).ok(), Some(0));
+    }
+
+    #[test]
     fn a_check_of_more_ranges_than_one_call_reads_is_torn_and_adopts_nothing() {
         let (mut reader, tstate, head) = first_thread(&mut Fake310::new());
         // 1,100 frames far apart (a range each): one call reads the first 1,024 ranges, and
-        // not the thread state after them.
+        // not the second look after them.
         let far = vec![0u8; 1100 * 1024];
         reader.chain = (0..1100u64)
             .map(|i| Link {
