@@ -153,6 +153,21 @@ def _parser():
     return parser
 
 
+def _load_what_cprofile_has():
+    """Imports what ``python -m cProfile`` has imported when the program starts (``pstats`` and
+    through it ``dataclasses``, ``inspect``, ``ast``, ``typing``, ...): a program that imports
+    them then finds them loaded, as under cProfile, and its profile holds no import of them
+    that cProfile's does not."""
+    if sys.version_info >= (3, 15):
+        # cProfile is profiling.tracing's front there; its command line is that package's.
+        import profiling.tracing.__main__  # noqa: F401
+    else:
+        import _lsprof  # noqa: F401
+        import profile  # noqa: F401
+        import runpy  # noqa: F401
+    import pstats  # noqa: F401
+
+
 def _module_target(parser, modname):
     # Only the top-level package is looked up here: finding a submodule would import its parent
     # before profiling starts, and the profile would miss that import.
@@ -265,6 +280,7 @@ def main():
         _check_writable(parser, getattr(options, name))
     title = _report_title(options.module, args)
 
+    _load_what_cprofile_has()
     if options.module:
         code, globs = _module_target(parser, args[0])
     else:
