@@ -1,6 +1,6 @@
 """Imports modules that ``python -m cProfile`` itself has loaded before the program starts
 (through ``pstats``: ``dataclasses``, ``inspect``, ``ast``, ``dis``, ``typing``, ...) and uses
-one of them: under either profiler, an import of a module already loaded calls no function."""
+some of them: under either profiler, an import of a module already loaded calls no function."""
 import ast
 import collections.abc
 import copy
