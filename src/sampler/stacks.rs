@@ -369,19 +369,26 @@ impl StackReader {
                     "thread state {tstate:#x} points to interpreter {back:#x}, not {interp:#x}"
                 )));
             }
+            let ident = span.u64_at(&head, o.thread_id);
+            let native = match (o.native_thread_id, self.tids.as_mut()) {
+                (Some(native), _) => span.u64_at(&head, native),
+                (None, Some(tids)) => tids.tid_of(ident).unwrap_or(0),
+                (None, None) => 0,
+            };
+            // A thread state its maker made for a thread that has not run yet (the thread
+            // sets its ids when it starts): no thread yet, which would be counted under ids 0.
+            if ident == 0 || (o.native_thread_id.is_some() && native == 0) {
+                tstate = span.u64_at(&head, o.thread_next);
+                continue;
+            }
             if out.len() == used {
                 out.push(ThreadSample::default());
             }
             let sample = &mut out[used];
             used += 1;
             sample.tstate = tstate;
-            let ident = span.u64_at(&head, o.thread_id);
             sample.thread_id = ident;
-            sample.native_thread_id = match (o.native_thread_id, self.tids.as_mut()) {
-                (Some(native), _) => span.u64_at(&head, native),
-                (None, Some(tids)) => tids.tid_of(ident).unwrap_or(0),
-                (None, None) => 0,
-            };
+            sample.native_thread_id = native;
             sample.main = match o.runtime_main_thread {
                 Some(_) => ident != 0 && ident == self.main_ident,
                 None => i32::try_from(sample.native_thread_id) == Ok(self.pid),
@@ -1434,13 +1441,19 @@ mod tests {
             .collect()
     }
 
+    /// A 3.10 reader of `fake` given a runtime of two thread states, idents `idents`, the
+    /// second the main thread.
+    fn reader_of(fake: &mut Fake310, idents: [u64; 2]) -> StackReader {
+        let mut reader = reader_310();
+        reader.runtime = fake.runtime(idents, idents[1]);
+        reader.main_ident = idents[1];
+        reader
+    }
+
     #[test]
     fn a_torn_thread_is_read_again_then_marked_and_the_others_kept() {
         let mut fake = Fake310::new();
-        let runtime = fake.runtime([7, 8], 8);
-        let mut reader = reader_310();
-        reader.runtime = runtime;
-        reader.main_ident = 8;
+        let mut reader = reader_of(&mut fake, [7, 8]);
         let mut out = Vec::new();
         assert!(reader.read(&mut out).is_ok());
         assert_eq!(
@@ -1451,6 +1464,16 @@ mod tests {
         fake.finish(2);
         assert!(reader.read(&mut out).is_ok());
         assert_eq!(seen(&out), [(7, 0, 0, false, true), (8, 0, 0, true, false)]);
+    }
+
+    #[test]
+    fn a_thread_state_whose_thread_has_not_started_is_no_thread() {
+        // Ident 0: made by the thread that starts it, before the new thread set its ids.
+        let mut out = Vec::new();
+        assert!(reader_of(&mut Fake310::new(), [0, 8])
+            .read(&mut out)
+            .is_ok());
+        assert_eq!(seen(&out), [(8, 0, 0, true, false)]);
     }
 
     #[test]
