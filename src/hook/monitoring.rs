@@ -364,11 +364,7 @@ unsafe extern "C" fn pystart_general<const TRIED: bool>(
     let label = || Ok(unsafe { Bound::from_borrowed_ptr(py, code) }.unbind());
     // SAFETY: as above.
     unsafe {
-        if TRIED {
-            events::enter_after_fast(py, p, code as usize, label);
-        } else {
-            events::enter_call(py, p, code as usize, label);
-        }
+        events::enter_call::<TRIED>(py, p, code as usize, label);
     }
     none()
 }
@@ -399,7 +395,7 @@ unsafe extern "C" fn pyresume_callback(
         if events::is_coroutine(py, p, code) {
             events::resume_call(py, p, code as usize, current_frame(), label);
         } else {
-            events::enter_call(py, p, code as usize, label);
+            events::enter_call::<false>(py, p, code as usize, label);
         }
     }
     none()
@@ -421,7 +417,7 @@ unsafe extern "C" fn pyyield_callback(
         if events::is_coroutine(py, p, code) {
             events::suspend_call(py, p, code as usize, current_frame());
         } else {
-            events::leave_call(py, p, code as usize);
+            events::leave_call::<false>(py, p, code as usize);
         }
     }
     none()
@@ -478,11 +474,7 @@ unsafe extern "C" fn pyreturn_general<const TRIED: bool>(
     // SAFETY: GIL held, `p` the event's live profiler with no borrow of its state alive
     // (function contract).
     unsafe {
-        if TRIED {
-            events::leave_after_fast(py, p, code as usize);
-        } else {
-            events::leave_call(py, p, code as usize);
-        }
+        events::leave_call::<TRIED>(py, p, code as usize);
     }
     none()
 }
@@ -711,11 +703,7 @@ unsafe extern "C" fn ccall_general<const TRIED: bool>(
             let label = || unsafe { builtin_label(py, ml, m_self, m_module) };
             // SAFETY: GIL held; no borrow of the state alive.
             unsafe {
-                if TRIED {
-                    events::enter_after_fast(py, p, ml as usize, label);
-                } else {
-                    events::enter_call(py, p, ml as usize, label);
-                }
+                events::enter_call::<TRIED>(py, p, ml as usize, label);
             }
         }
     }
@@ -795,7 +783,7 @@ unsafe extern "C" fn creturn_key(p: &Profiler, key: usize) -> *mut ffi::PyObject
     if p.read(|s| s.builtins) {
         // SAFETY: CPython calls the callbacks with the GIL held; no borrow of the state is
         // alive (function contract).
-        unsafe { events::leave_after_fast(Python::assume_attached(), p, key) };
+        unsafe { events::leave_call::<true>(Python::assume_attached(), p, key) };
     }
     none()
 }
@@ -832,7 +820,7 @@ unsafe extern "C" fn creturn_general(
         // SAFETY: both are alive for the event.
         if let Some((ml, _, _)) = unsafe { builtin_of(p, callable, arg0) } {
             // SAFETY: GIL held; no borrow of the state is alive.
-            unsafe { events::leave_call(py, p, ml as usize) };
+            unsafe { events::leave_call::<false>(py, p, ml as usize) };
         }
     }
     none()

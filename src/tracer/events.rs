@@ -13,7 +13,7 @@
 //!    (core/aggregator.rs: the key and edge caches of core/lookup_cache.rs, the push on
 //!    core/frames.rs's stack, the TSC read inline) -> the timeline slot written. No call is
 //!    made: the callback stays a leaf function. False sends the event on to step 3.
-//! 3. Cached path: [`enter_after_fast`] (or [`enter_call`] where no fast path was tried) ->
+//! 3. Cached path: [`enter_call`] (`TRIED`: a fast path was tried) ->
 //!    `selected` (the event's one `threads::select`: the calling thread's track swapped in) ->
 //!    `enter_cached_on`: with the plain clock, `Aggregator::enter_cached`, the timeline recorded
 //!    with `Timeline::record`; not tried after a fast path that made the same test (the flag
@@ -115,47 +115,17 @@ unsafe fn selected(p: &Profiler) -> *mut State {
 /// A function identified by `key` starts (or resumes). `make_label` gives the object that names
 /// it (the code object, or a label str for a builtin) and runs only the first time `key` is seen.
 /// The calling thread's track is selected once, then the cached path is tried (with the plain
-/// clock) and else the general one.
+/// clock) and else the general one. `TRIED`: the callback's fast path ([`enter_fast`],
+/// [`enter_fast_as`]) declined this key. Under the fast-path flag alone (no threads, no
+/// timeline) that path made the cached path's very test (the same caches, stack and clock),
+/// which would fail again, so the event goes to the general path at once; with threads or a
+/// timeline the fast path may have declined for its own reasons (another thread's track in
+/// place, no room), and the cached path is tried.
 ///
 /// # Safety
 /// GIL held; `p` is alive; no reference into its state is held by the caller.
 #[inline(always)]
-pub unsafe fn enter_call(
-    py: Python<'_>,
-    p: &Profiler,
-    key: usize,
-    make_label: impl FnOnce() -> PyResult<Py<PyAny>>,
-) {
-    // SAFETY: this function's contract is `enter_on`'s.
-    unsafe { enter_on::<false>(py, p, key, make_label) }
-}
-
-/// [`enter_call`] for a callback whose fast path ([`enter_fast`], [`enter_fast_as`]) declined
-/// this key: under the fast-path flag alone (no threads, no timeline) that path made the
-/// cached path's very test (the same caches, stack and clock), which would fail again, so the
-/// event goes to the general path at once. With threads or a timeline the fast path may have
-/// declined for its own reasons (another thread's track in place, no room), and the cached
-/// path is tried.
-///
-/// # Safety
-/// As for [`enter_call`].
-#[inline(always)]
-pub unsafe fn enter_after_fast(
-    py: Python<'_>,
-    p: &Profiler,
-    key: usize,
-    make_label: impl FnOnce() -> PyResult<Py<PyAny>>,
-) {
-    // SAFETY: this function's contract is `enter_on`'s.
-    unsafe { enter_on::<true>(py, p, key, make_label) }
-}
-
-/// [`enter_call`] (`AFTER_FAST` false) and [`enter_after_fast`] (true).
-///
-/// # Safety
-/// As for [`enter_call`].
-#[inline(always)]
-unsafe fn enter_on<const AFTER_FAST: bool>(
+pub unsafe fn enter_call<const TRIED: bool>(
     py: Python<'_>,
     p: &Profiler,
     key: usize,
@@ -164,7 +134,7 @@ unsafe fn enter_on<const AFTER_FAST: bool>(
     // SAFETY: GIL held, `p` alive, no borrow of its state alive (this function's contract).
     let st = unsafe { selected(p) };
     // SAFETY: a short read of a flag of `p`'s state, with no other borrow of it alive.
-    let tested = AFTER_FAST && unsafe { (*st).fast } == FAST_ON;
+    let tested = TRIED && unsafe { (*st).fast } == FAST_ON;
     // SAFETY: `st` is `p`'s state with our track in place and no other borrow of it alive.
     if !tested && unsafe { enter_cached_on(st, key) } {
         return;
@@ -476,31 +446,18 @@ unsafe fn enter_after_timer(py: Python<'_>, p: &Profiler, id: EntryId, caller: O
     }
 }
 
-/// The function identified by `key` returns, yields or unwinds.
+/// The function identified by `key` returns, yields or unwinds. `TRIED`: as for
+/// [`enter_call`], with [`leave_fast`] and [`leave_fast_as`].
 ///
 /// # Safety
 /// As for [`enter_call`].
 #[inline(always)]
-pub unsafe fn leave_call(py: Python<'_>, p: &Profiler, key: usize) {
+pub unsafe fn leave_call<const TRIED: bool>(py: Python<'_>, p: &Profiler, key: usize) {
     // SAFETY: GIL held, `p` alive, no borrow of its state alive (this function's contract).
     let st = unsafe { selected(p) };
-    // SAFETY: as just said; our track is in place.
-    unsafe { leave_selected(py, p, st, key) }
-}
-
-/// [`leave_call`] for a callback whose fast path ([`leave_fast`], [`leave_fast_as`]) declined
-/// this key, as [`enter_after_fast`] is for [`enter_call`].
-///
-/// # Safety
-/// As for [`enter_call`].
-#[inline(always)]
-pub unsafe fn leave_after_fast(py: Python<'_>, p: &Profiler, key: usize) {
-    // SAFETY: as in `leave_call`.
-    let st = unsafe { selected(p) };
-    // SAFETY: a short read of the flag; then as in `leave_call` (our track in place, no
-    // borrow alive).
+    // SAFETY: a short read of the flag; then our track is in place and no borrow is alive.
     unsafe {
-        if (*st).fast == FAST_ON {
+        if TRIED && (*st).fast == FAST_ON {
             return leave_general(py, p, key);
         }
         leave_selected(py, p, st, key)

@@ -48,7 +48,7 @@ unsafe fn async_event(
         if suspended {
             events::suspend_call(py, p, code as usize, frame as usize);
         } else {
-            events::leave_call(py, p, code as usize);
+            events::leave_call::<false>(py, p, code as usize);
         }
     }
 }
@@ -174,11 +174,10 @@ unsafe extern "C" fn code_event<const WHAT: c_int, const TRIED: bool>(
     // SAFETY: GIL held; no borrow of the profiler's state is alive; the code object is alive
     // for the event.
     unsafe {
-        match (WHAT == ffi::PyTrace_CALL, TRIED) {
-            (true, true) => events::enter_after_fast(py, p, code as usize, label),
-            (true, false) => events::enter_call(py, p, code as usize, label),
-            (false, true) => events::leave_after_fast(py, p, code as usize),
-            (false, false) => events::leave_call(py, p, code as usize),
+        if WHAT == ffi::PyTrace_CALL {
+            events::enter_call::<TRIED>(py, p, code as usize, label);
+        } else {
+            events::leave_call::<TRIED>(py, p, code as usize);
         }
     }
     // Opaque to the optimizer: a return value it could see is always 0 would be put after the
@@ -208,11 +207,11 @@ unsafe extern "C" fn c_event<const WHAT: c_int>(
     // fields.
     unsafe {
         if WHAT == ffi::PyTrace_C_CALL {
-            events::enter_after_fast(py, p, ml as usize, || {
+            events::enter_call::<true>(py, p, ml as usize, || {
                 builtin_label(py, ml, (*f).m_self, (*f).m_module)
             });
         } else {
-            events::leave_after_fast(py, p, ml as usize);
+            events::leave_call::<true>(py, p, ml as usize);
         }
     }
     // Opaque, as in `code_event`.
@@ -270,13 +269,13 @@ unsafe extern "C" fn profile_event(
             if what == ffi::PyTrace_C_CALL {
                 // SAFETY: GIL held; the label reads the live function's fields.
                 unsafe {
-                    events::enter_call(py, p, ml as usize, || {
+                    events::enter_call::<false>(py, p, ml as usize, || {
                         builtin_label(py, ml, (*f).m_self, (*f).m_module)
                     })
                 };
             } else {
                 // SAFETY: GIL held.
-                unsafe { events::leave_call(py, p, ml as usize) };
+                unsafe { events::leave_call::<false>(py, p, ml as usize) };
             }
         }
         _ => {}
