@@ -2,7 +2,9 @@
 sampler must read, running `python -m rprofile`, and readers of the files it writes (pstats
 files, folded stacks) and of the tracer's call graph, the oracle of sampled stacks."""
 
+import ast
 import collections
+import functools
 import json
 import os
 import pstats
@@ -149,6 +151,61 @@ def traced_edges(path):
 
 def is_builtin(func):
     return func[0] == "~"
+
+
+@functools.lru_cache(maxsize=None)
+def _generator_lines(path):
+    """The first lines (as a code object gives them: the first decorator's) of the generator
+    functions defined in the source file `path`; empty when it cannot be read."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return frozenset()
+    lines = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        todo, gives = list(node.body), False
+        while todo and not gives:
+            n = todo.pop()
+            if isinstance(n, (ast.Yield, ast.YieldFrom)):
+                gives = True
+            elif not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                    ast.ClassDef)):
+                todo.extend(ast.iter_child_nodes(n))
+        if gives:
+            lines.add(min([node.lineno] + [d.lineno for d in node.decorator_list]))
+    return frozenset(lines)
+
+
+def is_generator(func):
+    """Whether `func` ((file, first line, name)) is a generator expression, or a generator
+    function of a source file."""
+    return func[2] == "<genexpr>" or func[1] in _generator_lines(func[0])
+
+
+def closed_generators(traced):
+    """{caller: generators its frame can run by dropping a generator}: on 3.13+ closing a
+    generator suspended outside any `try` clears it without running it, and a generator it held
+    suspended inside one is then thrown `GeneratorExit` under the frame that dropped the first
+    (Jinja's `find` returning drops `find_all`, which held `iter_child_nodes`, which held
+    `iter_fields`). A tracer's instrumentation makes the interpreter run each of them instead,
+    so the traced graph has only the chain `find -> find_all -> ... -> iter_fields`."""
+    callees = collections.defaultdict(set)
+    for caller, callee in traced:
+        if is_generator(callee):
+            callees[caller].add(callee)
+    closed = {}
+    for start in callees:
+        seen, todo = set(), list(callees[start])
+        while todo:
+            f = todo.pop()
+            if f not in seen:
+                seen.add(f)
+                todo.extend(callees.get(f, ()))
+        closed[start] = seen
+    return closed
 
 
 def reachable_through_builtins(traced):
