@@ -82,6 +82,31 @@ def test_blocking_generator_stacks_keep_their_callers(tmp_path):
     assert whole > 0 and cut == 0, (whole, cut, bad.most_common(3), proc.stderr)
 
 
+def _ended(proc, timeout=120):
+    """`proc.communicate(timeout=...)`; a process still running then fails the test with what
+    each of its threads was doing (state, kernel wait, Python stack), for a hang seen once."""
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        seen = []
+        for tid in sorted(os.listdir("/proc/%d/task" % proc.pid), key=int):
+            where = "/proc/%d/task/%s/" % (proc.pid, tid)
+            try:
+                with open(where + "stat") as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+                with open(where + "wchan") as f:
+                    wchan = f.read()
+            except OSError:
+                continue
+            seen.append("thread %s: %s %s" % (tid, state, wchan))
+        dump = subprocess.run([sys.executable, "-m", "rprofile", "dump", "--pid", str(proc.pid)],
+                              capture_output=True, text=True, timeout=60)
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail("process %d still ran after %d s:\n%s\n%s%s\nits stderr: %s" % (
+            proc.pid, timeout, "\n".join(seen), dump.stdout, dump.stderr, err))
+
+
 def _tracer(pid):
     """The process tracing process `pid` (0: none); /proc names the tracing thread."""
     tracer = int(_status(pid)["TracerPid"])
@@ -174,7 +199,7 @@ def test_signals_sent_to_the_target_while_it_is_held_are_delivered(target):
         assert code == 0, out
         assert re.fullmatch(rb"\ncount=%d work=[1-9]\d*\n" % sent, out), out
         # The target's exit ends the run.
-        report, err = sampler.communicate(timeout=120)
+        report, err = _ended(sampler)
         assert sampler.returncode == 0, err
         assert BLOCKING in report, report
     finally:
@@ -197,7 +222,7 @@ def test_a_target_another_tracer_holds_is_refused_in_one_line_with_status_2(targ
         # The first holds it still, and lets go once stopped (Ctrl-C).
         assert _tracer(target.pid) == first.pid
         first.send_signal(signal.SIGINT)
-        _, err = first.communicate(timeout=120)
+        _, err = _ended(first)
         assert first.returncode == 0, err
         assert _tracer(target.pid) == 0
         out, code = target.finish()
