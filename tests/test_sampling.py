@@ -220,6 +220,104 @@ def test_threads_are_known_by_their_os_ids_in_cpu_mode_and_main_alone_when_asked
     assert list(rows[False]) == [main], rows
 
 
+def test_a_run_attached_after_the_threads_started_lists_them_oldest_first():
+    # The interpreter lists its newest thread first: read in that order, a late attach listed
+    # the workers before MainThread, and top's `t` went to a worker first.
+    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+        import sys, threading
+        stop = threading.Event()
+        for name in ("first", "second", "third"):
+            threading.Thread(target=stop.wait, name=name).start()
+        print("ready", flush=True)
+        sys.stdin.readline()
+        stop.set()
+        """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline() == "ready\n"
+        with Sampler(rate=200, pid=child.pid) as s:
+            time.sleep(0.3)
+    finally:
+        child.communicate("go\n", timeout=60)
+    assert [name for _, _, name, *_ in s.threads] == ["MainThread", "first", "second", "third"]
+
+
+NATIVE_HOLDER = r"""
+#include <pthread.h>
+#include <unistd.h>
+
+/* The C API's, declared here: the library is built without Python's headers and takes them
+   from the interpreter that loads it. */
+extern int PyGILState_Ensure(void);
+extern void PyGILState_Release(int);
+extern void *PyEval_SaveThread(void);
+extern void PyEval_RestoreThread(void *);
+
+static pthread_t thread;
+static volatile int running = 1;
+static volatile unsigned long ident;
+
+/* A thread state made for this thread, then the GIL let go: a thread in no Python code. */
+static void *hold(void *arg)
+{
+    int gil = PyGILState_Ensure();
+    ident = (unsigned long)pthread_self();
+    void *state = PyEval_SaveThread();
+    while (running)
+        usleep(1000);
+    PyEval_RestoreThread(state);
+    PyGILState_Release(gil);
+    return 0;
+}
+
+unsigned long start_holding(void)
+{
+    if (pthread_create(&thread, 0, hold, 0) != 0)
+        return 0;
+    while (!ident)
+        usleep(100);
+    return ident;
+}
+
+void stop_holding(void)
+{
+    running = 0;
+    pthread_join(thread, 0);
+}
+"""
+
+
+def test_each_read_of_a_thread_in_no_python_code_is_an_idle_sample(tmp_path):
+    # A C thread with a thread state and no frame: read at every sample as main is, and counted
+    # nowhere before (the threads table showed zeros, the summary's reads did not add up).
+    import ctypes
+    import shutil
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler to build the native thread")
+    src, lib = tmp_path / "holder.c", tmp_path / "holder.so"
+    src.write_text(NATIVE_HOLDER)
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(lib), str(src), "-lpthread"], check=True,
+                   timeout=120)
+    holder = ctypes.CDLL(str(lib))
+    holder.start_holding.restype = ctypes.c_ulong
+    ident = holder.start_holding()
+    assert ident
+    try:
+        with Sampler(rate=500) as s:
+            end = time.perf_counter() + 0.6
+            while time.perf_counter() < end:
+                pass
+    finally:
+        holder.stop_holding()
+    rows = {i: (samples, idle, dropped) for _, i, _, samples, _, idle, dropped in s.threads}
+    assert ident in rows, rows
+    samples, idle, dropped = rows[ident]
+    main = sum(rows[threading.get_ident()])
+    assert samples == 0 and idle > 0, rows
+    assert idle + dropped >= 0.9 * main, rows
+
+
 @pytest.mark.parametrize("args, message", [
     (["--pid", "999999999"], "no such process"),
     (["--pid", "0"], "--pid must be"),

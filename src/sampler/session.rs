@@ -478,7 +478,9 @@ impl Session {
             recording.tick(at, weight);
         }
         self.sync_functions();
-        for t in threads {
+        // Oldest first: an interpreter lists its newest thread first, and a run that starts
+        // after the program's threads did would list them before MainThread.
+        for t in threads.iter().rev() {
             if !self.options.all_threads && !t.main {
                 continue;
             }
@@ -504,6 +506,10 @@ impl Session {
                 continue;
             }
             if t.frames.is_empty() {
+                // In no Python code at both looks (a C thread with a thread state): seen, and
+                // not counted, so that each read of a thread is a sample, idle or dropped.
+                self.profile.threads[index as usize].idle += weight;
+                self.mark(Seen::Idle { thread: index }, weight, at);
                 continue;
             }
             let on_cpu = self.on_cpu(t.native_thread_id);
