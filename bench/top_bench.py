@@ -15,6 +15,8 @@ bare, timing itself once told `go`. Each round runs every mode once, the order r
 - `top`: `python -m rprofile top --pid`, in a tmux window of 120x40;
 - `py-spy-top`, `py-spy-top-nonblocking`: `py-spy top --pid` (it pauses the target for each
   sample by default), in the same window;
+- `ticks`: bench/ticks.c, a process that wakes at every tick of the rate and does nothing else:
+  what waking alone costs on this machine, the floor under any sampler's own CPU;
 - with `--alt DIR`, `attach-alt` and `top-alt`: the same as `attach` and `top` with the rprofile
   installed in DIR (`pip install --target DIR` of another build's wheel) first on `PYTHONPATH`.
 
@@ -48,7 +50,7 @@ def target_cmd(reps):
     return [sys.executable, os.path.join(HERE, "sampling.py"), "--target", "none", str(reps), "0"]
 
 
-MODES = ["none", "attach", "recorder", "top", "py-spy-top", "py-spy-top-nonblocking"]
+MODES = ["none", "ticks", "attach", "recorder", "top", "py-spy-top", "py-spy-top-nonblocking"]
 ALT_MODES = ["attach-alt", "top-alt"]
 LEAD = 1.0
 
@@ -102,7 +104,9 @@ def one_run(mode, rate, pyspy, folder, alt, reps):
     pid, tool, view = str(target.pid), None, None
     sample = [sys.executable, "-m", "rprofile", "--sample", "--rate", str(rate), "--pid", pid,
               "-o", os.path.join(folder, "out.prof")]
-    if mode == "attach":
+    if mode == "ticks":
+        tool = subprocess.Popen(wrapped(out, [ticks_program(), str(rate)]))
+    elif mode == "attach":
         tool = subprocess.Popen(wrapped(out, sample), stderr=subprocess.DEVNULL, env=env)
     elif mode == "recorder":
         tool = subprocess.Popen(wrapped(out, sample + ["--record-last", "60", "--stall", "200"]),
@@ -146,6 +150,16 @@ def one_run(mode, rate, pyspy, folder, alt, reps):
             t = json.load(f)
         res["tool_share"] = t["cpu"] / t["wall"]
     return res
+
+
+def ticks_program():
+    """bench/ticks.c built (once) into the bench's site folder."""
+    exe = os.path.join(benchsite.site_dir(), "bin", "ticks")
+    src = os.path.join(HERE, "ticks.c")
+    if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(src):
+        os.makedirs(os.path.dirname(exe), exist_ok=True)
+        subprocess.run([shutil.which("cc") or "gcc", "-O2", "-o", exe, src], check=True)
+    return exe
 
 
 def _cpu(pid):
