@@ -26,6 +26,22 @@ def work(tmp_path_factory):
     return d
 
 
+@pytest.fixture(scope="module")
+def c_report(work):
+    """`work`, holding prog.py's cProfile file c.prof and its report c.html (made once, whichever
+    test asks first)."""
+    run("-m", "cProfile", "-o", "c.prof", "prog.py", cwd=work)
+    run("-m", "rprofile.stats", "--html", "c.html", "c.prof", cwd=work)
+    return work
+
+
+@pytest.fixture(scope="module")
+def t_report(work):
+    """`work`, holding prog.py's timeline t.json and its report t.html."""
+    run("-m", "rprofile", "--timeline", "t.json", "--html", "t.html", "prog.py", cwd=work)
+    return work
+
+
 def table_names(page):
     return page.eval("[...document.querySelectorAll('#v-table tbody tr:not(.spacer) a.fn')]"
                      ".map(a => a.title)")
@@ -88,9 +104,8 @@ def open_flame(page):
 
 # -- the table ---------------------------------------------------------------------------------
 
-def test_one_row_per_function_sorted_as_pstats_sorts(browser, work):
-    run("-m", "cProfile", "-o", "c.prof", "prog.py", cwd=work)
-    run("-m", "rprofile.stats", "--html", "c.html", "c.prof", cwd=work)
+def test_one_row_per_function_sorted_as_pstats_sorts(browser, c_report):
+    work = c_report
     page = open_report(browser, work / "c.html", "table-cprofile")
     st = pstats.Stats(str(work / "c.prof"))
     assert page.eval("document.querySelector('#count').textContent") == \
@@ -132,7 +147,8 @@ def test_the_table_opens_in_the_order_of_the_stats_sort_or_of_dash_s(browser, wo
     assert sorted_heading(open_report(browser, work / "cli.html")) == "tottime"
 
 
-def test_filter_and_strip_dirs(browser, work):
+def test_filter_and_strip_dirs(browser, c_report):
+    work = c_report
     page = open_report(browser, work / "c.html")
     page.type("#filter", "leaf")
     page.wait_for("document.querySelector('#count').textContent.startsWith('1 of')")
@@ -151,7 +167,8 @@ def test_filter_and_strip_dirs(browser, work):
 
 # -- a function's page ---------------------------------------------------------------------------
 
-def test_clicking_a_function_shows_its_callers_and_back_returns(browser, work):
+def test_clicking_a_function_shows_its_callers_and_back_returns(browser, c_report):
+    work = c_report
     page = open_report(browser, work / "c.html")
     page.click("#v-table a.fn[title$=':1(leaf)']")
     page.wait_for("!document.querySelector('#v-func').hidden")
@@ -181,8 +198,8 @@ def test_clicking_a_function_shows_its_callers_and_back_returns(browser, work):
 
 # -- flame graphs -------------------------------------------------------------------------------
 
-def test_flame_graph_has_a_node_per_call_path_from_the_timeline(browser, work):
-    run("-m", "rprofile", "--timeline", "t.json", "--html", "t.html", "prog.py", cwd=work)
+def test_flame_graph_has_a_node_per_call_path_from_the_timeline(browser, t_report):
+    work = t_report
     page = open_report(browser, work / "t.html")
     open_flame(page)
     assert "recorded" in page.eval("document.querySelector('#flame-note').textContent")
@@ -191,7 +208,8 @@ def test_flame_graph_has_a_node_per_call_path_from_the_timeline(browser, work):
     save(page, "flame-timeline")
 
 
-def test_flame_graph_estimated_from_the_caller_graph_says_so(browser, work):
+def test_flame_graph_estimated_from_the_caller_graph_says_so(browser, c_report):
+    work = c_report
     page = open_report(browser, work / "c.html")
     open_flame(page)
     assert page.eval("document.querySelector('#flame-note').textContent").startswith("Estimated")
@@ -199,7 +217,8 @@ def test_flame_graph_estimated_from_the_caller_graph_says_so(browser, work):
     save(page, "flame-estimated")
 
 
-def test_search_highlights_the_matching_nodes(browser, work):
+def test_search_highlights_the_matching_nodes(browser, t_report):
+    work = t_report
     page = open_report(browser, work / "t.html")
     open_flame(page)
     page.type("#flame-search", "leaf")
