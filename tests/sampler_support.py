@@ -154,44 +154,48 @@ def is_builtin(func):
 
 
 @functools.lru_cache(maxsize=None)
-def _generator_lines(path):
-    """The first lines (as a code object gives them: the first decorator's) of the generator
-    functions defined in the source file `path`; empty when it cannot be read."""
+def _generators(path):
+    """{first line: whether it yields inside a `try` or `with`} of the generator functions
+    defined in the source file `path` (a code object's first line: its first decorator's); empty
+    when it cannot be read."""
     try:
         with open(path, encoding="utf-8") as f:
             tree = ast.parse(f.read())
     except (OSError, SyntaxError, ValueError):
-        return frozenset()
-    lines = set()
+        return {}
+    nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+    guarded = (ast.Try, ast.With, ast.AsyncWith) + ((ast.TryStar,) if hasattr(ast, "TryStar")
+                                                   else ())
+    found = {}
     for node in ast.walk(tree):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        todo, gives = list(node.body), False
-        while todo and not gives:
-            n = todo.pop()
+        yields = set()  # whether each yield met is inside a `try` or `with`
+        todo = [(n, False) for n in node.body]
+        while todo:
+            n, inside = todo.pop()
             if isinstance(n, (ast.Yield, ast.YieldFrom)):
-                gives = True
-            elif not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
-                                    ast.ClassDef)):
-                todo.extend(ast.iter_child_nodes(n))
-        if gives:
-            lines.add(min([node.lineno] + [d.lineno for d in node.decorator_list]))
-    return frozenset(lines)
+                yields.add(inside)
+            if not isinstance(n, nested):
+                todo.extend((c, inside or isinstance(n, guarded)) for c in ast.iter_child_nodes(n))
+        if yields:
+            found[min([node.lineno] + [d.lineno for d in node.decorator_list])] = True in yields
+    return found
 
 
 def is_generator(func):
     """Whether `func` ((file, first line, name)) is a generator expression, or a generator
     function of a source file."""
-    return func[2] == "<genexpr>" or func[1] in _generator_lines(func[0])
+    return func[2] == "<genexpr>" or func[1] in _generators(func[0])
 
 
 def closed_generators(traced):
     """{caller: generators its frame can run by dropping a generator}: on 3.13+ closing a
     generator suspended outside any `try` clears it without running it, and a generator it held
-    suspended inside one is then thrown `GeneratorExit` under the frame that dropped the first
-    (Jinja's `find` returning drops `find_all`, which held `iter_child_nodes`, which held
-    `iter_fields`). A tracer's instrumentation makes the interpreter run each of them instead,
-    so the traced graph has only the chain `find -> find_all -> ... -> iter_fields`."""
+    suspended inside a `try` (or `with`) is then thrown `GeneratorExit` under the frame that
+    dropped the first (Jinja's `find` returning drops `find_all`, which held
+    `iter_child_nodes`, which held `iter_fields`). Only such a generator is run this way, and
+    only through generators: a tracer sees `find -> find_all -> ... -> iter_fields`."""
     callees = collections.defaultdict(set)
     for caller, callee in traced:
         if is_generator(callee):
@@ -204,8 +208,80 @@ def closed_generators(traced):
             if f not in seen:
                 seen.add(f)
                 todo.extend(callees.get(f, ()))
-        closed[start] = seen
+        closed[start] = {f for f in seen if _generators(f[0]).get(f[1], False)}
     return closed
+
+
+NATIVE_HOLDER = r"""
+#include <pthread.h>
+#include <unistd.h>
+
+/* The C API's, declared here: the library is built without Python's headers and takes them
+   from the interpreter that loads it. */
+extern int PyGILState_Ensure(void);
+extern void PyGILState_Release(int);
+extern void *PyEval_SaveThread(void);
+extern void PyEval_RestoreThread(void *);
+
+static pthread_t thread;
+static int wake[2];
+static volatile unsigned long ident;
+
+/* A thread state made for this thread, then the GIL let go: a thread in no Python code, asleep
+   in read() until stop_holding() writes. */
+static void *hold(void *arg)
+{
+    char c;
+    int gil = PyGILState_Ensure();
+    ident = (unsigned long)pthread_self();
+    void *state = PyEval_SaveThread();
+    while (read(wake[0], &c, 1) < 0)
+        ;
+    PyEval_RestoreThread(state);
+    PyGILState_Release(gil);
+    return 0;
+}
+
+unsigned long start_holding(void)
+{
+    if (pipe(wake) != 0 || pthread_create(&thread, 0, hold, 0) != 0)
+        return 0;
+    while (!ident)
+        usleep(100);
+    return ident;
+}
+
+void stop_holding(void)
+{
+    while (write(wake[1], "x", 1) < 0)
+        ;
+    pthread_join(thread, 0);
+    close(wake[0]);
+    close(wake[1]);
+}
+"""
+
+
+def native_holder(folder):
+    """NATIVE_HOLDER built with the C compiler into `folder` and loaded: `start_holding()` starts
+    its thread and returns the thread's ident, `stop_holding()` ends it. Skips the test where
+    no C compiler builds it."""
+    import ctypes
+    import shutil
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler to build the native thread")
+    src, lib = os.path.join(folder, "holder.c"), os.path.join(folder, "holder.so")
+    with open(src, "w") as f:
+        f.write(NATIVE_HOLDER)
+    built = subprocess.run([cc, "-shared", "-fPIC", "-o", lib, src, "-lpthread"],
+                           capture_output=True, text=True, timeout=120)
+    if built.returncode != 0:
+        pytest.skip("the C compiler cannot build the native thread: " + built.stderr[-500:])
+    holder = ctypes.CDLL(lib)
+    holder.start_holding.restype = ctypes.c_ulong
+    return holder
 
 
 def reachable_through_builtins(traced):

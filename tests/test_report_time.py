@@ -5,11 +5,13 @@ the view shows after the drag is read from the page."""
 
 import json
 import re
+import time
 
 import pytest
 
 from report_support import open_report, save
-from sampler_support import needs_sampler, run_rprofile, sampled_program
+from rprofile.sampling import Sampler
+from sampler_support import native_holder, needs_sampler, run_rprofile, sampled_program
 
 pytestmark = needs_sampler
 
@@ -257,3 +259,32 @@ def test_the_thread_filter_shows_one_threads_samples_and_each_thread_has_a_lane(
     table, flame = shown(page)
     assert "waiter" in names_in(table) and "burner" not in names_in(table), table
     assert "burner" not in names_in(flame), flame
+
+
+def test_a_thread_in_no_python_code_has_a_lane_drawn_so_in_wall_mode(browser, tmp_path):
+    # Wall mode counts every read that has a stack: its idle reads are a C thread's, in no
+    # Python code, drawn in their own colour and named in the legend.
+    holder = native_holder(tmp_path)
+    ident = holder.start_holding()
+    try:
+        with Sampler(rate=500) as s:
+            end = time.perf_counter() + 0.5
+            while time.perf_counter() < end:
+                pass
+    finally:
+        holder.stop_holding()
+    html = tmp_path / "c_thread.html"
+    s.to_html(str(html))
+    lanes = report_data(html)["time"]["lanes"]
+    held = [i for i, lane in enumerate(lanes) if sum(lane["idle"]) and not sum(lane["counted"])]
+    assert len(held) == 1, lanes
+    page = open_report(browser, html)
+    page.eval("location.hash = '#time'")
+    page.wait_for("!document.querySelector('#v-time').hidden")
+    assert "in no Python code" in page.eval("document.querySelector('#time-note').textContent")
+    save(page, "time-c-thread")
+    # The middle of its lane, in the legend's colour for it (#dcdce2).
+    colour = page.eval("(() => { const c = document.querySelectorAll('.time-lane canvas')[%d];"
+                       " const x = c.getContext('2d').getImageData(c.width >> 1, c.height >> 1,"
+                       " 1, 1).data; return [x[0], x[1], x[2]]; })()" % held[0])
+    assert colour == [0xdc, 0xdc, 0xe2], colour

@@ -89,7 +89,11 @@ def _ended(proc, timeout=120):
         return proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         seen = []
-        for tid in sorted(os.listdir("/proc/%d/task" % proc.pid), key=int):
+        try:
+            tids = sorted(os.listdir("/proc/%d/task" % proc.pid), key=int)
+        except OSError:
+            tids = []
+        for tid in tids:
             where = "/proc/%d/task/%s/" % (proc.pid, tid)
             try:
                 with open(where + "stat") as f:
@@ -99,12 +103,16 @@ def _ended(proc, timeout=120):
             except OSError:
                 continue
             seen.append("thread %s: %s %s" % (tid, state, wchan))
-        dump = subprocess.run([sys.executable, "-m", "rprofile", "dump", "--pid", str(proc.pid)],
-                              capture_output=True, text=True, timeout=60)
+        try:
+            dump = subprocess.run([sys.executable, "-m", "rprofile", "dump", "--pid",
+                                   str(proc.pid)], capture_output=True, text=True, timeout=60)
+            stacks = dump.stdout + dump.stderr
+        except subprocess.TimeoutExpired:
+            stacks = "(rprofile dump did not end in 60 s)"
         proc.kill()
         out, err = proc.communicate()
-        pytest.fail("process %d still ran after %d s:\n%s\n%s%s\nits stderr: %s" % (
-            proc.pid, timeout, "\n".join(seen), dump.stdout, dump.stderr, err))
+        pytest.fail("process %d still ran after %d s:\n%s\n%s\nits stderr: %s" % (
+            proc.pid, timeout, "\n".join(seen), stacks, err))
 
 
 def _tracer(pid):

@@ -17,7 +17,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from rprofile.sampling import Sampler
-from sampler_support import (attach_and_go, collapsed, needs_sampler, run_rprofile,
+from sampler_support import (attach_and_go, collapsed, native_holder, needs_sampler,
+                             run_rprofile,
                              sampled_program, samples_by_function)
 
 pytestmark = needs_sampler
@@ -241,70 +242,15 @@ def test_a_run_attached_after_the_threads_started_lists_them_oldest_first():
     assert [name for _, _, name, *_ in s.threads] == ["MainThread", "first", "second", "third"]
 
 
-NATIVE_HOLDER = r"""
-#include <pthread.h>
-#include <unistd.h>
-
-/* The C API's, declared here: the library is built without Python's headers and takes them
-   from the interpreter that loads it. */
-extern int PyGILState_Ensure(void);
-extern void PyGILState_Release(int);
-extern void *PyEval_SaveThread(void);
-extern void PyEval_RestoreThread(void *);
-
-static pthread_t thread;
-static volatile int running = 1;
-static volatile unsigned long ident;
-
-/* A thread state made for this thread, then the GIL let go: a thread in no Python code. */
-static void *hold(void *arg)
-{
-    int gil = PyGILState_Ensure();
-    ident = (unsigned long)pthread_self();
-    void *state = PyEval_SaveThread();
-    while (running)
-        usleep(1000);
-    PyEval_RestoreThread(state);
-    PyGILState_Release(gil);
-    return 0;
-}
-
-unsigned long start_holding(void)
-{
-    if (pthread_create(&thread, 0, hold, 0) != 0)
-        return 0;
-    while (!ident)
-        usleep(100);
-    return ident;
-}
-
-void stop_holding(void)
-{
-    running = 0;
-    pthread_join(thread, 0);
-}
-"""
-
-
-def test_each_read_of_a_thread_in_no_python_code_is_an_idle_sample(tmp_path):
-    # A C thread with a thread state and no frame: read at every sample as main is, and counted
-    # nowhere before (the threads table showed zeros, the summary's reads did not add up).
-    import ctypes
-    import shutil
-
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler to build the native thread")
-    src, lib = tmp_path / "holder.c", tmp_path / "holder.so"
-    src.write_text(NATIVE_HOLDER)
-    subprocess.run([cc, "-shared", "-fPIC", "-o", str(lib), str(src), "-lpthread"], check=True,
-                   timeout=120)
-    holder = ctypes.CDLL(str(lib))
-    holder.start_holding.restype = ctypes.c_ulong
+@pytest.mark.parametrize("mode", ["wall", "cpu", "gil"])
+def test_each_read_of_a_thread_in_no_python_code_is_an_idle_sample(tmp_path, mode):
+    # A C thread with a thread state and no frame, asleep without the GIL: read at every sample
+    # as main is, and counted nowhere before (the threads table showed zeros).
+    holder = native_holder(tmp_path)
     ident = holder.start_holding()
     assert ident
     try:
-        with Sampler(rate=500) as s:
+        with Sampler(rate=500, mode=mode) as s:
             end = time.perf_counter() + 0.6
             while time.perf_counter() < end:
                 pass
@@ -313,6 +259,8 @@ def test_each_read_of_a_thread_in_no_python_code_is_an_idle_sample(tmp_path):
     rows = {i: (samples, idle, dropped) for _, i, _, samples, _, idle, dropped in s.threads}
     assert ident in rows, rows
     samples, idle, dropped = rows[ident]
+    # Main's reads: its samples, idle ones (gil mode: the sampler reads while main waits for the
+    # GIL now and then) and dropped ones.
     main = sum(rows[threading.get_ident()])
     assert samples == 0 and idle > 0, rows
     assert idle + dropped >= 0.9 * main, rows

@@ -11,6 +11,8 @@ function rprofileTimeView(api) {
   ST.n.forEach((n, i) => { stackAt[i + 1] = stackAt[i] + n; });
   C.n.forEach((n, i) => { cellAt[i + 1] = cellAt[i] + n; });
   const hasCpu = T.lanes.some((l) => l.cpu.some((x) => x > 0));
+  // Wall mode counts every read with a stack: its idle reads are those in no Python code.
+  const hasIdle = T.lanes.some((l) => l.idle.some((x) => x > 0));
   // What a counted sample means in this mode, and the colours of the lanes.
   const KINDS = T.mode === "traced"
     ? [["counted", "in a profiled call", "#5b8fd6"], ["idle", "outside them", "#dcdce2"]]
@@ -19,9 +21,9 @@ function rprofileTimeView(api) {
       : [["counted", "holding the GIL", "#b48ad8"]]).concat([["idle", "without the GIL", "#dcdce2"]])
     : T.mode === "cpu"
       ? [["cpu", "running (on a CPU)", "#2e7d32"], ["idle", "off a CPU", "#dcdce2"]]
-      : hasCpu
+      : (hasCpu
         ? [["cpu", "running (on a CPU)", "#2e7d32"], ["counted", "off a CPU (waiting, sleeping)", "#f0b35b"]]
-        : [["counted", "sampled (CPU states not read)", "#5b8fd6"]];
+        : [["counted", "sampled (CPU states not read)", "#5b8fd6"]]).concat(hasIdle ? [["idle", "in no Python code", "#dcdce2"]] : []);
   const DROPPED = "#d62728", SPLIT = KINDS.some((k) => k[0] === "cpu");
   const fmt = (s) => s.toFixed(3);
   const ms = (s) => { const m = s * 1e3; return m >= 10 ? m.toFixed(0) : m >= 0.1 ? m.toFixed(1) : m.toPrecision(2); };

@@ -506,10 +506,15 @@ impl Session {
                 continue;
             }
             if t.frames.is_empty() {
-                // In no Python code at both looks (a C thread with a thread state): seen, and
-                // not counted, so that each read of a thread is a sample, idle or dropped.
-                self.profile.threads[index as usize].idle += weight;
-                self.mark(Seen::Idle { thread: index }, weight, at);
+                // In no Python code at both looks (a C thread with a thread state): no stack to
+                // count. Off a CPU and without the GIL it is idle; on a CPU or holding the GIL
+                // no count fits it, and it is counted nowhere.
+                let busy = self.on_cpu(t.native_thread_id)
+                    || (self.options.mode == Mode::Gil && holder == Some(t.tstate));
+                if !busy {
+                    self.profile.threads[index as usize].idle += weight;
+                    self.mark(Seen::Idle { thread: index }, weight, at);
+                }
                 continue;
             }
             let on_cpu = self.on_cpu(t.native_thread_id);

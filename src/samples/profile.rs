@@ -72,8 +72,8 @@ pub struct Thread {
     /// Of those, the ones where it was on a CPU (known in `cpu` mode, and in `wall` mode when
     /// the run reads thread states; otherwise 0).
     pub on_cpu: u64,
-    /// Samples that saw the thread but did not count it: in no Python code, not on a CPU
-    /// (`cpu` mode) or not holding the GIL (`gil` mode).
+    /// Samples that saw the thread but did not count it: not on a CPU (`cpu` mode), not holding
+    /// the GIL (`gil` mode), or in no Python code while off a CPU and without the GIL.
     pub idle: u64,
     /// Samples whose read of this thread's stack was torn (the target changed it under the
     /// read): dropped.

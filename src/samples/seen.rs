@@ -7,7 +7,8 @@ pub enum Seen {
     /// Counted at this stack; `on_cpu` when it was on a CPU, `cut` when the stack was deeper
     /// than the reader's limit (cut at its innermost frames).
     Counted { stack: u32, on_cpu: bool, cut: bool },
-    /// Seen, not counted by the mode (off a CPU in cpu mode, without the GIL in gil mode).
+    /// Seen, not counted: off a CPU in cpu mode, without the GIL in gil mode, or in no Python
+    /// code (off a CPU and without the GIL).
     Idle { thread: u32 },
     /// Its read was torn.
     Dropped { thread: u32 },

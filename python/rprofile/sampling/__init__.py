@@ -304,8 +304,8 @@ class Sampler:
         print(self._samples().lines_report(width, limit), end="")
 
     def print_threads(self, width=None):
-        """Prints each thread's samples: how many, on a CPU, idle (not counted by the mode),
-        dropped (torn reads)."""
+        """Prints each thread's samples: how many, on a CPU, idle (not counted by the mode, or
+        read in no Python code), dropped (torn reads)."""
         if width is None:
             import shutil
 
