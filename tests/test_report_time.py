@@ -283,8 +283,14 @@ def test_a_thread_in_no_python_code_has_a_lane_drawn_so_in_wall_mode(browser, tm
     page.wait_for("!document.querySelector('#v-time').hidden")
     assert "in no Python code" in page.eval("document.querySelector('#time-note').textContent")
     save(page, "time-c-thread")
-    # The middle of its lane, in the legend's colour for it (#dcdce2).
-    colour = page.eval("(() => { const c = document.querySelectorAll('.time-lane canvas')[%d];"
-                       " const x = c.getContext('2d').getImageData(c.width >> 1, c.height >> 1,"
-                       " 1, 1).data; return [x[0], x[1], x[2]]; })()" % held[0])
-    assert colour == [0xdc, 0xdc, 0xe2], colour
+    # Across the middle of its lane, what is drawn (columns without a read are blank) is the
+    # legend's colour for it (#dcdce2).
+    drawn = page.eval("(() => { const c = document.querySelectorAll('.time-lane canvas')[%d];"
+                      " const d = c.getContext('2d').getImageData(0, c.height >> 1, c.width, 1)"
+                      ".data; const out = []; for (let i = 0; i < d.length; i += 4)"
+                      " if (d[i + 3]) out.push([d[i], d[i + 1], d[i + 2]].join()); return out;"
+                      " })()" % held[0])
+    width = page.eval("document.querySelectorAll('.time-lane canvas')[%d].width" % held[0])
+    # A loaded machine leaves many columns unread.
+    assert len(drawn) > width / 10, (len(drawn), width)
+    assert set(drawn) == {"220,220,226"}, sorted(set(drawn))[:5]

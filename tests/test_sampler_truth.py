@@ -264,4 +264,5 @@ def test_every_read_of_a_thread_always_in_python_is_kept_or_dropped(tmp_path):
     assert printed, proc.stderr
     taken, samples, dropped = map(int, printed.groups())
     # A late read counts for the ticks it missed too: the stack samples can exceed the reads.
-    assert taken > 500 and samples + dropped >= taken, proc.stderr
+    # (At least 200 of the 1,500 ticks read: a loaded machine leaves two thirds unread.)
+    assert taken > 200 and samples + dropped >= taken, proc.stderr

@@ -369,12 +369,7 @@ impl StackReader {
                     "thread state {tstate:#x} points to interpreter {back:#x}, not {interp:#x}"
                 )));
             }
-            let ident = span.u64_at(&head, o.thread_id);
-            let native = match (o.native_thread_id, self.tids.as_mut()) {
-                (Some(native), _) => span.u64_at(&head, native),
-                (None, Some(tids)) => tids.tid_of(ident).unwrap_or(0),
-                (None, None) => 0,
-            };
+            let (ident, native, main) = self.identity(&head);
             // A thread state its maker made for a thread that has not run yet (the thread
             // sets its ids when it starts): no thread yet, which would be counted under ids 0.
             if ident == 0 || (o.native_thread_id.is_some() && native == 0) {
@@ -387,12 +382,7 @@ impl StackReader {
             let sample = &mut out[used];
             used += 1;
             sample.tstate = tstate;
-            sample.thread_id = ident;
-            sample.native_thread_id = native;
-            sample.main = match o.runtime_main_thread {
-                Some(_) => ident != 0 && ident == self.main_ident,
-                None => i32::try_from(sample.native_thread_id) == Ok(self.pid),
-            };
+            (sample.thread_id, sample.native_thread_id, sample.main) = (ident, native, main);
             let mut frames = std::mem::take(&mut sample.frames);
             self.adopted = false;
             let mut walked = self.walk(tstate, &head, &mut frames);
@@ -409,7 +399,14 @@ impl StackReader {
                     .thread_span(tstate, &mut head)
                     .and_then(|()| self.walk(tstate, &head, &mut frames));
             }
+            // A read again reads the thread state anew: its thread may have started since the
+            // first (3.10 makes a thread's state with its creator's ident, 3.11+ with no OS id),
+            // and the frames read are that thread's.
+            let now = (span.u64_at(&head, o.thread_id) != ident).then(|| self.identity(&head));
             let sample = &mut out[used - 1];
+            if let Some((ident, native, main)) = now {
+                (sample.thread_id, sample.native_thread_id, sample.main) = (ident, native, main);
+            }
             sample.frames = frames;
             if self.keep_addresses {
                 sample.addresses.clear();
@@ -437,6 +434,23 @@ impl StackReader {
         Err(Error::Layout(format!(
             "more than {MAX_THREADS} thread states: a torn or cyclic list"
         )))
+    }
+
+    /// The ids of the thread whose thread state's span is `head`: `threading`'s ident, the OS
+    /// id (0 where not known), and whether it is the main thread.
+    fn identity(&mut self, head: &[u8]) -> (u64, u64, bool) {
+        let (o, span) = (self.off, self.spans.thread);
+        let ident = span.u64_at(head, o.thread_id);
+        let native = match (o.native_thread_id, self.tids.as_mut()) {
+            (Some(native), _) => span.u64_at(head, native),
+            (None, Some(tids)) => tids.tid_of(ident).unwrap_or(0),
+            (None, None) => 0,
+        };
+        let main = match o.runtime_main_thread {
+            Some(_) => ident != 0 && ident == self.main_ident,
+            None => i32::try_from(native) == Ok(self.pid),
+        };
+        (ident, native, main)
     }
 
     /// The frames of thread state `tstate`, whose span is `head`, into `frames`, checked to be
@@ -547,7 +561,16 @@ impl StackReader {
             None => Some(field(o.current_frame)),
         };
         let then = then_at.map(|at| word(&bytes, at));
-        let held = whole && now.is_some() && now == then;
+        // The thread the walk named, still: 3.10 makes a new thread's state with its creator's
+        // ident, set anew as the thread starts, and a span read before that start paired with
+        // the started thread's frames named them the creator's (CI, 3.10: a worker's function
+        // under MainThread). 3.11+ set the OS id as the thread starts too.
+        let ids = [Some(o.thread_id), o.native_thread_id];
+        let same_thread = ids
+            .into_iter()
+            .flatten()
+            .all(|f| word(&bytes, field(f)) == thread.u64_at(head, f));
+        let held = whole && now.is_some() && now == then && same_thread;
         // A thread that runs no Python code: so at both looks. (A cframe read after its call
         // returned reads 0, or whatever the C stack holds there since.)
         if self.chain.is_empty() && held && now == Some(0) {
@@ -1251,13 +1274,19 @@ mod tests {
         (reader, tstate, head)
     }
 
-    #[test]
-    fn a_chain_that_moved_after_its_walk_is_not_taken() {
-        let mut fake = Fake310::new();
-        let (mut reader, tstate, head) = first_thread(&mut fake);
+    /// `first_thread`, walked once: its three frames read.
+    fn walked_first_thread(fake: &mut Fake310) -> (StackReader, u64, Vec<u8>) {
+        let (mut reader, tstate, head) = first_thread(fake);
         let mut frames = Vec::new();
         assert_eq!(reader.walk(tstate, &head, &mut frames).ok(), Some(false));
         assert_eq!(frames.len(), 3);
+        (reader, tstate, head)
+    }
+
+    #[test]
+    fn a_chain_that_moved_after_its_walk_is_not_taken() {
+        let mut fake = Fake310::new();
+        let (mut reader, tstate, head) = walked_first_thread(&mut fake);
         let o = versions::LAYOUT_310;
         let frame1_at = fake.frame(1);
         let first = fake.objects.len() - 2;
@@ -1297,6 +1326,24 @@ mod tests {
         assert_eq!(change(frame1, o.frame_instr_ptr, 0), Some(0));
         assert_eq!(reader.check_chain(tstate, &head).ok(), Some(0));
         assert_eq!(both(&mut fake, &mut reader), None);
+    }
+
+    #[test]
+    fn a_thread_whose_ident_changed_under_its_walk_is_torn() {
+        // 3.10: a thread state made with its creator's ident, which its thread set anew as it
+        // started: the frames read are the started thread's, the span read before is not.
+        let mut fake = Fake310::new();
+        let (mut reader, tstate, head) = walked_first_thread(&mut fake);
+        let first = fake.objects.len() - 2;
+        let o = versions::LAYOUT_310;
+        put(&mut fake.objects[first], o.thread_id, &9u64.to_ne_bytes());
+        assert!(reader.check_chain(tstate, &head).is_err());
+        // Read again from what that check read: the thread as it is now, ident and all.
+        let span = reader.spans.thread;
+        let mut now = vec![0u8; span.bytes()];
+        assert!(memory::read(reader.pid, tstate + span.lo, &mut now).is_ok());
+        assert_eq!(span.u64_at(&now, o.thread_id), 9);
+        assert_eq!(reader.check_chain(tstate, &now).ok(), Some(0));
     }
 
     #[test]
