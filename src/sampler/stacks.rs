@@ -400,8 +400,8 @@ impl StackReader {
                     .and_then(|()| self.walk(tstate, &head, &mut frames));
             }
             // A read again reads the thread state anew: its thread may have started since the
-            // first (3.10 makes a thread's state with its creator's ident, 3.11+ with no OS id),
-            // and the frames read are that thread's.
+            // first (3.10 makes a thread's state with its creator's ident), and the frames read
+            // are that thread's (CI, 3.10: a worker's function under MainThread).
             let now = (span.u64_at(&head, o.thread_id) != ident).then(|| self.identity(&head));
             let sample = &mut out[used - 1];
             if let Some((ident, native, main)) = now {
@@ -561,10 +561,8 @@ impl StackReader {
             None => Some(field(o.current_frame)),
         };
         let then = then_at.map(|at| word(&bytes, at));
-        // The thread the walk named, still: 3.10 makes a new thread's state with its creator's
-        // ident, set anew as the thread starts, and a span read before that start paired with
-        // the started thread's frames named them the creator's (CI, 3.10: a worker's function
-        // under MainThread). 3.11+ set the OS id as the thread starts too.
+        // The thread the walk named, still: a span read before its thread started (3.10: with
+        // its creator's ident; 3.11+: with no OS id) does not name the frames found since.
         let ids = [Some(o.thread_id), o.native_thread_id];
         let same_thread = ids
             .into_iter()
