@@ -61,34 +61,53 @@ pub fn read_ranges(pid: i32, ranges: &[(u64, usize)], buf: &mut Vec<u8>) -> io::
     if buf.is_empty() {
         return Ok(0);
     }
-    let mut local = Vec::with_capacity(ranges.len());
-    let mut remote = Vec::with_capacity(ranges.len());
+    // A sample's reads are a few ranges each: their iovecs on the stack, not two allocations.
+    const ON_STACK: usize = 32;
+    let empty = libc::iovec {
+        iov_base: std::ptr::null_mut(),
+        iov_len: 0,
+    };
+    let (mut local_array, mut remote_array) = ([empty; ON_STACK], [empty; ON_STACK]);
+    let (mut local_vec, mut remote_vec) = (Vec::new(), Vec::new());
+    let (local, remote) = if ranges.len() <= ON_STACK {
+        (
+            &mut local_array[..ranges.len()],
+            &mut remote_array[..ranges.len()],
+        )
+    } else {
+        local_vec.resize(ranges.len(), empty);
+        remote_vec.resize(ranges.len(), empty);
+        (&mut local_vec[..], &mut remote_vec[..])
+    };
     let mut offset = 0usize;
+    let mut count = 0usize;
     for &(addr, len) in ranges {
         let Ok(addr) = usize::try_from(addr) else {
             break;
         };
-        local.push(libc::iovec {
+        local[count] = libc::iovec {
             // SAFETY: `offset + len` is at most the sum of the lengths, `buf.len()`.
             iov_base: unsafe { buf.as_mut_ptr().add(offset) }.cast(),
             iov_len: len,
-        });
-        remote.push(libc::iovec {
+        };
+        remote[count] = libc::iovec {
             iov_base: addr as *mut libc::c_void,
             iov_len: len,
-        });
+        };
         offset += len;
+        count += 1;
     }
-    // SAFETY: the local iovecs describe distinct consecutive slots of `buf`, which is borrowed
-    // mutably for the call and not resized during it; the kernel checks the remote ranges
-    // against the target's mappings. Both counts are at most IOV_MAX and equal.
+    // SAFETY: the first `count` local iovecs describe distinct consecutive slots of `buf`,
+    // which is borrowed mutably for the call and not resized during it; the kernel checks the
+    // remote ranges against the target's mappings. `count` is at most IOV_MAX and both arrays
+    // hold that many.
     let n = unsafe {
         libc::process_vm_readv(
             pid,
             local.as_ptr(),
-            local.len() as libc::c_ulong,
+            count as libc::c_ulong,
             remote.as_ptr(),
-            remote.len() as libc::c_ulong,
+            count as libc::c_ulong,
             0,
         )
     };

@@ -3,8 +3,10 @@
 //! thread state, a few frame ranges and the code objects' headers: nine calls one after the
 //! other, each ~1.8 us of kernel time, where one call with an iovec per range costs ~1.4 us
 //! and ~0.4 us a range. A read the snapshot does not hold goes to the target as before and is
-//! remembered for the next sample; `refresh` reads it all again at once (a torn thread is read
-//! anew, not from the same bytes).
+//! remembered for the next sample; `refresh` reads again at once what the sample read so far (a
+//! torn thread is read anew, not from the same bytes). A thread read again from a `refresh` or
+//! an `adopt`ed read still takes code objects' headers from what `begin` read, and the threads
+//! after it are read from there (`restore`).
 
 use std::io;
 
@@ -16,8 +18,9 @@ const MAX_RANGES: usize = 64;
 const MAX_BYTES: usize = 64 << 10;
 /// Samples whose ranges the next one reads at its start.
 const GENERATIONS: usize = 4;
-/// Ranges closer than this are read as one (a frame's fields, frames side by side).
-const NEAR: u64 = 256;
+/// Ranges closer than this are read as one (a frame's fields, frames side by side): a range of
+/// its own costs the kernel more than copying a kilobyte.
+const NEAR: u64 = 1024;
 
 /// The ranges a sample read, and (after `begin`) their bytes as one call read them.
 #[derive(Default)]
@@ -30,10 +33,27 @@ pub struct Snapshot {
     /// The ranges read (served or not) since `begin`, and those of the samples before: the
     /// next `begin`'s (a stack that alternates between callees has each read from it).
     wanted: Vec<(u64, usize)>,
+    /// Code objects' headers read since `begin`: the next `begin`'s, not `refresh`'s.
+    headers: Vec<(u64, usize)>,
     before: [Vec<(u64, usize)>; GENERATIONS],
     ranges: Vec<(u64, usize)>,
     /// What `refresh` reads again, before it is merged.
     asked: Vec<(u64, usize)>,
+    /// What `begin` held, set aside while a `refresh` or an `adopt` serves a thread read again:
+    /// its code objects' headers (`held_header`), and the next threads once `restore`d.
+    earlier: Vec<(u64, usize, usize)>,
+    earlier_bytes: Vec<u8>,
+    aside: bool,
+}
+
+/// The index in `held` of a range that holds `len` bytes at `addr`, trying `last` first.
+fn find(held: &[(u64, usize, usize)], last: usize, addr: u64, len: usize) -> Option<usize> {
+    let end = addr.checked_add(len as u64)?;
+    let holds = |&(start, n, _): &(u64, usize, usize)| start <= addr && end <= start + n as u64;
+    if held.get(last).is_some_and(holds) {
+        return Some(last);
+    }
+    held.iter().position(holds)
 }
 
 /// Sorts `wanted` and merges it into `ranges` (ranges closer than `NEAR` as one); the bytes
@@ -64,27 +84,33 @@ impl Snapshot {
     pub fn begin(&mut self, pid: i32) {
         self.held.clear();
         self.ranges.clear();
+        self.earlier.clear();
+        self.aside = false;
         // The oldest generation goes; the last sample's becomes the newest of `before`, and
         // `wanted` holds every generation's ranges.
         self.before.rotate_right(1);
         std::mem::swap(&mut self.wanted, &mut self.before[0]);
+        self.before[0].extend_from_slice(&self.headers);
+        self.headers.clear();
         self.wanted.clear();
-        for generation in &self.before {
-            self.wanted.extend_from_slice(generation);
+        // A stack read the same way sample after sample is sorted once, not once a generation.
+        for (i, generation) in self.before.iter().enumerate() {
+            if !self.before[..i].contains(generation) {
+                self.wanted.extend_from_slice(generation);
+            }
         }
         let total = merge(&mut self.wanted, &mut self.ranges);
         self.wanted.clear();
         self.hold(pid, total);
     }
 
-    /// Reads anew, in one call, what it holds and what was read since `begin`: a thread torn
-    /// by a change under its walk is read again from the target at one instant, not range by
-    /// range as it goes, and never from the bytes the torn walk read.
+    /// Reads anew, in one call, what was read since `begin` but code objects' headers: a thread
+    /// torn by a change under its walk is read again from the target at one instant, not range
+    /// by range as it goes, and never from the bytes the torn walk read.
     pub fn refresh(&mut self, pid: i32) {
         self.asked.clear();
-        self.asked
-            .extend(self.held.iter().map(|&(addr, len, _)| (addr, len)));
         self.asked.extend_from_slice(&self.wanted);
+        self.set_aside();
         self.held.clear();
         self.ranges.clear();
         let total = merge(&mut self.asked, &mut self.ranges);
@@ -115,6 +141,7 @@ impl Snapshot {
     /// Serves, in place of what `begin` read, `bytes`: the ranges `ranges` one after the
     /// other, as one later call read them.
     pub fn adopt(&mut self, ranges: &[(u64, usize)], bytes: &[u8]) {
+        self.set_aside();
         self.held.clear();
         self.bytes.clear();
         self.bytes.extend_from_slice(bytes);
@@ -147,21 +174,58 @@ impl Snapshot {
     /// Fills `out` from `addr` if what `begin` read holds the whole range (which is then read
     /// at the next `begin`); whether it did.
     pub fn held(&mut self, addr: u64, out: &mut [u8]) -> bool {
-        let end = addr.checked_add(out.len() as u64);
-        let holds = |&(start, len, _): &(u64, usize, usize)| {
-            start <= addr && end.is_some_and(|end| end <= start + len as u64)
+        let Some(i) = find(&self.held, self.last, addr, out.len()) else {
+            return false;
         };
-        if !self.held.get(self.last).is_some_and(holds) {
-            match self.held.iter().position(holds) {
-                Some(i) => self.last = i,
-                None => return false,
-            }
-        }
-        let (start, _, offset) = self.held[self.last];
+        self.last = i;
+        let (start, _, offset) = self.held[i];
         let at = offset + (addr - start) as usize;
         out.copy_from_slice(&self.bytes[at..at + out.len()]);
         self.note(addr, out.len());
         true
+    }
+
+    /// As `held`, for a code object's header, and else from what `begin` read if it was set
+    /// aside: the cache checks a header, read in this sample as the first walk's were (a walk
+    /// again meets code objects that a failed check did not read).
+    pub fn held_header(&mut self, addr: u64, out: &mut [u8]) -> bool {
+        let (held, bytes) = match find(&self.held, self.last, addr, out.len()) {
+            Some(i) => (self.held[i], &self.bytes),
+            None => match find(&self.earlier, 0, addr, out.len()) {
+                Some(i) if self.aside => (self.earlier[i], &self.earlier_bytes),
+                _ => return false,
+            },
+        };
+        let (start, _, offset) = held;
+        let at = offset + (addr - start) as usize;
+        out.copy_from_slice(&bytes[at..at + out.len()]);
+        self.note_header(addr, out.len());
+        true
+    }
+
+    /// Asks for the code object's header of `len` bytes at `addr` at the next `begin`.
+    pub fn note_header(&mut self, addr: u64, len: usize) {
+        self.headers.push((addr, len));
+    }
+
+    /// Sets what `begin` read aside, once a sample, for `held_header` and `restore`.
+    fn set_aside(&mut self) {
+        if !self.aside {
+            std::mem::swap(&mut self.held, &mut self.earlier);
+            std::mem::swap(&mut self.bytes, &mut self.earlier_bytes);
+            self.aside = true;
+        }
+    }
+
+    /// Serves again what `begin` read, once a thread read again is done: the threads after it
+    /// are read from the sample's start, as the ones before it were.
+    pub fn restore(&mut self) {
+        if std::mem::take(&mut self.aside) {
+            std::mem::swap(&mut self.held, &mut self.earlier);
+            std::mem::swap(&mut self.bytes, &mut self.earlier_bytes);
+            self.earlier.clear();
+            self.last = 0;
+        }
     }
 
     /// Asks for `len` bytes at `addr` (read from the target without the snapshot) at the next
@@ -234,6 +298,39 @@ mod tests {
         snap.begin(pid);
         assert!(snap.read_u64(pid, 8).is_err());
         assert_eq!(snap.read_u64(pid, base + 8).ok(), Some(20));
+    }
+
+    #[test]
+    fn a_refresh_reads_again_all_but_headers_which_come_from_begin_as_the_next_threads_do() {
+        let mut data = [1u64, 2, 3, 4];
+        let base = data.as_ptr() as u64;
+        let pid = own_pid();
+        let mut snap = Snapshot::default();
+        snap.begin(pid);
+        let mut header = [0u8; 8];
+        assert!(!snap.held_header(base + 24, &mut header));
+        snap.note_header(base + 24, 8);
+        assert_eq!(snap.read_u64(pid, base).ok(), Some(1));
+        // The next sample holds both; a walk of the first word tears, and it changed since.
+        snap.begin(pid);
+        assert_eq!(snap.read_u64(pid, base).ok(), Some(1));
+        data[0] = 10;
+        data[3] = 40;
+        let seen = std::hint::black_box(&data);
+        snap.refresh(pid);
+        // The refresh read the word anew, and not the header, which `begin`'s read serves.
+        let mut b = [0u8; 8];
+        assert!(snap.held(base, &mut b));
+        assert_eq!(u64::from_ne_bytes(b), seen[0]);
+        assert!(!snap.held(base + 24, &mut b));
+        assert!(snap.held_header(base + 24, &mut header));
+        assert_eq!(u64::from_ne_bytes(header), 4);
+        // Once that thread is done, the next is read from `begin`'s read again.
+        snap.restore();
+        assert!(snap.held(base, &mut b));
+        assert_eq!(u64::from_ne_bytes(b), 1);
+        assert!(snap.held(base + 24, &mut b));
+        assert_eq!(u64::from_ne_bytes(b), 4);
     }
 
     #[test]
