@@ -142,17 +142,6 @@ enum Seen {
     Python(u64, Option<u64>),
 }
 
-/// `check_chain`'s buffers, kept from one check to the next.
-#[derive(Default)]
-struct CheckWork {
-    /// The chain's frames in address order, the ranges they are read as, the read's ranges,
-    /// and where each frame's link bytes are in the read.
-    order: Vec<usize>,
-    spans: Vec<(u64, u64)>,
-    ranges: Vec<(u64, usize)>,
-    place: Vec<usize>,
-}
-
 /// A reader of one process's stacks, kept across reads: its layout and the code objects seen.
 pub struct StackReader {
     pub pid: i32,
@@ -175,9 +164,8 @@ pub struct StackReader {
     /// The chain the walk of a thread followed, from its first running frame: each frame's
     /// address, `previous` and code object, which `check_chain` reads again.
     chain: Vec<Link>,
-    /// Bytes of `check_chain`'s read, and its other buffers.
+    /// Bytes of `check_chain`'s read.
     check: Vec<u8>,
-    check_work: CheckWork,
     /// Reads so far: a code object's header checked at this read is not checked again in it.
     reads: u64,
     /// Whether the snapshot now holds what the last failed check read (`Snapshot::adopt`).
@@ -271,7 +259,6 @@ impl StackReader {
             pending: Vec::new(),
             chain: Vec::new(),
             check: Vec::new(),
-            check_work: CheckWork::default(),
             adopted: false,
             reads: 0,
             pages: Pages::default(),
@@ -489,107 +476,92 @@ impl StackReader {
     /// instant, and the innermost frame's place is read before and after them: a chain found
     /// unchanged between two reads of where it starts is the thread's stack at that moment.
     /// A thread the walk found in no Python code is checked too: 3.11-3.12 read its cframe
-    /// after the call that ran in it returned. The thread state is read first as its span, the
-    /// frames whole (data stack frames to the end of their page): a check that fails hands that
-    /// part of its read to the snapshot (`Snapshot::adopt`), and the next walk reads from it,
-    /// one call a walk, starting at the innermost frame that read found first.
+    /// after the call that ran in it returned. The frames are read whole (data stack frames to
+    /// the end of their page) and the thread state last as its span: a check that fails hands
+    /// its read to the snapshot (`Snapshot::adopt`), and the next walk reads from it, one call
+    /// a walk, starting at the innermost frame that read found first.
     fn check_chain(&mut self, tstate: u64, head: &[u8]) -> Result<usize, Error> {
         let o = self.off;
         let (link, frame, thread) = (self.spans.link, self.spans.frame, self.spans.thread);
         // Where the innermost frame is: the thread state's own field, or (3.11-3.12) its
-        // `cframe` pointer and that cframe's field. Read first as the thread state's span (and
-        // the cframe's word), then the frames, then as a word: the first part of a read that
-        // fails the check is the next walk's.
+        // `cframe` pointer and that cframe's field. Read first as words, last as the thread
+        // state's span (and the cframe's word): a read that fails the check is the next walk's.
         let cframe = o.thread_cframe.map(|c| (c, thread.u64_at(head, c)));
         if self.chain.is_empty() && cframe.is_some_and(|(_, was)| was == 0) {
             // No cframe to read (a thread state not yet set up): no frame, as read.
             return Ok(0);
         }
-        let innermost = match cframe {
-            Some((_, cframe)) => at(cframe, o.current_frame)?,
-            None => at(tstate, o.current_frame)?,
-        };
+        let mut ranges = Vec::with_capacity(8);
+        match cframe {
+            Some((field, cframe)) => {
+                ranges.push((at(tstate, field)?, 8));
+                ranges.push((at(cframe, o.current_frame)?, 8));
+            }
+            None => ranges.push((at(tstate, o.current_frame)?, 8)),
+        }
+        let words = ranges.len();
         // The frames whole, as few ranges: in address order, merged while the gap to the next
         // is under `NEAR`; one on the data stack to the end of its page, where the frames of a
         // stack grown since lie.
-        const NEAR: u64 = 1024;
-        let mut work = std::mem::take(&mut self.check_work);
-        let CheckWork {
-            order,
-            spans,
-            ranges,
-            place,
-        } = &mut work;
-        order.clear();
-        order.extend(0..self.chain.len());
+        const NEAR: u64 = 512;
+        let mut order: Vec<usize> = (0..self.chain.len()).collect();
         order.sort_unstable_by_key(|&i| self.chain[i].frame);
-        spans.clear();
-        for &i in order.iter() {
+        // Per frame of the chain: where its link bytes start in the read.
+        let mut place = vec![0usize; self.chain.len()];
+        let mut offset = words * 8;
+        let mut open: Option<(u64, u64)> = None;
+        for &i in &order {
             let lo = at(self.chain[i].frame, frame.lo)?;
             let mut hi = at(lo, frame.bytes() as u64)?;
             if self.chain[i].on_data_stack {
                 hi = ((hi - 1) | (PAGE - 1)).saturating_add(1);
             }
-            match spans.last_mut() {
-                Some((_, end)) if lo <= end.saturating_add(NEAR) => *end = (*end).max(hi),
-                _ => spans.push((lo, hi)),
+            open = match open {
+                Some((start, end)) if lo <= end.saturating_add(NEAR) => Some((start, end.max(hi))),
+                Some((start, end)) => {
+                    ranges.push((start, (end - start) as usize));
+                    offset += (end - start) as usize;
+                    Some((lo, hi))
+                }
+                None => Some((lo, hi)),
+            };
+            if let Some((start, _)) = open {
+                place[i] = offset + (lo - start + (link.lo - frame.lo)) as usize;
             }
         }
-        // (3.11-3.12) The cframe's word read first, as the start of the range of frames just
-        // after it if there is one (3.12's shim frames on the C stack lie beside the cframe).
-        let first = cframe.map(|_| {
-            let after = innermost.saturating_add(8);
-            let beside = spans
-                .iter()
-                .position(|&(start, _)| start >= after && start - after <= NEAR);
-            match beside {
-                Some(k) => spans[k].0 = innermost,
-                None => spans.push((innermost, after)),
-            }
-            beside.unwrap_or(spans.len() - 1)
-        });
-        ranges.clear();
-        ranges.push((at(tstate, thread.lo)?, thread.bytes()));
-        let firsts = first.map(|k| spans[k]).into_iter();
-        let others = spans.iter().enumerate().filter(|&(k, _)| Some(k) != first);
-        for (start, end) in firsts.chain(others.map(|(_, &r)| r)) {
+        if let Some((start, end)) = open {
             ranges.push((start, (end - start) as usize));
         }
-        // Per frame of the chain: where its link bytes start in the read.
-        place.clear();
-        place.resize(self.chain.len(), 0);
-        for (i, l) in self.chain.iter().enumerate() {
-            let lo = at(l.frame, frame.lo)?;
-            let mut offset = 0usize;
-            for &(start, len) in ranges.iter() {
-                if start <= lo && lo < start.saturating_add(len as u64) {
-                    place[i] = offset + (lo - start + (link.lo - frame.lo)) as usize;
-                    break;
-                }
-                offset += len;
-            }
+        let after = ranges.iter().map(|r| r.1).sum::<usize>();
+        ranges.push((at(tstate, thread.lo)?, thread.bytes()));
+        if let Some((_, cframe)) = cframe {
+            ranges.push((at(cframe, o.current_frame)?, 8));
         }
-        ranges.push((innermost, 8));
         let mut bytes = std::mem::take(&mut self.check);
-        let read = memory::read_ranges(self.pid, ranges, &mut bytes);
+        let read = memory::read_ranges(self.pid, &ranges, &mut bytes);
         // Every range asked for (a call reads at most `IOV_MAX`: a chain of more frames far
-        // apart is read short, without the last word).
+        // apart is read short, without the thread state).
         let asked = ranges.iter().map(|r| r.1).sum::<usize>();
         let whole = read.is_ok_and(|n| n == asked && n == bytes.len());
         let word = |b: &[u8], i: usize| {
             let w = b.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok());
             w.map_or(0, u64::from_ne_bytes)
         };
-        let field = |f: u64| (f - thread.lo) as usize;
-        // The innermost frame read first: the span's field, or (3.11-3.12) the cframe's word
-        // while the span names the walk's cframe.
+        // The innermost frame read first: the first word, or (3.11-3.12) the second while the
+        // first, the cframe pointer, is the walk's.
         let now = match cframe {
-            Some((c, was)) if word(&bytes, field(c)) != was => None,
-            Some(_) => Some(word(&bytes, thread.bytes())),
-            None => Some(word(&bytes, field(o.current_frame))),
+            Some((_, was)) if word(&bytes, 0) != was => None,
+            Some(_) => Some(word(&bytes, 8)),
+            None => Some(word(&bytes, 0)),
         };
-        // And read last.
-        let then = word(&bytes, asked.saturating_sub(8));
+        let field = |f: u64| after + (f - thread.lo) as usize;
+        // Where the innermost frame read last is in the read: the span's field, or (3.11-3.12)
+        // the cframe's word after it, while the span names the walk's cframe.
+        let then_at = match cframe {
+            Some((c, was)) => (word(&bytes, field(c)) == was).then_some(after + thread.bytes()),
+            None => Some(field(o.current_frame)),
+        };
+        let then = then_at.map(|at| word(&bytes, at));
         // The thread the walk named, still: a span read before its thread started (3.10: with
         // its creator's ident; 3.11+: with no OS id) does not name the frames found since.
         let ids = [Some(o.thread_id), o.native_thread_id];
@@ -597,12 +569,11 @@ impl StackReader {
             .into_iter()
             .flatten()
             .all(|f| word(&bytes, field(f)) == thread.u64_at(head, f));
-        let held = whole && now == Some(then) && same_thread;
+        let held = whole && now.is_some() && now == then && same_thread;
         // A thread that runs no Python code: so at both looks. (A cframe read after its call
         // returned reads 0, or whatever the C stack holds there since.)
         if self.chain.is_empty() && held && now == Some(0) {
             self.check = bytes;
-            self.check_work = work;
             return Ok(0);
         }
         let now = now.unwrap_or(0);
@@ -628,19 +599,19 @@ impl StackReader {
             }
             _ => {
                 // The next walk reads what this read found, not the target once more, from the
-                // innermost frame it found first, before the frames, as a walk of the target
-                // does: from the one found last, a caller called since would be read over its
-                // callee's stale slot (a crossing). The last word is left out.
-                if whole && now != 0 {
-                    let n = ranges.len() - 1;
-                    self.snap.adopt(&ranges[..n], &bytes[..asked - 8]);
+                // innermost frame it found first, before the frames, written where the one found
+                // last was, as a walk of the target does: from the one found last, a caller
+                // called since would be read over its callee's stale slot (a crossing).
+                let slot = then_at.and_then(|at| bytes.get_mut(at..at + 8));
+                if let (true, Some(slot)) = (whole && now != 0, slot) {
+                    slot.copy_from_slice(&now.to_ne_bytes());
+                    self.snap.adopt(&ranges[words..], &bytes[words * 8..]);
                     self.adopted = true;
                 }
                 Err(Error::Layout("the stack changed while it was read".into()))
             }
         };
         self.check = bytes;
-        self.check_work = work;
         checked
     }
 
@@ -1428,10 +1399,10 @@ mod tests {
         let (mut reader, tstate, head) = first_thread(&mut Fake310::new());
         // 1,100 frames far apart (a range each): one call reads the first 1,024 ranges, and
         // not the second look after them.
-        let far = vec![0u8; 1100 * 4096];
+        let far = vec![0u8; 1100 * 1024];
         reader.chain = (0..1100u64)
             .map(|i| Link {
-                frame: far.as_ptr() as u64 + i * 4096,
+                frame: far.as_ptr() as u64 + i * 1024,
                 previous: 0,
                 code: 0,
                 python: true,
