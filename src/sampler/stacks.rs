@@ -386,10 +386,12 @@ impl StackReader {
             let mut frames = std::mem::take(&mut sample.frames);
             self.adopted = false;
             let mut walked = self.walk(tstate, &head, &mut frames);
+            let mut read_again = false;
             for _ in 0..self.rereads {
                 if walked.is_ok() {
                     break;
                 }
+                read_again = true;
                 // Read anew: from what the torn walk's check read, else from the target in one
                 // call; never from the bytes the torn walk was read from.
                 if !std::mem::take(&mut self.adopted) {
@@ -401,9 +403,10 @@ impl StackReader {
             }
             self.snap.restore();
             // A read again reads the thread state anew: its thread may have started since the
-            // first (3.10 makes a thread's state with its creator's ident), and the frames read
-            // are that thread's (CI, 3.10: a worker's function under MainThread).
-            let now = (span.u64_at(&head, o.thread_id) != ident).then(|| self.identity(&head));
+            // first (3.10 makes a thread's state with its creator's ident; 3.11 with its OS id,
+            // and a new thread can have an ended one's ident), and the frames read are that
+            // thread's (CI, 3.10 and 3.11: a worker's function under MainThread).
+            let now = read_again.then(|| self.identity(&head));
             let sample = &mut out[used - 1];
             if let Some((ident, native, main)) = now {
                 (sample.thread_id, sample.native_thread_id, sample.main) = (ident, native, main);
