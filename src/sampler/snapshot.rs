@@ -56,6 +56,12 @@ fn find(held: &[(u64, usize, usize)], last: usize, addr: u64, len: usize) -> Opt
     held.iter().position(holds)
 }
 
+/// Fills `out` from `addr` out of `bytes`, where range `held` (one that `find` gave) lies.
+fn copy_out((start, _, offset): (u64, usize, usize), bytes: &[u8], addr: u64, out: &mut [u8]) {
+    let at = offset + (addr - start) as usize;
+    out.copy_from_slice(&bytes[at..at + out.len()]);
+}
+
 /// Sorts `wanted` and merges it into `ranges` (ranges closer than `NEAR` as one); the bytes
 /// they span.
 fn merge(wanted: &mut [(u64, usize)], ranges: &mut Vec<(u64, usize)>) -> usize {
@@ -178,9 +184,7 @@ impl Snapshot {
             return false;
         };
         self.last = i;
-        let (start, _, offset) = self.held[i];
-        let at = offset + (addr - start) as usize;
-        out.copy_from_slice(&self.bytes[at..at + out.len()]);
+        copy_out(self.held[i], &self.bytes, addr, out);
         self.note(addr, out.len());
         true
     }
@@ -196,9 +200,7 @@ impl Snapshot {
                 _ => return false,
             },
         };
-        let (start, _, offset) = held;
-        let at = offset + (addr - start) as usize;
-        out.copy_from_slice(&bytes[at..at + out.len()]);
+        copy_out(held, bytes, addr, out);
         self.note_header(addr, out.len());
         true
     }
