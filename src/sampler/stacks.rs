@@ -370,9 +370,7 @@ impl StackReader {
                 )));
             }
             let (ident, native, main) = self.identity(&head);
-            // A thread state its maker made for a thread that has not run yet (the thread
-            // sets its ids when it starts): no thread yet, which would be counted under ids 0.
-            if ident == 0 || (o.native_thread_id.is_some() && native == 0) {
+            if self.unstarted(ident, native) {
                 tstate = span.u64_at(&head, o.thread_next);
                 continue;
             }
@@ -408,6 +406,13 @@ impl StackReader {
             // thread's (CI, 3.10 and 3.11: a worker's function under MainThread).
             let now = read_again.then(|| self.identity(&head));
             let sample = &mut out[used - 1];
+            // Its thread ended and the memory holds a new one's state, not started yet.
+            if now.is_some_and(|(ident, native, _)| self.unstarted(ident, native)) {
+                sample.frames = frames;
+                used -= 1;
+                tstate = span.u64_at(&head, o.thread_next);
+                continue;
+            }
             if let Some((ident, native, main)) = now {
                 (sample.thread_id, sample.native_thread_id, sample.main) = (ident, native, main);
             }
@@ -438,6 +443,13 @@ impl StackReader {
         Err(Error::Layout(format!(
             "more than {MAX_THREADS} thread states: a torn or cyclic list"
         )))
+    }
+
+    /// Whether a thread state with these ids is one its maker made for a thread that has not
+    /// run yet (the thread sets its ids when it starts): no thread yet, which would be counted
+    /// under ids 0.
+    fn unstarted(&self, ident: u64, native: u64) -> bool {
+        ident == 0 || (self.off.native_thread_id.is_some() && native == 0)
     }
 
     /// The ids of the thread whose thread state's span is `head`: `threading`'s ident, the OS
