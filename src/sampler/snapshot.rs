@@ -195,10 +195,11 @@ impl Snapshot {
     pub fn held_header(&mut self, addr: u64, out: &mut [u8]) -> bool {
         let (held, bytes) = match find(&self.held, self.last, addr, out.len()) {
             Some(i) => (self.held[i], &self.bytes),
-            None => match find(&self.earlier, 0, addr, out.len()) {
-                Some(i) if self.aside => (self.earlier[i], &self.earlier_bytes),
-                _ => return false,
+            None if self.aside => match find(&self.earlier, 0, addr, out.len()) {
+                Some(i) => (self.earlier[i], &self.earlier_bytes),
+                None => return false,
             },
+            None => return false,
         };
         copy_out(held, bytes, addr, out);
         self.note_header(addr, out.len());
@@ -213,18 +214,22 @@ impl Snapshot {
     /// Sets what `begin` read aside, once a sample, for `held_header` and `restore`.
     fn set_aside(&mut self) {
         if !self.aside {
-            std::mem::swap(&mut self.held, &mut self.earlier);
-            std::mem::swap(&mut self.bytes, &mut self.earlier_bytes);
+            self.swap_earlier();
             self.aside = true;
         }
+    }
+
+    /// Swaps what is served with what is set aside.
+    fn swap_earlier(&mut self) {
+        std::mem::swap(&mut self.held, &mut self.earlier);
+        std::mem::swap(&mut self.bytes, &mut self.earlier_bytes);
     }
 
     /// Serves again what `begin` read, once a thread read again is done: the threads after it
     /// are read from the sample's start, as the ones before it were.
     pub fn restore(&mut self) {
         if std::mem::take(&mut self.aside) {
-            std::mem::swap(&mut self.held, &mut self.earlier);
-            std::mem::swap(&mut self.bytes, &mut self.earlier_bytes);
+            self.swap_earlier();
             self.earlier.clear();
             self.last = 0;
         }
