@@ -704,19 +704,7 @@ impl StackReader {
         let (mut marked, mut lap, mut steps) = (frame, 1usize, 0usize);
         for _ in 0..MAX_FRAMES {
             if frame == 0 {
-                if generator {
-                    return Err(Error::Layout(
-                        "a generator's caller unlinked while read (it yielded)".into(),
-                    ));
-                }
-                // A thread's first frame runs the rest of its stack: one that has not started
-                // is a frame being made (3.10: a generator's frame before its `f_gen` is set)
-                // in the memory the walk followed, not the thread's.
-                if self.pending.last().is_some_and(|&(_, unit)| unit.is_none()) {
-                    return Err(Error::Layout(
-                        "the outermost frame has not started: read while it was made".into(),
-                    ));
-                }
+                self.ended(generator)?;
                 truncated = false;
                 break;
             }
@@ -808,6 +796,32 @@ impl StackReader {
             }
         }
         Ok(truncated)
+    }
+
+    /// Fails unless the chain walked, which ended at a frame without a caller, ends where a
+    /// thread's stack does; `generator`: its last frame runs a generator or coroutine.
+    fn ended(&self, generator: bool) -> Result<(), Error> {
+        if generator {
+            return Err(Error::Layout(
+                "a generator's caller unlinked while read (it yielded)".into(),
+            ));
+        }
+        // A thread's first frame runs the rest of its stack: one that has not started is a
+        // frame being made (3.10: a generator's frame before its `f_gen` is set) in the memory
+        // the walk followed, not the thread's.
+        if self.pending.last().is_some_and(|&(_, unit)| unit.is_none()) {
+            return Err(Error::Layout(
+                "the outermost frame has not started: read while it was made".into(),
+            ));
+        }
+        // CI, 3.13: a generator's frame alone, read as `RETURN_GENERATOR` copied it (owned by
+        // the thread, `previous` cleared, at its second instruction), then checked unchanged.
+        if self.facts.chain_ends_at_shim && self.chain.last().is_some_and(|l| l.python) {
+            return Err(Error::Layout(
+                "the outermost frame is a Python frame, not an entry frame: read while made".into(),
+            ));
+        }
+        Ok(())
     }
 
     /// Whether the frame whose span is `raw` runs a generator or coroutine.
@@ -1153,6 +1167,52 @@ mod tests {
         let mut tagged_torn = good();
         tagged_torn[1].code = 0x5000 | 1;
         assert!(!placed(&mut reader, tagged_torn));
+    }
+
+    #[test]
+    fn a_chain_ends_where_a_threads_stack_does() {
+        let pid = crate::sampler::own_pid();
+        let frame = |python| Link {
+            frame: 0x1000,
+            previous: 0,
+            code: 0x5000,
+            python,
+            on_data_stack: python,
+            internal: false,
+            entry: false,
+        };
+        let ended = |facts: &'static StackFacts, chain: Vec<Link>, unit: Option<u64>| {
+            let mut reader = StackReader::with(pid, 0, facts, versions::LAYOUT_312);
+            reader.chain = chain;
+            reader.pending.push((0x5000, unit));
+            (reader.ended(false).is_ok(), reader.ended(true).is_ok())
+        };
+        // 3.12+: under the Python frames, the interpreter's entry frame; a generator's frame
+        // at the end yielded while read.
+        let whole = || vec![frame(true), frame(false)];
+        assert_eq!(
+            ended(&versions::STACK_FACTS_313, whole(), Some(3)),
+            (true, false)
+        );
+        // A Python frame at the end: one being made (a generator's copy, 3.13's CI failure).
+        let cut = || vec![frame(false), frame(true)];
+        assert_eq!(
+            ended(&versions::STACK_FACTS_313, cut(), Some(3)),
+            (false, false)
+        );
+        assert_eq!(
+            ended(&versions::STACK_FACTS_315, cut(), Some(3)),
+            (false, false)
+        );
+        // 3.11 has no entry frames: a Python frame ends every stack, once it has started.
+        assert_eq!(
+            ended(&versions::STACK_FACTS_311, cut(), Some(3)),
+            (true, false)
+        );
+        assert_eq!(
+            ended(&versions::STACK_FACTS_311, cut(), None),
+            (false, false)
+        );
     }
 
     #[test]
