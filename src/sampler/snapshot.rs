@@ -92,12 +92,14 @@ impl Snapshot {
         self.ranges.clear();
         self.earlier.clear();
         self.aside = false;
-        // The oldest generation goes; the last sample's becomes the newest of `before`, and
-        // `wanted` holds every generation's ranges.
+        // The oldest generation goes; the last sample's, merged on its own (its walks read the
+        // same frames again and again), becomes the newest of `before`, and `wanted` holds
+        // every generation's ranges: a few merged ranges a generation to sort, not every read.
         self.before.rotate_right(1);
-        std::mem::swap(&mut self.wanted, &mut self.before[0]);
-        self.before[0].extend_from_slice(&self.headers);
+        self.wanted.extend_from_slice(&self.headers);
         self.headers.clear();
+        self.before[0].clear();
+        merge(&mut self.wanted, &mut self.before[0]);
         self.wanted.clear();
         // A stack read the same way sample after sample is sorted once, not once a generation.
         for (i, generation) in self.before.iter().enumerate() {

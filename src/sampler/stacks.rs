@@ -132,6 +132,17 @@ impl Link {
     }
 }
 
+/// Where in the walk's `chain` the frames innermost at a check's first look (`now`) and last
+/// look (`then`) are: the walk's first frame, or callers of it that the frames before returned
+/// to (during the walk, or between the looks). `None` unless both are there and the last is the
+/// first or a caller of it: a frame called between the looks may lie where the walk (and the
+/// check, before the thread wrote it) read a stale one.
+fn looked(chain: &[Link], now: u64, then: u64) -> Option<(usize, usize)> {
+    let found = |frame: u64| chain.iter().position(|l| l.frame == frame);
+    let (first, last) = (found(now)?, found(then)?);
+    (first <= last).then_some((first, last))
+}
+
 /// What one frame of a chain is.
 enum Seen {
     /// 3.10: it has returned or raised; its `f_back` is stale or links the frame free list.
@@ -140,6 +151,32 @@ enum Seen {
     Shim,
     /// Running code object `.0` at code unit `.1` (`None`: before its first instruction).
     Python(u64, Option<u64>),
+}
+
+/// Ends a range of `check_chain`'s frames, `(start, end of its frames, end of their page)`:
+/// the frames to `ranges`, the page's rest past them to `tails` while there is room (else it is
+/// not read, and a walk that needs it reads it); the frames' bytes.
+fn close(
+    (start, end, hi): (u64, u64, u64),
+    ranges: &mut Vec<(u64, usize)>,
+    tails: &mut [(u64, usize)],
+    count: &mut usize,
+) -> usize {
+    ranges.push((start, (end - start) as usize));
+    if let Some(slot) = tails.get_mut(*count).filter(|_| hi > end) {
+        *slot = (end, (hi - end) as usize);
+        *count += 1;
+    }
+    (end - start) as usize
+}
+
+/// `check_chain`'s ranges to read, its chain's frames in address order, and where each frame's
+/// link bytes are in the read.
+#[derive(Default)]
+struct CheckPlan {
+    ranges: Vec<(u64, usize)>,
+    order: Vec<usize>,
+    place: Vec<usize>,
 }
 
 /// A reader of one process's stacks, kept across reads: its layout and the code objects seen.
@@ -166,6 +203,8 @@ pub struct StackReader {
     chain: Vec<Link>,
     /// Bytes of `check_chain`'s read.
     check: Vec<u8>,
+    /// `check_chain`'s working lists, kept: a read checks its walk four times on a busy target.
+    plan: CheckPlan,
     /// Reads so far: a code object's header checked at this read is not checked again in it.
     reads: u64,
     /// Whether the snapshot now holds what the last failed check read (`Snapshot::adopt`).
@@ -259,6 +298,7 @@ impl StackReader {
             pending: Vec::new(),
             chain: Vec::new(),
             check: Vec::new(),
+            plan: CheckPlan::default(),
             adopted: false,
             reads: 0,
             pages: Pages::default(),
@@ -481,20 +521,22 @@ impl StackReader {
 
     /// Reads again, in one system call, where the thread's innermost frame is, each walked
     /// frame's `previous` and code object, and where the innermost frame is once more; fails
-    /// unless all are as the walk read them, from the frame innermost now (the walk's first, or
-    /// a caller of it that the frames read before it returned to) outwards. Returns how many
-    /// Python frames returned: the stack is the walk's without them. The walk read frame after
-    /// frame while the thread ran: a frame may have returned and its memory been taken by
-    /// another call (`mid_a` read under a stale `leaf_b`), or a generator may have yielded and
-    /// unlinked its `previous` (a stack cut at the generator). Frames that lie close together
-    /// (3.11+'s data stack) are read as one range, so that they are copied at nearly one
-    /// instant, and the innermost frame's place is read before and after them: a chain found
-    /// unchanged between two reads of where it starts is the thread's stack at that moment.
-    /// A thread the walk found in no Python code is checked too: 3.11-3.12 read its cframe
-    /// after the call that ran in it returned. The frames are read whole (data stack frames to
-    /// the end of their page) and the thread state last as its span: a check that fails hands
-    /// its read to the snapshot (`Snapshot::adopt`), and the next walk reads from it, one call
-    /// a walk, starting at the innermost frame that read found first.
+    /// unless all are as the walk read them, from the frame innermost at the first look (the
+    /// walk's first, or a caller of it that the frames read before it returned to) outwards,
+    /// and the frame innermost at the last look is that one or a caller of it (`looked`).
+    /// Returns how many Python frames returned by the last look: the stack is the walk's
+    /// without them. The walk read frame after frame while the thread ran: a frame may have
+    /// returned and its memory been taken by another call (`mid_a` read under a stale
+    /// `leaf_b`), or a generator may have yielded and unlinked its `previous` (a stack cut at
+    /// the generator). Frames that lie close together (3.11+'s data stack) are read as one
+    /// range, so that they are copied at nearly one instant, and the innermost frame's place is
+    /// read before and after them: a chain found unchanged between two looks, which the thread
+    /// only returned along, is its stack at the last. A thread the walk found in no Python code
+    /// is checked too: 3.11-3.12 read its cframe after the call that ran in it returned. The
+    /// frames are read whole, then the thread state as its span, then (3.11+) the rest of the
+    /// data stack's page past the frames, out of the window between the looks: a check that
+    /// fails hands its read to the snapshot (`Snapshot::adopt`), and the next walk reads from
+    /// it, one call a walk, starting at the innermost frame that read found first.
     fn check_chain(&mut self, tstate: u64, head: &[u8]) -> Result<usize, Error> {
         let o = self.off;
         let (link, frame, thread) = (self.spans.link, self.spans.frame, self.spans.thread);
@@ -506,7 +548,13 @@ impl StackReader {
             // No cframe to read (a thread state not yet set up): no frame, as read.
             return Ok(0);
         }
-        let mut ranges = Vec::with_capacity(8);
+        let mut plan = std::mem::take(&mut self.plan);
+        let CheckPlan {
+            ranges,
+            order,
+            place,
+        } = &mut plan;
+        ranges.clear();
         match cframe {
             Some((field, cframe)) => {
                 ranges.push((at(tstate, field)?, 8));
@@ -519,41 +567,53 @@ impl StackReader {
         // is under `NEAR`; one on the data stack to the end of its page, where the frames of a
         // stack grown since lie.
         const NEAR: u64 = 512;
-        let mut order: Vec<usize> = (0..self.chain.len()).collect();
+        order.clear();
+        order.extend(0..self.chain.len());
         order.sort_unstable_by_key(|&i| self.chain[i].frame);
         // Per frame of the chain: where its link bytes start in the read.
-        let mut place = vec![0usize; self.chain.len()];
+        place.clear();
+        place.resize(self.chain.len(), 0);
         let mut offset = words * 8;
-        let mut open: Option<(u64, u64)> = None;
-        for &i in &order {
+        // A range: where it starts, where the frames in it end, and where the data stack's page
+        // ends past them (`hi` past the frames' ends).
+        let mut open: Option<(u64, u64, u64)> = None;
+        // One for each data stack chunk the frames lie in: a stack spans one, rarely two.
+        let mut tails = [(0u64, 0usize); 4];
+        let mut tail_count = 0;
+        for &i in order.iter() {
             let lo = at(self.chain[i].frame, frame.lo)?;
-            let mut hi = at(lo, frame.bytes() as u64)?;
+            let end = at(lo, frame.bytes() as u64)?;
+            let mut hi = end;
             if self.chain[i].on_data_stack {
                 hi = ((hi - 1) | (PAGE - 1)).saturating_add(1);
             }
             open = match open {
-                Some((start, end)) if lo <= end.saturating_add(NEAR) => Some((start, end.max(hi))),
-                Some((start, end)) => {
-                    ranges.push((start, (end - start) as usize));
-                    offset += (end - start) as usize;
-                    Some((lo, hi))
+                Some((start, e, h)) if lo <= h.saturating_add(NEAR) => {
+                    Some((start, e.max(end), h.max(hi)))
                 }
-                None => Some((lo, hi)),
+                Some(closed) => {
+                    offset += close(closed, ranges, &mut tails, &mut tail_count);
+                    Some((lo, end, hi))
+                }
+                None => Some((lo, end, hi)),
             };
-            if let Some((start, _)) = open {
+            if let Some((start, _, _)) = open {
                 place[i] = offset + (lo - start + (link.lo - frame.lo)) as usize;
             }
         }
-        if let Some((start, end)) = open {
-            ranges.push((start, (end - start) as usize));
+        if let Some(closed) = open {
+            close(closed, ranges, &mut tails, &mut tail_count);
         }
         let after = ranges.iter().map(|r| r.1).sum::<usize>();
         ranges.push((at(tstate, thread.lo)?, thread.bytes()));
         if let Some((_, cframe)) = cframe {
             ranges.push((at(cframe, o.current_frame)?, 8));
         }
+        // The pages' rest past the frames, read after the last look: what the next walk reads of
+        // a stack grown since, kept out of the window between the two looks.
+        ranges.extend_from_slice(&tails[..tail_count]);
         let mut bytes = std::mem::take(&mut self.check);
-        let read = memory::read_ranges(self.pid, &ranges, &mut bytes);
+        let read = memory::read_ranges(self.pid, ranges, &mut bytes);
         // Every range asked for (a call reads at most `IOV_MAX`: a chain of more frames far
         // apart is read short, without the thread state).
         let asked = ranges.iter().map(|r| r.1).sum::<usize>();
@@ -584,19 +644,19 @@ impl StackReader {
             .into_iter()
             .flatten()
             .all(|f| word(&bytes, field(f)) == thread.u64_at(head, f));
-        let held = whole && now.is_some() && now == then && same_thread;
+        let held = whole && now.is_some() && then.is_some() && same_thread;
         // A thread that runs no Python code: so at both looks. (A cframe read after its call
         // returned reads 0, or whatever the C stack holds there since.)
-        if self.chain.is_empty() && held && now == Some(0) {
+        if self.chain.is_empty() && held && now == Some(0) && then == Some(0) {
             self.check = bytes;
+            self.plan = plan;
             return Ok(0);
         }
         let now = now.unwrap_or(0);
-        // The frame innermost now, and the same after the frames were read: the walk's first
-        // frame, or one of its callers when the frames before it returned during the walk.
-        let from = held
-            .then(|| self.chain.iter().position(|l| l.frame == now))
+        let looks = held
+            .then(|| looked(&self.chain, now, then.unwrap_or(0)))
             .flatten();
+        let from = looks.map(|(first, _)| first);
         let same = from.is_some_and(|from| {
             self.chain[from..]
                 .iter()
@@ -608,9 +668,11 @@ impl StackReader {
                     })
                 })
         });
-        let checked = match from {
-            Some(from) if same && self.placed(from) => {
-                Ok(self.chain[..from].iter().filter(|l| l.shown()).count())
+        let checked = match looks {
+            // The stack at the last look, from its innermost frame out, each frame as the walk
+            // read it from the first look's on.
+            Some((first, last)) if same && self.placed(first) => {
+                Ok(self.chain[..last].iter().filter(|l| l.shown()).count())
             }
             _ => {
                 // The next walk reads what this read found, not the target once more, from the
@@ -627,6 +689,7 @@ impl StackReader {
             }
         };
         self.check = bytes;
+        self.plan = plan;
         checked
     }
 
@@ -1068,6 +1131,86 @@ mod tests {
     use super::fake310::{put, Fake310};
     use super::*;
     use std::path::PathBuf;
+
+    #[test]
+    fn a_check_takes_the_stack_at_its_last_look_when_the_thread_returned_not_called_since() {
+        let link = |frame| Link {
+            frame,
+            previous: frame - 0x100,
+            code: 7,
+            python: true,
+            on_data_stack: true,
+            internal: false,
+            entry: false,
+        };
+        // Innermost first: 0x1300 called by 0x1200, called by 0x1100.
+        let chain = [link(0x1300), link(0x1200), link(0x1100)];
+        assert_eq!(looked(&chain, 0x1300, 0x1300), Some((0, 0)));
+        // Returned from 0x1300 to 0x1200 between the looks: the stack from 0x1200.
+        assert_eq!(looked(&chain, 0x1300, 0x1200), Some((0, 1)));
+        assert_eq!(looked(&chain, 0x1200, 0x1100), Some((1, 2)));
+        // Called from 0x1200 into 0x1300's slot between the looks: what was read there may be
+        // the frame that returned, not the one called.
+        assert_eq!(looked(&chain, 0x1200, 0x1300), None);
+        // A look at a frame the walk did not read.
+        assert_eq!(looked(&chain, 0x1400, 0x1300), None);
+        assert_eq!(looked(&chain, 0x1300, 0x1400), None);
+        assert_eq!(looked(&[], 0, 0), None);
+    }
+
+    #[test]
+    fn a_checks_frames_are_read_between_its_looks_and_their_pages_rest_after() {
+        let (mut ranges, mut tails, mut count) = (Vec::new(), [(0u64, 0usize); 2], 0);
+        // Frames on the data stack from 0x1010 to 0x1200: the page's rest is a tail.
+        assert_eq!(
+            close(
+                (0x1010, 0x1200, 0x2000),
+                &mut ranges,
+                &mut tails,
+                &mut count
+            ),
+            0x1f0
+        );
+        // Frames elsewhere (a shim frame on the C stack): no tail.
+        assert_eq!(
+            close(
+                (0x5000, 0x5048, 0x5048),
+                &mut ranges,
+                &mut tails,
+                &mut count
+            ),
+            0x48
+        );
+        assert_eq!(
+            close(
+                (0x9000, 0x9100, 0xa000),
+                &mut ranges,
+                &mut tails,
+                &mut count
+            ),
+            0x100
+        );
+        // No room left: this page's rest is not read, its frames are.
+        assert_eq!(
+            close(
+                (0xb000, 0xb100, 0xc000),
+                &mut ranges,
+                &mut tails,
+                &mut count
+            ),
+            0x100
+        );
+        assert_eq!(
+            ranges,
+            [
+                (0x1010, 0x1f0),
+                (0x5000, 0x48),
+                (0x9000, 0x100),
+                (0xb000, 0x100)
+            ]
+        );
+        assert_eq!((count, tails), (2, [(0x1200, 0xe00), (0x9100, 0xf00)]));
+    }
 
     fn runtime(version: Option<(u8, u8)>, version_hex: Option<u64>) -> Runtime {
         Runtime {
