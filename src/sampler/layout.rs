@@ -108,6 +108,7 @@ fn from_debug_offsets(words: &DebugWords, w: &DebugWordMap) -> Result<StackLayou
         thread_next: get(w.thread_next)?,
         thread_interp: get(w.thread_interp)?,
         thread_cframe: None,
+        cframe_previous: None,
         current_frame: get(w.thread_current_frame)?,
         thread_id: get(w.thread_thread_id)?,
         native_thread_id: Some(get(w.thread_native_thread_id)?),

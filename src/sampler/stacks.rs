@@ -205,6 +205,8 @@ pub struct StackReader {
     check: Vec<u8>,
     /// `check_chain`'s working lists, kept: a read checks its walk four times on a busy target.
     plan: CheckPlan,
+    /// 3.11-3.12: the cframe before the walk's (`_PyCFrame.previous`; 0: none).
+    outer_cframe: u64,
     /// Reads so far: a code object's header checked at this read is not checked again in it.
     reads: u64,
     /// Whether the snapshot now holds what the last failed check read (`Snapshot::adopt`).
@@ -299,6 +301,7 @@ impl StackReader {
             chain: Vec::new(),
             check: Vec::new(),
             plan: CheckPlan::default(),
+            outer_cframe: 0,
             adopted: false,
             reads: 0,
             pages: Pages::default(),
@@ -555,10 +558,23 @@ impl StackReader {
             place,
         } = &mut plan;
         ranges.clear();
+        // 3.11-3.12: the cframe before the walk's too, when a C call under Python frames of the
+        // chain made it (a generator that `str.join` resumes): the thread goes back to it each
+        // time the callee returns or yields, and its innermost frame is then one of the walk's.
+        // (3.12 marks where C called in with a shim frame, 3.11 with an entry frame.)
+        let called_from_c = |l: &Link| !l.python || l.entry;
+        let beyond_c = match self.chain.iter().position(called_from_c) {
+            Some(i) => self.chain[i + 1..].iter().any(|l| l.python),
+            None => false,
+        };
+        let outer = (beyond_c && self.outer_cframe != 0).then_some(self.outer_cframe);
         match cframe {
             Some((field, cframe)) => {
                 ranges.push((at(tstate, field)?, 8));
                 ranges.push((at(cframe, o.current_frame)?, 8));
+                if let Some(outer) = outer {
+                    ranges.push((at(outer, o.current_frame)?, 8));
+                }
             }
             None => ranges.push((at(tstate, o.current_frame)?, 8)),
         }
@@ -608,6 +624,9 @@ impl StackReader {
         ranges.push((at(tstate, thread.lo)?, thread.bytes()));
         if let Some((_, cframe)) = cframe {
             ranges.push((at(cframe, o.current_frame)?, 8));
+            if let Some(outer) = outer {
+                ranges.push((at(outer, o.current_frame)?, 8));
+            }
         }
         // The pages' rest past the frames, read after the last look: what the next walk reads of
         // a stack grown since, kept out of the window between the two looks.
@@ -622,20 +641,32 @@ impl StackReader {
             let w = b.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok());
             w.map_or(0, u64::from_ne_bytes)
         };
-        // The innermost frame read first: the first word, or (3.11-3.12) the second while the
-        // first, the cframe pointer, is the walk's.
-        let now = match cframe {
-            Some((_, was)) if word(&bytes, 0) != was => None,
-            Some(_) => Some(word(&bytes, 8)),
-            None => Some(word(&bytes, 0)),
+        // 3.11-3.12: which cframe a look found the thread under, the walk's (0) or the one
+        // before it (1); its innermost frame is the word read for it.
+        let under = |c: u64| match cframe {
+            Some((_, was)) if c == was => Some(0),
+            _ if outer == Some(c) => Some(1),
+            _ => None,
+        };
+        // The innermost frame read first (and under which cframe): the first word, or
+        // (3.11-3.12) the one read for the cframe the first word names.
+        let (now, now_under) = match cframe {
+            Some(_) => match under(word(&bytes, 0)) {
+                Some(k) => (Some(word(&bytes, 8 + 8 * k)), Some(k)),
+                None => (None, None),
+            },
+            None => (Some(word(&bytes, 0)), Some(0)),
         };
         let field = |f: u64| after + (f - thread.lo) as usize;
         // Where the innermost frame read last is in the read: the span's field, or (3.11-3.12)
-        // the cframe's word after it, while the span names the walk's cframe.
-        let then_at = match cframe {
-            Some((c, was)) => (word(&bytes, field(c)) == was).then_some(after + thread.bytes()),
-            None => Some(field(o.current_frame)),
+        // the word after it read for the cframe the span names.
+        let last = match cframe {
+            Some((c, _)) => {
+                under(word(&bytes, field(c))).map(|k| (after + thread.bytes() + 8 * k, k))
+            }
+            None => Some((field(o.current_frame), 0)),
         };
+        let then_at = last.map(|(at, _)| at);
         let then = then_at.map(|at| word(&bytes, at));
         // The thread the walk named, still: a span read before its thread started (3.10: with
         // its creator's ident; 3.11+: with no OS id) does not name the frames found since.
@@ -679,8 +710,10 @@ impl StackReader {
                 // innermost frame it found first, before the frames, written where the one found
                 // last was, as a walk of the target does: from the one found last, a caller
                 // called since would be read over its callee's stale slot (a crossing).
+                // (Under one cframe at both looks: the next walk reads the span's.)
                 let slot = then_at.and_then(|at| bytes.get_mut(at..at + 8));
-                if let (true, Some(slot)) = (whole && now != 0, slot) {
+                let one_cframe = now_under == last.map(|(_, k)| k);
+                if let (true, Some(slot)) = (whole && now != 0 && one_cframe, slot) {
                     slot.copy_from_slice(&now.to_ne_bytes());
                     self.snap.adopt(&ranges[words..], &bytes[words * 8..]);
                     self.adopted = true;
@@ -730,10 +763,16 @@ impl StackReader {
     /// The innermost frame of the thread state whose span is `head`.
     fn current_frame(&mut self, head: &[u8]) -> Result<u64, Error> {
         let (o, span) = (self.off, self.spans.thread);
+        self.outer_cframe = 0;
         Ok(match o.thread_cframe {
             Some(cframe) => match span.u64_at(head, cframe) {
                 0 => 0,
-                cframe => self.snapped_u64(cframe, o.current_frame)?,
+                cframe => {
+                    if let Some(previous) = o.cframe_previous {
+                        self.outer_cframe = self.snapped_u64(cframe, previous)?;
+                    }
+                    self.snapped_u64(cframe, o.current_frame)?
+                }
             },
             None => span.u64_at(head, o.current_frame),
         })

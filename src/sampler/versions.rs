@@ -74,6 +74,9 @@ pub struct StackLayout {
     /// `None` (3.10, 3.13+): `current_frame` is the thread state's own field (3.10: `frame`).
     pub thread_cframe: Option<u64>,
     pub current_frame: u64,
+    /// 3.11-3.12: `_PyCFrame.previous`, the cframe of the C call that called into the
+    /// interpreter (a generator resumed by `str.join` runs under a cframe of its own).
+    pub cframe_previous: Option<u64>,
     /// `PyThreadState.thread_id` (`threading.get_ident()`), `.native_thread_id` (3.11+).
     pub thread_id: u64,
     pub native_thread_id: Option<u64>,
@@ -120,6 +123,7 @@ pub const LAYOUT_310: StackLayout = StackLayout {
     thread_interp: 16,
     thread_cframe: None,
     current_frame: 24,
+    cframe_previous: None,
     thread_id: 176,
     native_thread_id: None,
     gil_requested: None,
@@ -153,6 +157,7 @@ pub const LAYOUT_311: StackLayout = StackLayout {
     thread_interp: 16,
     thread_cframe: Some(56),
     current_frame: 8,
+    cframe_previous: Some(16),
     thread_id: 152,
     native_thread_id: Some(160),
     gil_requested: None,
@@ -192,6 +197,7 @@ pub const LAYOUT_312: StackLayout = StackLayout {
     thread_interp: 16,
     thread_cframe: Some(56),
     current_frame: 0,
+    cframe_previous: Some(8),
     thread_id: 136,
     native_thread_id: Some(144),
     gil_requested: None,
@@ -1196,6 +1202,17 @@ mod tests {
         assert!(DEBUG_WORDS_315.thread_holds_gil.is_some());
         assert_eq!(DEBUG_WORDS_314.thread_gil_requested, None);
         assert_eq!(DEBUG_WORDS_315.thread_gil_requested, Some(35));
+    }
+
+    #[test]
+    fn a_cframe_names_the_one_before_it_where_threads_have_cframes() {
+        for o in [LAYOUT_310, LAYOUT_311, LAYOUT_312] {
+            assert_eq!(o.cframe_previous.is_some(), o.thread_cframe.is_some());
+        }
+        // `_PyCFrame`: `current_frame`, then `previous` (3.11: after `use_tracing`).
+        for o in [LAYOUT_311, LAYOUT_312] {
+            assert_eq!(o.cframe_previous, Some(o.current_frame + 8));
+        }
     }
 
     #[test]
