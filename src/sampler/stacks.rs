@@ -646,7 +646,8 @@ impl StackReader {
         }
         // CI, 3.13: a generator's frame alone, read as `RETURN_GENERATOR` copied it (owned by
         // the thread, `previous` cleared, at its second instruction), then checked unchanged.
-        if self.facts.chain_ends_at_shim && self.chain.last().is_some_and(|l| l.python) {
+        // Where there are shims (3.12+), an entry frame ends every chain a thread has.
+        if !self.facts.shim_owners.is_empty() && self.chain.last().is_some_and(|l| l.python) {
             return Err(Error::Layout(
                 "the outermost frame is a Python frame, not an entry frame: read while made".into(),
             ));

@@ -351,13 +351,12 @@ pub struct StackFacts {
     /// The owners of frames that are not Python's, skipped: `FRAME_OWNED_BY_CSTACK`
     /// (`pycore_frame.h`, 3.12-3.14), a shim frame of C code, and `FRAME_OWNED_BY_INTERPRETER`
     /// (3.14+, `pycore_interpframe_structs.h`), the entry frame at the bottom of each thread's
-    /// chain. Empty (3.11): every frame in the chain is a Python frame.
+    /// chain. Empty (3.11): every frame in the chain is a Python frame. Where there are
+    /// shims (3.12+), every thread's chain ends at one, the entry frame of the interpreter's
+    /// outermost run: a chain that ends at a Python frame was read while one was made (3.13: a
+    /// generator's frame copied out of the data stack, its `previous` cleared before its owner
+    /// is set), not a stack the thread had.
     pub shim_owners: &'static [u8],
-    /// Whether every thread's chain ends at a shim, the entry frame of the interpreter's
-    /// outermost run (3.12+): a chain that ends at a Python frame was read while one was made
-    /// (3.13: a generator's frame copied out of the data stack, its `previous` cleared before
-    /// its owner is set), not a stack the thread had. False (3.10, 3.11): a Python frame ends it.
-    pub chain_ends_at_shim: bool,
     /// The low bits of a frame's `f_executable` that are a tag, not address: 3.14+ keep it as a
     /// `_PyStackRef` (`Py_TAG_BITS`, 3 in the GIL build, `pycore_stackref.h`); 0 before.
     pub executable_tag_bits: u64,
@@ -394,7 +393,6 @@ pub const STACK_FACTS_313: StackFacts = StackFacts {
     frame_kind: FrameKind::Interpreter311,
     line_table: LineTable::Locations311,
     shim_owners: &[3],
-    chain_ends_at_shim: true,
     executable_tag_bits: 0,
     internal_code: Some((48, 0x200_0000)),
     frame_placing: Some(FRAME_PLACING_312),
@@ -432,7 +430,6 @@ pub const STACK_FACTS_312: StackFacts = StackFacts {
 pub const STACK_FACTS_311: StackFacts = StackFacts {
     layout: Some(LAYOUT_311),
     shim_owners: &[],
-    chain_ends_at_shim: false,
     str_facts: STR_FACTS_310,
     frame_placing: Some(FRAME_PLACING_311),
     ..STACK_FACTS_312
@@ -1222,11 +1219,10 @@ mod tests {
         assert_eq!(skip(13), Some((&[3][..], 0)));
         assert_eq!(skip(14), Some((&[3, 4][..], 3)));
         assert_eq!(skip(15), Some((&[3][..], 3)));
-        // Entry frames end every chain where there are shims to skip.
+        // An entry frame ends every chain from 3.12, the first with shims to skip.
         for minor in 10..=15 {
-            let facts = stack_facts(3, minor);
-            let ends = facts.map(|f| (f.chain_ends_at_shim, !f.shim_owners.is_empty()));
-            assert_eq!(ends, Some((minor >= 12, minor >= 12)), "3.{minor}");
+            let shims = stack_facts(3, minor).map(|f| !f.shim_owners.is_empty());
+            assert_eq!(shims, Some(minor >= 12), "3.{minor}");
         }
     }
 
