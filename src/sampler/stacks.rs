@@ -495,6 +495,19 @@ impl StackReader {
         Ok(match o.thread_cframe {
             Some(cframe) => match span.u64_at(head, cframe) {
                 0 => 0,
+                cframe if o.cframe_look() == 16 => {
+                    // `current_frame` and `previous` side by side, in one read.
+                    let mut words = [0u8; 16];
+                    let (pid, addr) = (self.pid, at(cframe, o.current_frame)?);
+                    self.snap
+                        .read(addr, &mut words, |out| memory::read(pid, addr, out))?;
+                    let [current, previous] = [0, 8].map(|i| {
+                        let w = words[i..i + 8].try_into().map(u64::from_ne_bytes);
+                        w.unwrap_or(0)
+                    });
+                    self.outer_cframe = previous;
+                    current
+                }
                 cframe => {
                     if let Some(previous) = o.cframe_previous {
                         self.outer_cframe = self.snapped_u64(cframe, previous)?;

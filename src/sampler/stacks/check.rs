@@ -67,7 +67,7 @@ impl StackReader {
         let (link, frame, thread) = (self.spans.link, self.spans.frame, self.spans.thread);
         // Where the innermost frame is: the thread state's own field, or (3.11-3.12) its
         // `cframe` pointer and that cframe's field. Read first as words, last as the thread
-        // state's span (and the cframe's word): a read that fails the check is the next walk's.
+        // state's span (and the cframe's words): a read that fails the check is the next walk's.
         let cframe = o.thread_cframe.map(|c| (c, thread.u64_at(head, c)));
         if self.chain.is_empty() && cframe.is_some_and(|(_, was)| was == 0) {
             // No cframe to read (a thread state not yet set up): no frame, as read.
@@ -144,10 +144,13 @@ impl StackReader {
         }
         let after = ranges.iter().map(|r| r.1).sum::<usize>();
         ranges.push((at(tstate, thread.lo)?, thread.bytes()));
+        // Last, each cframe's `current_frame` with its `previous` (3.11-3.12): all that a walk
+        // from this read (`adopt`) asks of a cframe, else a system call of its own.
+        let look = o.cframe_look();
         if let Some((_, cframe)) = cframe {
-            ranges.push((at(cframe, o.current_frame)?, 8));
+            ranges.push((at(cframe, o.current_frame)?, look));
             if let Some(outer) = outer {
-                ranges.push((at(outer, o.current_frame)?, 8));
+                ranges.push((at(outer, o.current_frame)?, look));
             }
         }
         // The pages' rest past the frames, read after the last look: what the next walk reads of
@@ -184,7 +187,7 @@ impl StackReader {
         // the word after it read for the cframe the span names.
         let last = match cframe {
             Some((c, _)) => {
-                under(word(&bytes, field(c))).map(|k| (after + thread.bytes() + 8 * k, k))
+                under(word(&bytes, field(c))).map(|k| (after + thread.bytes() + look * k, k))
             }
             None => Some((field(o.current_frame), 0)),
         };
