@@ -137,7 +137,8 @@ impl Link {
 
 /// What one frame of a chain is.
 enum Seen {
-    /// 3.10: it has returned or raised; its `f_back` is stale or links the frame free list.
+    /// It has returned: 3.10's returned or raised (its `f_back` is stale or links the frame
+    /// free list), 3.14+'s whose code was cleared as it was popped (its `previous` kept).
     Finished,
     /// 3.12+: a shim frame of C code or (3.14+) the interpreter's entry frame, not Python.
     Shim,
@@ -693,9 +694,15 @@ impl StackReader {
             return Ok(Seen::Shim);
         }
         // 3.14+: a `_PyStackRef`, whose low bits are its tag.
-        let code = span.u64_at(raw, o.frame_executable) & !self.facts.executable_tag_bits;
-        // No code: 3.14+ clear a returned frame's (`PyStackRef_NULL`); or memory no call has
-        // used yet. Torn, told without a read of a code object at address 0.
+        let executable = span.u64_at(raw, o.frame_executable);
+        let code = executable & !self.facts.executable_tag_bits;
+        // 3.14+ clear a returned frame's code to `PyStackRef_NULL` (a tag alone): a walk that
+        // starts at a frame that returned under it goes on to its caller, as 3.10's does.
+        if code == 0 && executable != 0 && self.facts.returned_code_cleared {
+            return Ok(Seen::Finished);
+        }
+        // No code: memory no call has used yet. Torn, told without a read of a code object at
+        // address 0.
         if code == 0 {
             return Err(Error::Layout(
                 "a frame without code: it returned while read".into(),
@@ -1061,7 +1068,8 @@ mod tests {
 
     #[test]
     fn a_frame_without_code_returned_while_read() {
-        // 3.14+ clear a returned frame's code to `PyStackRef_NULL` (the tag bits alone).
+        // 3.14+ clear a returned frame's code to `PyStackRef_NULL` (the tag bits alone);
+        // memory no call has used is zeros.
         let pid = crate::sampler::own_pid();
         let reader = StackReader::with(pid, 0, &versions::STACK_FACTS_314, versions::LAYOUT_312);
         let (o, span) = (reader.off, reader.spans.frame);
@@ -1075,11 +1083,12 @@ mod tests {
             );
             match reader.seen(&raw) {
                 Err(Error::Layout(_)) => "torn",
+                Ok(Seen::Finished) => "returned",
                 Ok(Seen::Python(c, _)) if c == code & !3 => "python",
                 _ => "other",
             }
         };
-        assert_eq!(seen(1), "torn");
+        assert_eq!(seen(1), "returned");
         assert_eq!(seen(0), "torn");
         assert_eq!(seen(0x5001), "python");
     }

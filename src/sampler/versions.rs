@@ -371,6 +371,9 @@ pub struct StackFacts {
     /// The low bits of a frame's `f_executable` that are a tag, not address: 3.14+ keep it as a
     /// `_PyStackRef` (`Py_TAG_BITS`, 3 in the GIL build, `pycore_stackref.h`); 0 before.
     pub executable_tag_bits: u64,
+    /// Whether a frame popped off the data stack has its code cleared to `PyStackRef_NULL`
+    /// (3.14+: `clear_thread_frame`, `Python/ceval.c`), its `previous` left as it was.
+    pub returned_code_cleared: bool,
     /// Code objects the interpreter runs for itself in a frame owned as a Python one, which
     /// no function of the program is: where their flags are (`co_flags`, an `int`) and the
     /// flag that marks them. 3.13+: `_Py_InitCleanup` (`Python/specialize.c`), run between a
@@ -405,6 +408,7 @@ pub const STACK_FACTS_313: StackFacts = StackFacts {
     line_table: LineTable::Locations311,
     shim_owners: &[3],
     executable_tag_bits: 0,
+    returned_code_cleared: false,
     internal_code: Some((48, 0x200_0000)),
     frame_placing: Some(FRAME_PLACING_312),
     first_traceable_before_adaptive: Some(16),
@@ -420,6 +424,7 @@ pub const STACK_FACTS_313: StackFacts = StackFacts {
 pub const STACK_FACTS_314: StackFacts = StackFacts {
     shim_owners: &[3, 4],
     executable_tag_bits: 3,
+    returned_code_cleared: true,
     ..STACK_FACTS_313
 };
 
