@@ -705,7 +705,8 @@ impl StackReader {
         // address 0.
         if code == 0 {
             return Err(Error::Layout(
-                "a frame without code: it returned while read".into(),
+                "a frame without code: memory no call has used, read while the stack changed"
+                    .into(),
             ));
         }
         let unit = match (self.facts.frame_kind, o.code_adaptive) {
