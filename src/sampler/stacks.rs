@@ -36,7 +36,7 @@ use std::io;
 use rustc_hash::FxBuildHasher;
 
 pub use super::error::Error;
-use super::layout::{self, Spans};
+use super::layout::{self, Span, Spans};
 use super::linetable;
 use super::memory;
 use super::pages::Pages;
@@ -144,6 +144,19 @@ enum Seen {
     Shim,
     /// Running code object `.0` at code unit `.1` (`None`: before its first instruction).
     Python(u64, Option<u64>),
+}
+
+/// The span of a cframe's `current_frame` and (3.11-3.12) its `previous`, side by side: read
+/// as one, by a walk and by a check's last look (all that a walk from that read asks).
+fn cframe_words(o: &StackLayout) -> Span {
+    let (lo, hi) = (o.current_frame, o.current_frame + 8);
+    match o.cframe_previous {
+        Some(previous) => Span {
+            lo: lo.min(previous),
+            hi: hi.max(previous + 8),
+        },
+        None => Span { lo, hi },
+    }
 }
 
 /// A reader of one process's stacks, kept across reads: its layout and the code objects seen.
@@ -496,24 +509,19 @@ impl StackReader {
         Ok(match o.thread_cframe {
             Some(cframe) => match span.u64_at(head, cframe) {
                 0 => 0,
-                cframe if o.cframe_look() == 16 => {
-                    // `current_frame` and `previous` side by side, in one read.
-                    let mut words = [0u8; 16];
-                    let (pid, addr) = (self.pid, at(cframe, o.current_frame)?);
-                    self.snap
-                        .read(addr, &mut words, |out| memory::read(pid, addr, out))?;
-                    let [current, previous] = [0, 8].map(|i| {
-                        let w = words[i..i + 8].try_into().map(u64::from_ne_bytes);
-                        w.unwrap_or(0)
-                    });
-                    self.outer_cframe = previous;
-                    current
-                }
                 cframe => {
+                    let words = cframe_words(&o);
+                    let mut raw = [0u8; 64];
+                    let raw = raw.get_mut(..words.bytes()).ok_or_else(|| {
+                        Error::Layout(format!("a cframe span of {} bytes", words.bytes()))
+                    })?;
+                    let (pid, addr) = (self.pid, at(cframe, words.lo)?);
+                    self.snap
+                        .read(addr, raw, |out| memory::read(pid, addr, out))?;
                     if let Some(previous) = o.cframe_previous {
-                        self.outer_cframe = self.snapped_u64(cframe, previous)?;
+                        self.outer_cframe = words.u64_at(raw, previous);
                     }
-                    self.snapped_u64(cframe, o.current_frame)?
+                    words.u64_at(raw, o.current_frame)
                 }
             },
             None => span.u64_at(head, o.current_frame),
@@ -1065,6 +1073,15 @@ mod tests {
             ended(&versions::STACK_FACTS_311, cut(), None),
             (false, false)
         );
+    }
+
+    #[test]
+    fn a_cframe_s_two_words_are_one_read_where_they_lie_side_by_side() {
+        for o in [versions::LAYOUT_311, versions::LAYOUT_312] {
+            let words = cframe_words(&o);
+            assert_eq!((words.lo, words.bytes()), (o.current_frame, 16));
+        }
+        assert_eq!(cframe_words(&versions::LAYOUT_310).bytes(), 8);
     }
 
     #[test]

@@ -108,17 +108,6 @@ pub struct StackLayout {
     pub unicode: UnicodeLayout,
 }
 
-impl StackLayout {
-    /// The bytes a read of a cframe's `current_frame` takes: 16 where `previous` follows it
-    /// (3.11-3.12), so that one read gives both, else 8.
-    pub fn cframe_look(&self) -> usize {
-        match self.cframe_previous {
-            Some(previous) if previous == self.current_frame + 8 => 16,
-            _ => 8,
-        }
-    }
-}
-
 /// 3.10's layout (x86-64 and other LP64 targets, release build), from `include/python3.10/`:
 /// `internal/pycore_runtime.h`, `internal/pycore_interp.h` (`tstate_head`), `cpython/pystate.h`,
 /// `cpython/frameobject.h`, `cpython/code.h`, `cpython/bytesobject.h`, `cpython/unicodeobject.h`
@@ -1225,9 +1214,7 @@ mod tests {
         // `_PyCFrame`: `current_frame`, then `previous` (3.11: after `use_tracing`).
         for o in [LAYOUT_311, LAYOUT_312] {
             assert_eq!(o.cframe_previous, Some(o.current_frame + 8));
-            assert_eq!(o.cframe_look(), 16);
         }
-        assert_eq!(LAYOUT_310.cframe_look(), 8);
     }
 
     #[test]

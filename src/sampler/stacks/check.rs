@@ -1,7 +1,7 @@
 //! `check_chain`: whether a walk's chain is a stack the thread had, read again in one system
 //! call between two looks at where the thread's innermost frame is.
 
-use super::{Link, StackReader, PAGE};
+use super::{cframe_words, Link, StackReader, PAGE};
 use crate::sampler::error::Error;
 use crate::sampler::memory;
 use crate::sampler::remote::at;
@@ -146,11 +146,11 @@ impl StackReader {
         ranges.push((at(tstate, thread.lo)?, thread.bytes()));
         // Last, each cframe's `current_frame` with its `previous` (3.11-3.12): all that a walk
         // from this read (`adopt`) asks of a cframe, else a system call of its own.
-        let look = o.cframe_look();
+        let last_words = cframe_words(&o);
         if let Some((_, cframe)) = cframe {
-            ranges.push((at(cframe, o.current_frame)?, look));
+            ranges.push((at(cframe, last_words.lo)?, last_words.bytes()));
             if let Some(outer) = outer {
-                ranges.push((at(outer, o.current_frame)?, look));
+                ranges.push((at(outer, last_words.lo)?, last_words.bytes()));
             }
         }
         // The pages' rest past the frames, read after the last look: what the next walk reads of
@@ -187,7 +187,9 @@ impl StackReader {
         // the word after it read for the cframe the span names.
         let last = match cframe {
             Some((c, _)) => {
-                under(word(&bytes, field(c))).map(|k| (after + thread.bytes() + look * k, k))
+                let at = |k: usize| after + thread.bytes() + last_words.bytes() * k;
+                let current = (o.current_frame - last_words.lo) as usize;
+                under(word(&bytes, field(c))).map(|k| (at(k) + current, k))
             }
             None => Some((field(o.current_frame), 0)),
         };
