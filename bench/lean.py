@@ -94,14 +94,16 @@ def report(name, got, top):
     for s in runs["blocking"]:
         for k, v in s.items():
             mean[k] += v / len(runs["blocking"])
-    median = {mode: lambda k, m=mode: statistics.median(s.get(k, 0.0) for s in runs[m])
-              for mode in MODES}
+
+    def median(mode, key):
+        return statistics.median(s.get(key, 0.0) for s in runs[mode])
+
     print("%s: innermost frame's share of the samples, median over the runs\n" % name)
     print("| function | blocking | without |")
     print("|---|---|---|")
     for key, _ in mean.most_common(top):
-        print("| %s (%s) | %.1f%% | %.1f%% |" % (key[0], key[1], 100 * median["blocking"](key),
-                                               100 * median["nonblocking"](key)))
+        print("| %s (%s) | %.1f%% | %.1f%% |" % (key[0], key[1], 100 * median("blocking", key),
+                                               100 * median("nonblocking", key)))
     print()
     for mode, results in got.items():
         kept = [sum(c.values()) for c, _ in results]
