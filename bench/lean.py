@@ -10,9 +10,10 @@ Programs: `pairs` (tests/sampled_programs/pairs.py, a loop calling short functio
 `jinja` (tests/real_programs/jinja_loop.py, Jinja2 rendering; needs jinja2 installed). Runs
 alternate between the two modes. Printed per program: the functions with the largest shares
 under `--blocking` (median over the runs) beside their shares without, the kept and dropped
-reads, and each run's distance from the blocking runs' mean shares (the sum of the absolute
-differences over all functions: 0 alike, 2 nothing in common; blocking runs against their own
-mean show the noise of a run).
+reads, the share of reads torn at the first look (the summary's, said past a tenth), and each
+run's distance from the blocking runs' mean shares (the sum of the absolute differences over
+all functions: 0 alike, 2 nothing in common; blocking runs against their own mean show the
+noise of a run).
 """
 
 import argparse
@@ -53,8 +54,12 @@ def run(program, mode, rate, folder, i):
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         raise SystemExit("%s failed:\n%s" % (" ".join(cmd), proc.stderr[-2000:]))
-    dropped = re.search(r"(\d+) dropped", proc.stdout + proc.stderr)
-    return innermost(out), int(dropped.group(1)) if dropped else 0
+    text = proc.stdout + proc.stderr
+    dropped = re.search(r"(\d+) dropped", text)
+    # The summary's share of reads torn at the first look, said past a tenth (else at most it).
+    torn = re.search(r"(\d+)% of the reads were torn", text)
+    return innermost(out), int(dropped.group(1)) if dropped else 0, torn.group(1) + "%" if torn \
+        else "<=10%"
 
 
 def shares(counts):
@@ -89,7 +94,7 @@ def main():
 
 
 def report(name, got, top):
-    runs = {mode: [shares(c) for c, _ in results] for mode, results in got.items()}
+    runs = {mode: [shares(c) for c, _, _ in results] for mode, results in got.items()}
     mean = collections.Counter()
     for s in runs["blocking"]:
         for k, v in s.items():
@@ -106,11 +111,12 @@ def report(name, got, top):
                                                100 * median("nonblocking", key)))
     print()
     for mode, results in got.items():
-        kept = [sum(c.values()) for c, _ in results]
-        dropped = [d for _, d in results]
+        kept = [sum(c.values()) for c, _, _ in results]
+        dropped = [d for _, d, _ in results]
+        torn = [t for _, _, t in results]
         far = [distance(s, mean) for s in runs[mode]]
-        print("%s: samples kept %s, dropped %s, distance from the blocking mean %s" % (
-            mode, kept, dropped, ", ".join("%.2f" % d for d in far)))
+        print("%s: samples kept %s, dropped %s, torn %s, distance from the blocking mean %s" % (
+            mode, kept, dropped, ", ".join(torn), ", ".join("%.2f" % d for d in far)))
     print()
 
 

@@ -502,8 +502,12 @@ impl Session {
             }
             if t.torn {
                 self.profile.threads[index as usize].dropped += 1;
-                self.mark(Seen::Dropped { thread: index }, 1, at);
+                self.mark(Seen::Dropped { thread: index }, 1, at, false);
                 continue;
+            }
+            let again = t.read_again;
+            if again {
+                self.profile.reread += weight;
             }
             if t.frames.is_empty() {
                 // In no Python code at both looks (a C thread with a thread state): no stack to
@@ -513,7 +517,7 @@ impl Session {
                     || (self.options.mode == Mode::Gil && holder == Some(t.tstate));
                 if !busy {
                     self.profile.threads[index as usize].idle += weight;
-                    self.mark(Seen::Idle { thread: index }, weight, at);
+                    self.mark(Seen::Idle { thread: index }, weight, at, again);
                 }
                 continue;
             }
@@ -525,7 +529,7 @@ impl Session {
             };
             if !counted {
                 self.profile.threads[index as usize].idle += weight;
-                self.mark(Seen::Idle { thread: index }, weight, at);
+                self.mark(Seen::Idle { thread: index }, weight, at, again);
                 continue;
             }
             self.frames.clear();
@@ -550,7 +554,7 @@ impl Session {
             }
             let stack = self.profile.add(index, &self.frames, on_cpu, weight);
             let cut = t.truncated;
-            self.mark(Seen::Counted { stack, on_cpu, cut }, weight, at);
+            self.mark(Seen::Counted { stack, on_cpu, cut }, weight, at, again);
         }
         if self.options.cpu_states {
             self.states.sweep();
@@ -559,13 +563,13 @@ impl Session {
     }
 
     /// Records what the read at `at` saw of one thread: by time, and in the recording when the
-    /// run keeps one.
-    fn mark(&mut self, seen: Seen, weight: u64, at: u64) {
+    /// run keeps one; `again`: kept after a read again.
+    fn mark(&mut self, seen: Seen, weight: u64, at: u64, again: bool) {
         if let Some(time) = &mut self.profile.time {
             time.add(at, seen, weight);
         }
         if let Some(recording) = &mut self.recording {
-            recording.mark(seen, weight);
+            recording.mark(seen, weight, again);
         }
     }
 

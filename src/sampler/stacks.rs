@@ -92,6 +92,8 @@ pub struct ThreadSample {
     pub truncated: bool,
     /// The stack changed under the read (or could not be read): `frames` is not to be used.
     pub torn: bool,
+    /// Its first look was torn and it was read again (kept or not).
+    pub read_again: bool,
     /// Each frame's address and code object, as `frames`: kept only by a reader told to
     /// (`StackReader::keep_addresses`, the dump's, which reads the frames' locals), else empty.
     pub addresses: Vec<(u64, u64)>,
@@ -440,6 +442,7 @@ impl StackReader {
                 (sample.thread_id, sample.native_thread_id, sample.main) = (ident, native, main);
             }
             sample.frames = frames;
+            sample.read_again = read_again;
             if self.keep_addresses {
                 sample.addresses.clear();
             }

@@ -45,6 +45,7 @@ pub fn merge<'a>(
         out.asked += part.asked;
         out.taken += part.taken;
         out.truncated += part.truncated;
+        out.reread += part.reread;
         out.pauses += part.pauses;
         out.paused += part.paused;
         out.duration = out.duration.max(part.duration);

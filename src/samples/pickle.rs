@@ -45,6 +45,9 @@ struct Body {
     asked: Int,
     taken: Int,
     truncated: Int,
+    /// `Profile::reread`; added without a new format, as `thread_process`.
+    #[serde(default)]
+    reread: Int,
     duration: f64,
     end: String,
 }
@@ -107,6 +110,7 @@ pub fn to_bytes(profile: &Profile, end: &str) -> Vec<u8> {
         asked: bits(p.asked),
         taken: bits(p.taken),
         truncated: bits(p.truncated),
+        reread: bits(p.reread),
         duration: p.duration,
         end: end.into(),
     };
@@ -205,6 +209,7 @@ pub fn from_bytes(data: &[u8]) -> Result<(Profile, String), Error> {
     p.asked = unbits(b.asked);
     p.taken = unbits(b.taken);
     p.truncated = unbits(b.truncated);
+    p.reread = unbits(b.reread);
     p.duration = b.duration;
     Ok((p, b.end))
 }
@@ -216,7 +221,7 @@ mod tests {
 
     fn shape(p: &Profile) -> String {
         format!(
-            "{} {:?} {:?} {:?} {:?} {:?} {} {} {} {}",
+            "{} {:?} {:?} {:?} {:?} {:?} {} {} {} {} {}",
             p.interval,
             p.mode,
             p.functions,
@@ -226,6 +231,7 @@ mod tests {
             p.asked,
             p.taken,
             p.truncated,
+            p.reread,
             p.duration
         )
     }
@@ -235,6 +241,7 @@ mod tests {
         let mut p = with_odd("/odd dir/\u{e9}.py", "<lambda>");
         p.threads[1].ident = u64::MAX;
         p.truncated = 3;
+        p.reread = 5;
         p.duration = 1.25;
         let (q, end) = from_bytes(&to_bytes(&p, "failed: gone")).unwrap();
         assert_eq!(shape(&q), shape(&p));

@@ -136,6 +136,10 @@ pub struct Profile {
     /// Stack samples deeper than the reader's limit, cut at their innermost frames (outermost
     /// kept), counted as the stack samples are (a late read for the ticks it missed).
     pub truncated: u64,
+    /// Reads of a thread kept (counted or idle) after its first look was torn and it was read
+    /// again, weighted as the others: a share of the reads that a lean towards code that reads
+    /// cleanly may come from (`summary::reads_note`).
+    pub reread: u64,
     /// Wall seconds from the first sample to the last.
     pub duration: f64,
     /// A blocking run: the reads taken with the target stopped, and the seconds it was
@@ -170,6 +174,7 @@ impl Profile {
             asked: 0,
             taken: 0,
             truncated: 0,
+            reread: 0,
             duration: 0.0,
             pauses: 0,
             paused: 0.0,
@@ -308,6 +313,7 @@ impl Profile {
         p.asked = p.asked.saturating_sub(base.asked);
         p.taken = p.taken.saturating_sub(base.taken);
         p.truncated = p.truncated.saturating_sub(base.truncated);
+        p.reread = p.reread.saturating_sub(base.reread);
         p.duration = (p.duration - base.duration).max(0.0);
         p.pauses = p.pauses.saturating_sub(base.pauses);
         p.paused = (p.paused - base.paused).max(0.0);

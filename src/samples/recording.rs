@@ -29,7 +29,7 @@ struct Mark {
 impl Mark {
     /// What the mark says it saw.
     fn seen(&self) -> Seen {
-        match self.kind {
+        match self.kind & !AGAIN {
             IDLE => Seen::Idle { thread: self.index },
             DROPPED => Seen::Dropped { thread: self.index },
             kind => Seen::Counted {
@@ -47,6 +47,8 @@ const IDLE: u8 = 2;
 const DROPPED: u8 = 3;
 /// Added to a counted kind: the stack was cut.
 const CUT: u8 = 4;
+/// Added to a counted or idle kind: kept after a read again (`Profile::reread`).
+const AGAIN: u8 = 8;
 
 /// One read: when, and the ticks it stands for.
 #[derive(Clone, Copy, Debug)]
@@ -93,8 +95,8 @@ impl Recording {
         }
     }
 
-    /// What the last read (`tick`) saw of one thread.
-    pub fn mark(&mut self, seen: Seen, weight: u64) {
+    /// What the last read (`tick`) saw of one thread; `again`: kept after a read again.
+    pub fn mark(&mut self, seen: Seen, weight: u64, again: bool) {
         let at = self.ticks.back().map_or(0, |t| t.at);
         let (index, kind) = match seen {
             Seen::Counted { stack, on_cpu, cut } => {
@@ -103,6 +105,11 @@ impl Recording {
             }
             Seen::Idle { thread } => (thread, IDLE),
             Seen::Dropped { thread } => (thread, DROPPED),
+        };
+        let kind = match seen {
+            Seen::Dropped { .. } => kind,
+            _ if again => kind | AGAIN,
+            _ => kind,
         };
         let weight = u16::try_from(weight).unwrap_or(u16::MAX);
         self.marks.push_back(Mark {
@@ -160,16 +167,20 @@ impl Recording {
         p.asked = ticks.clone().map(|t| t.weight).sum();
         p.taken = ticks.clone().count() as u64;
         p.truncated = 0;
+        p.reread = 0;
         let first = ticks.clone().next().map_or(0, |t| t.at);
         p.duration = (self.last().saturating_sub(first)) as f64 / 1e6;
         let mut time = TimeBins::new(first, (profile.interval * 1e6) as u64);
         for m in self.marks.iter().filter(|m| m.at >= since) {
             let weight = u64::from(m.weight);
             time.add(m.at, m.seen(), weight);
-            match m.kind {
-                IDLE | DROPPED => {
+            if m.kind & AGAIN != 0 {
+                p.reread += weight;
+            }
+            match m.kind & !AGAIN {
+                kind @ (IDLE | DROPPED) => {
                     if let Some(t) = p.threads.get_mut(m.index as usize) {
-                        match m.kind {
+                        match kind {
                             IDLE => t.idle += weight,
                             _ => t.dropped += weight,
                         }
@@ -210,7 +221,8 @@ mod tests {
     use crate::samples::profile::{Frame, Mode};
 
     /// A profile whose main thread runs `a` at reads 0-4 (ms) and `b` at reads 5-9, and whose
-    /// worker is idle throughout; recorded as it goes.
+    /// worker is idle throughout; recorded as it goes. The main thread's reads 0, 2 and 4 and
+    /// the worker's read 7 were kept after a read again.
     fn two_phases(keep: Option<f64>) -> (Profile, Recording) {
         let mut p = Profile::new(0.001, Mode::Cpu);
         let a = function(&mut p, "prog.py", 1, "a");
@@ -238,9 +250,11 @@ mod tests {
                     cut: i == 9,
                 },
                 1,
+                i < 5 && i % 2 == 0,
             );
             p.threads[worker as usize].idle += 1;
-            r.mark(Seen::Idle { thread: worker }, 1);
+            r.mark(Seen::Idle { thread: worker }, 1, i == 7);
+            p.reread += u64::from(i < 5 && i % 2 == 0) + u64::from(i == 7);
             p.asked += 1;
             p.taken += 1;
         }
@@ -262,8 +276,13 @@ mod tests {
         assert_eq!((samples_of(&all, "a"), samples_of(&all, "b")), (5, 5));
         assert_eq!(all.stacks, p.stacks);
         assert_eq!(all.truncated, 1);
+        assert_eq!(all.reread, p.reread);
         let last = r.window(&p, Some(0.0035));
         assert_eq!(last.truncated, 1);
+        // Reads kept after a read again count in the window they were taken in, and are seen
+        // as what they were (the worker's read 7 as idle).
+        assert_eq!(last.reread, 1);
+        assert_eq!(r.window(&p, Some(0.0075)).reread, 3);
         assert_eq!(r.window(&p, Some(0.0)).truncated, 1);
         let first = r.window(&p, Some(0.0095));
         assert_eq!(first.truncated, 1);
@@ -287,7 +306,7 @@ mod tests {
         let mut most = 0;
         for i in 0..100_000u64 {
             r.tick(i * 100, 1);
-            r.mark(Seen::Idle { thread: 0 }, 1);
+            r.mark(Seen::Idle { thread: 0 }, 1, false);
             if i == 1000 {
                 most = r.bytes();
             }

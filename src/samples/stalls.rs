@@ -257,7 +257,7 @@ mod tests {
                 _ => on_cpu,
             };
             if !counted {
-                r.mark(Seen::Idle { thread: t }, 1);
+                r.mark(Seen::Idle { thread: t }, 1, false);
                 return;
             }
             let f = function(p, "prog.py", 1, name);
@@ -277,6 +277,7 @@ mod tests {
                     cut: false,
                 },
                 1,
+                false,
             );
         };
         for &(reads, name, on_cpu) in plan {
@@ -326,7 +327,7 @@ mod tests {
         for (_, at, seen, weight) in r.marks().collect::<Vec<_>>() {
             broken.tick(at, weight);
             if !(200_000..210_000).contains(&at) {
-                broken.mark(seen, weight);
+                broken.mark(seen, weight, false);
             }
         }
         r = broken;

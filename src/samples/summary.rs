@@ -64,13 +64,16 @@ pub fn summary(p: &Profile) -> String {
     )
 }
 
-/// Torn reads dropped, in percent of reads, beyond which the summary suggests `--blocking`.
-pub const DROPPED_HINT_PERCENT: u64 = 10;
+/// Reads torn at the first look (dropped, or kept from a read again), in percent of reads,
+/// beyond which the summary suggests `--blocking`.
+pub const TORN_HINT_PERCENT: u64 = 10;
 
 /// What follows the summary line about how the reads were taken: ` Blocking: the target was
-/// stopped for each sample (N us on average, S s in all).`, or, for a run that did not stop it and dropped more than
-/// `DROPPED_HINT_PERCENT` of its reads, the share dropped and `--blocking`. A thread's read
-/// is counted once, dropped or kept (idle or not; a late read's weight counts its ticks).
+/// stopped for each sample (N us on average, S s in all).`, or, for a run that did not stop it
+/// and whose first look at a thread was torn at more than `TORN_HINT_PERCENT` of its reads, the
+/// share torn, dropped, and `--blocking`. A read kept from a read again leans the shares as a
+/// dropped one does: both stand for a moment the stack was calm, not for the tick. A thread's
+/// read is counted once, dropped or kept (idle or not; a late read's weight counts its ticks).
 pub fn reads_note(p: &Profile, blocking: bool) -> String {
     if blocking {
         let each = match p.pauses {
@@ -89,13 +92,15 @@ pub fn reads_note(p: &Profile, blocking: bool) -> String {
         .iter()
         .map(|t| t.samples + t.idle + t.dropped)
         .sum();
-    if reads == 0 || dropped * 100 <= reads * DROPPED_HINT_PERCENT {
+    let torn = dropped + p.reread;
+    if reads == 0 || torn * 100 <= reads * TORN_HINT_PERCENT {
         return String::new();
     }
     format!(
-        " {}% of the reads were torn by the running program and dropped, which leans the \
-         shares towards code that reads cleanly: --blocking (blocking=True) stops the target \
-         for each sample.",
+        " {}% of the reads were torn by the running program ({}% dropped, the rest kept from a \
+         read again), which leans the shares towards code that reads cleanly, away from short \
+         functions: --blocking (blocking=True) stops the target for each sample.",
+        torn * 100 / reads,
         dropped * 100 / reads
     )
 }
@@ -140,7 +145,7 @@ mod tests {
     use crate::samples::profile::Mode;
 
     #[test]
-    fn the_note_says_blocking_or_suggests_it_past_a_tenth_dropped() {
+    fn the_note_says_blocking_or_suggests_it_past_a_tenth_torn() {
         let mut p = small();
         assert_eq!(
             reads_note(&p, true),
@@ -153,13 +158,24 @@ mod tests {
              all)."
         );
         let reads: u64 = p.threads.iter().map(|t| t.samples + t.idle).sum();
-        // A tenth of the reads dropped: no note; more: the share and the option.
+        // A tenth of the reads torn: no note; more: the share and the option.
         p.threads[0].dropped = reads / 9;
         assert_eq!(reads_note(&p, false), "");
         p.threads[0].dropped = reads;
         let note = reads_note(&p, false);
         assert!(
-            note.starts_with(" 50% of the reads") && note.contains("--blocking"),
+            note.starts_with(" 50% of the reads were torn by the running program (50% dropped")
+                && note.contains("--blocking"),
+            "{note}"
+        );
+        // Reads kept from a read again count as torn, and not as dropped.
+        p.threads[0].dropped = 0;
+        p.reread = reads / 9;
+        assert_eq!(reads_note(&p, false), "");
+        p.reread = reads / 2;
+        let note = reads_note(&p, false);
+        assert!(
+            note.starts_with(" 50% of the reads were torn by the running program (0% dropped"),
             "{note}"
         );
     }

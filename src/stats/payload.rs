@@ -34,7 +34,7 @@ pub fn same_lengths(table: &str, n: usize, lens: &[usize]) -> Result<(), Error> 
 }
 
 /// An integer written in the fewest bytes pickle has for it (1, 2, 4 or 8 after the opcode).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Int(pub i64);
 
 impl Serialize for Int {
