@@ -100,6 +100,7 @@ def test_the_hot_function_and_its_thread_show_and_each_key_does_what_it_says(top
     t = top(sampled_program("top_target.py"), "60")
     text = t.wait_for(r"hot_function \(top_target\.py:\d+\)")
     assert re.search(r"MainThread \(tid \d+\)\s+running", text), text
+    assert re.search(r"wall mode: \d+ samples read, \d+ missed, \d+% torn, over", text), text
     # The worker's row: on the first screens it may not be there yet (its thread had not
     # been read in the interval shown), or be caught awake between its sleeps.
     text = t.wait_for(r"worker \(tid \d+\)\s+(idle|seen)")
@@ -170,6 +171,28 @@ def test_the_hot_function_and_its_thread_show_and_each_key_does_what_it_says(top
     # The program runs on.
     os.kill(pid, 0)
     os.kill(pid, signal.SIGKILL)
+
+
+def test_blocking_stops_the_program_for_each_read_and_lets_it_go_on_q(top):
+    # py-spy top's default: every read whole (none torn), the program left running untraced.
+    t = top("--blocking", sampled_program("top_target.py"), "60")
+    text = t.wait_for(r"hot_function \(top_target\.py:\d+\)")
+    text = t.wait_for(r"wall mode, blocking: [1-9]\d* samples read, \d+ missed, 0% torn")
+    pid = header_pid(text)
+    try:
+        t.keys("q")
+        assert t.exit_status() == 0
+        assert "the program (pid %d) runs on" % pid in t.screen()
+        time.sleep(0.3)
+        with open("/proc/%d/status" % pid) as f:
+            status = dict(line.split(":", 1) for line in f.read().splitlines())
+        assert status["TracerPid"].strip() == "0", status
+        assert status["State"].split()[0] in "RSD", status
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def test_a_program_that_ends_ends_the_view_with_its_status(top):

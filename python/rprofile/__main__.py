@@ -115,7 +115,7 @@ def _parser():
     parser.add_option("--blocking", dest="blocking", action="store_true", default=False,
                       help="With --sample: stop the program's threads (ptrace) for each "
                            "sample, so that no read is torn (none dropped); the program runs "
-                           "slower for it. Use it when the summary reports many dropped reads")
+                           "slower for it. Use it when the summary reports many torn reads")
     parser.add_option("--duration", dest="duration", type="float", default=None,
                       metavar="SECONDS", help="With --sample or --pid: stop after this long")
     parser.add_option("--record-last", dest="record_last", type="float", default=None,

@@ -213,6 +213,7 @@ impl SamplerCore {
             rate: 1.0 / self.interval,
             mode: self.mode,
             cpu_states: self.cpu_states,
+            blocking: self.blocking,
             window,
             folder,
             stall,

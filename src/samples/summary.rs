@@ -86,13 +86,7 @@ pub fn reads_note(p: &Profile, blocking: bool) -> String {
         };
         return format!(" Blocking: the target was stopped for each sample{each}.");
     }
-    let dropped = p.dropped();
-    let reads: u64 = p
-        .threads
-        .iter()
-        .map(|t| t.samples + t.idle + t.dropped)
-        .sum();
-    let torn = dropped + p.reread;
+    let (torn, dropped, reads) = torn_reads(p);
     if reads == 0 || torn * 100 <= reads * TORN_HINT_PERCENT {
         return String::new();
     }
@@ -103,6 +97,24 @@ pub fn reads_note(p: &Profile, blocking: bool) -> String {
         torn * 100 / reads,
         dropped * 100 / reads
     )
+}
+
+/// `(torn, dropped, reads)`: a thread's reads torn at the first look (dropped, or kept from a
+/// read again), those dropped, and all, each counted once (a late read's weight its ticks).
+fn torn_reads(p: &Profile) -> (u64, u64, u64) {
+    let dropped = p.dropped();
+    let reads = p
+        .threads
+        .iter()
+        .map(|t| t.samples + t.idle + t.dropped)
+        .sum();
+    (dropped + p.reread, dropped, reads)
+}
+
+/// The reads torn at the first look, in whole percent of all (0 without reads).
+pub fn torn_percent(p: &Profile) -> u64 {
+    let (torn, _, reads) = torn_reads(p);
+    (torn * 100).checked_div(reads).unwrap_or(0)
 }
 
 /// Per thread: name, OS id (`-` when not known), samples counted (on a CPU), not counted
@@ -168,6 +180,7 @@ mod tests {
                 && note.contains("--blocking"),
             "{note}"
         );
+        assert_eq!(torn_percent(&p), 50);
         // Reads kept from a read again count as torn, and not as dropped.
         p.threads[0].dropped = 0;
         p.reread = reads / 9;
@@ -178,6 +191,7 @@ mod tests {
             note.starts_with(" 50% of the reads were torn by the running program (0% dropped"),
             "{note}"
         );
+        assert_eq!(torn_percent(&Profile::new(0.001, Mode::Wall)), 0);
     }
 
     #[test]

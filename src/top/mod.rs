@@ -26,6 +26,7 @@ use crate::sampler::session::Request;
 use crate::samples::profile::{Mode, Profile};
 use crate::samples::stalls::{self, Stall};
 use crate::samples::stats as sampled_stats;
+use crate::samples::summary;
 use table::{Counts, Sort};
 
 /// How often the view asks for new figures.
@@ -41,6 +42,8 @@ pub struct Options {
     pub mode: Mode,
     /// Whether the run reads each thread's CPU state.
     pub cpu_states: bool,
+    /// Whether the run stops the target for each read (`--blocking`).
+    pub blocking: bool,
     /// The seconds of "the last seconds".
     pub window: f64,
     /// Where `w` writes.
@@ -358,11 +361,14 @@ fn draw_screen(
     let header = vec![
         format!("rprofile top: {} (pid {}{version})", o.title, o.pid),
         format!(
-            "{} Hz, {} mode: {} samples read, {} missed, over {:.1} s; rprofile's CPU {:.1}%",
+            "{} Hz, {} mode{}: {} samples read, {} missed, {}% torn, over {:.1} s; rprofile's \
+             CPU {:.1}%",
             o.rate,
             o.mode.name(),
+            if o.blocking { ", blocking" } else { "" },
             whole.taken,
             whole.asked.saturating_sub(whole.taken),
+            summary::torn_percent(whole),
             whole.duration,
             100.0 * own_cpu
         ),

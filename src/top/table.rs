@@ -151,17 +151,17 @@ pub struct ThreadRow {
     pub index: u32,
     pub title: String,
     pub state: &'static str,
-    /// Share (0-1) of the window's reads that found it on a CPU (wall, cpu modes) or holding
-    /// the GIL (gil mode); `None` where that was not read.
+    /// Share (0-1) of the window's reads of it that found it on a CPU (wall, cpu modes) or
+    /// holding the GIL (gil mode); `None` where that was not read. Torn reads, whose state is
+    /// not asked, are left out.
     pub busy: Option<f64>,
     pub samples: u64,
 }
 
 /// Each thread seen in the window `p` (its last seconds), with its state there: `running` or
-/// `idle` by whether it was on a CPU at most reads (`holding the GIL` or `waiting` in gil mode);
-/// `seen` when CPU states were not read.
+/// `idle` by whether it was on a CPU at most of its reads kept (`holding the GIL` or `waiting`
+/// in gil mode); `seen` when CPU states were not read.
 pub fn threads(p: &Profile, cpu_states: bool) -> Vec<ThreadRow> {
-    let reads = p.taken.max(1) as f64;
     p.threads
         .iter()
         .enumerate()
@@ -185,7 +185,7 @@ pub fn threads(p: &Profile, cpu_states: bool) -> Vec<ThreadRow> {
                     (Some(share), if share >= 0.5 { "running" } else { "idle" })
                 }
                 Mode::Wall if cpu_states => {
-                    let share = (t.on_cpu as f64 / reads).min(1.0);
+                    let share = (t.on_cpu as f64 / seen).min(1.0);
                     (Some(share), if share >= 0.5 { "running" } else { "idle" })
                 }
                 Mode::Wall => (None, "seen"),
@@ -256,5 +256,10 @@ mod tests {
         assert_eq!(threads(&p, false)[0].state, "seen");
         p.threads[0].on_cpu = 3;
         assert_eq!(threads(&p, true)[0].state, "running");
+        // Torn reads say nothing of the state (a thread running short calls has most of its
+        // reads torn), nor do the reads before a thread started: its kept reads do.
+        p.threads[0].dropped = 12;
+        p.taken = 40;
+        assert_eq!(threads(&p, true)[0].busy, Some(0.75));
     }
 }

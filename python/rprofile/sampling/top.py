@@ -23,7 +23,7 @@ def _parser():
     p = argparse.ArgumentParser(
         prog="python -m rprofile top",
         usage="python -m rprofile top (--pid PID | script.py [args] | -m module [args]) "
-              "[--rate HZ] [--mode wall|cpu|gil] [--stall MS] [--subprocesses]",
+              "[--rate HZ] [--mode wall|cpu|gil] [--blocking] [--stall MS] [--subprocesses]",
         description="A live view of a Python program's threads and hottest functions, "
                     "refreshed every second (q quits and leaves the program running; ? lists "
                     "the keys).")
@@ -34,6 +34,11 @@ def _parser():
                    help="samples a second (default 1000)")
     p.add_argument("--mode", default="wall", choices=["wall", "cpu", "gil"],
                    help="wall: every thread; cpu: threads on a CPU; gil: the GIL's holder")
+    p.add_argument("--blocking", action="store_true",
+                   help="stop the program's threads (ptrace) for each sample, as py-spy top "
+                        "does by default: no read is torn, and the shares of short functions "
+                        "do not lean to their callers (the header's %% torn); the program "
+                        "runs slower for it (see --sample's --blocking)")
     p.add_argument("--stall", type=float, default=None, metavar="MS",
                    help="show, as they happen, the stalls of the last %d s: each stretch of MS "
                         "milliseconds or longer in which a thread ran without a break (see "
