@@ -137,8 +137,8 @@ pub struct Profile {
     /// kept), counted as the stack samples are (a late read for the ticks it missed).
     pub truncated: u64,
     /// Reads of a thread kept (counted or idle) after its first look was torn and it was read
-    /// again, weighted as the others: a share of the reads that a lean towards code that reads
-    /// cleanly may come from (`summary::reads_note`).
+    /// again, weighted as the others: with those dropped, the reads a lean towards code that
+    /// reads cleanly comes from (`summary::reads_note`).
     pub reread: u64,
     /// Wall seconds from the first sample to the last.
     pub duration: f64,

@@ -71,9 +71,10 @@ pub const TORN_HINT_PERCENT: u64 = 10;
 /// What follows the summary line about how the reads were taken: ` Blocking: the target was
 /// stopped for each sample (N us on average, S s in all).`, or, for a run that did not stop it
 /// and whose first look at a thread was torn at more than `TORN_HINT_PERCENT` of its reads, the
-/// share torn, dropped, and `--blocking`. A read kept from a read again leans the shares as a
-/// dropped one does: both stand for a moment the stack was calm, not for the tick. A thread's
-/// read is counted once, dropped or kept (idle or not; a late read's weight counts its ticks).
+/// share torn, dropped, and `--blocking`. A read kept from a read again stands for a calm moment
+/// microseconds after the tick, not the tick: it leans too, if less than dropping it would. A
+/// thread's read is counted once, dropped or kept (idle or not; a late read's weight counts its
+/// ticks).
 pub fn reads_note(p: &Profile, blocking: bool) -> String {
     if blocking {
         let each = match p.pauses {
