@@ -12,7 +12,8 @@ bare, timing itself once told `go`. Each round runs every mode once, the order r
   recorder's cost);
 - `recorder`: the same with `--record-last 60 --stall 200` (samples kept in time order, the
   window trimmed at each read, the stalls found at the end);
-- `top`: `python -m rprofile top --pid`, in a tmux window of 120x40;
+- `top`: `python -m rprofile top --pid`, in a tmux window of 120x40; `top-blocking`: the same
+  with `--blocking` (the target stopped for each read, as py-spy top does by default);
 - `py-spy-top`, `py-spy-top-nonblocking`: `py-spy top --pid` (it pauses the target for each
   sample by default), in the same window;
 - `ticks`: bench/ticks.c, a process that wakes at every tick of the rate and does nothing else:
@@ -50,7 +51,8 @@ def target_cmd(reps):
     return [sys.executable, os.path.join(HERE, "sampling.py"), "--target", "none", str(reps), "0"]
 
 
-MODES = ["none", "ticks", "attach", "recorder", "top", "py-spy-top", "py-spy-top-nonblocking"]
+MODES = ["none", "ticks", "attach", "recorder", "top", "top-blocking", "py-spy-top",
+         "py-spy-top-nonblocking"]
 ALT_MODES = ["attach-alt", "top-alt"]
 LEAD = 1.0
 
@@ -111,9 +113,10 @@ def one_run(mode, rate, pyspy, folder, alt, reps):
     elif mode == "recorder":
         tool = subprocess.Popen(wrapped(out, sample + ["--record-last", "60", "--stall", "200"]),
                                 stderr=subprocess.DEVNULL)
-    elif mode == "top":
+    elif mode in ("top", "top-blocking"):
+        blocking = ["--blocking"] if mode == "top-blocking" else []
         view = Tmux(folder, wrapped(out, [sys.executable, "-m", "rprofile", "top", "--rate",
-                                          str(rate), "--pid", pid]), env)
+                                          str(rate), "--pid", pid] + blocking), env)
     elif mode.startswith("py-spy-top"):
         cmd = [pyspy, "top", "--rate", str(rate), "--pid", pid]
         if mode.endswith("nonblocking"):

@@ -506,9 +506,6 @@ impl Session {
                 continue;
             }
             let again = t.read_again;
-            if again {
-                self.profile.reread += weight;
-            }
             if t.frames.is_empty() {
                 // In no Python code at both looks (a C thread with a thread state): no stack to
                 // count. Off a CPU and without the GIL it is idle; on a CPU or holding the GIL
@@ -563,8 +560,12 @@ impl Session {
     }
 
     /// Records what the read at `at` saw of one thread: by time, and in the recording when the
-    /// run keeps one; `again`: kept after a read again.
+    /// run keeps one; `again`: kept after a read again (counted in `Profile::reread` as the
+    /// read is counted, so that those the counts leave out are not in it either).
     fn mark(&mut self, seen: Seen, weight: u64, at: u64, again: bool) {
+        if again {
+            self.profile.reread += weight;
+        }
         if let Some(time) = &mut self.profile.time {
             time.add(at, seen, weight);
         }
