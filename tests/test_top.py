@@ -202,15 +202,30 @@ def test_a_program_that_ends_ends_the_view_with_its_status(top):
     assert "rprofile top: the program exited with status 0" in t.screen()
 
 
-def test_stalls_show_as_they_happen(top):
+def test_stalls_show_as_they_happen(top, tmp_path):
     t = top("--stall", "500", sampled_program("freeze.py"), "cpu", "20")
     t.wait_for(r"stalls of 500 ms or longer, away from its idle wait")
     assert "none yet" in t.wait_for(r"none yet")
     text = t.wait_for(r"at [\d.]+ s for 1\.[3-9]\d s: MainThread: freeze \(freeze\.py:\d+\)",
                       timeout=30)
     assert len(re.findall(r"^at [\d.]+ s for", text, re.M)) == 1, text
+    # A snapshot of the last seconds lists the stall in its report (marked on the time view).
+    t.keys("w")
+    html = t.wait_for(r"wrote \S+\.prof and (\S+\.html)")
+    html = re.search(r"wrote \S+\.prof and (\S+\.html)", html).group(1)
+    data = _report_data(tmp_path / html)
+    rows = data["stalls"]["rows"]
+    assert len(rows) == 1 and 1.3 <= rows[0]["duration"] < 2.0, rows
+    assert data["strings"][data["fn"]["name"][rows[0]["f"][0]]] == "freeze", rows
     t.keys("q")
     assert t.exit_status() == 0
+
+
+def _report_data(path):
+    text = path.read_text(encoding="utf-8")
+    m = re.search(r'<script type="application/json" id="rprofile-data">(.*?)</script>', text,
+                  re.S)
+    return json.loads(m.group(1))
 
 
 def test_subprocesses_show_under_their_pids_with_their_stalls(top, tmp_path):

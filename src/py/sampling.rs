@@ -17,7 +17,7 @@ use pyo3::types::{PyBytes, PyType};
 use crate::py::sampler::{reader_error, runtime_with};
 use crate::py::stats::StatsCore;
 use crate::pyutil::pickling::{reduce, unpickling_error};
-use crate::report::{StallFrame, StallInput, StallsInput};
+use crate::report::StallsInput;
 use crate::sampler::family::{Family, Member, State};
 use crate::sampler::pause::Refused;
 use crate::sampler::runtime::Symbols;
@@ -452,37 +452,7 @@ impl SampledProfile {
     /// The stalls of `min_seconds` or longer as the HTML report lists them.
     pub(crate) fn stalls_input(&self, min_seconds: f64) -> PyResult<StallsInput> {
         let (profile, found) = self.found_stalls(min_seconds)?;
-        let rows = found
-            .iter()
-            .map(|s| StallInput {
-                start: s.start,
-                duration: s.duration,
-                thread: profile.thread_title(s.thread),
-                thread_index: s.thread,
-                samples: s.samples,
-                frames: s
-                    .frames
-                    .iter()
-                    .filter_map(|&(frame, samples)| {
-                        let line = profile.frames.get_index(frame as usize)?.line;
-                        let f = profile.function_of(frame)?;
-                        Some(StallFrame {
-                            file: f.filename.clone(),
-                            first_line: f.first_line,
-                            name: f.name.clone(),
-                            line,
-                            samples,
-                        })
-                    })
-                    .collect(),
-            })
-            .collect();
-        Ok(StallsInput {
-            min_seconds,
-            mode: profile.mode.name().to_string(),
-            what: stalls::what(profile.mode).to_string(),
-            rows,
-        })
+        Ok(StallsInput::new(profile, &found, min_seconds))
     }
 
     /// The stalls of the run's recording, with the profile they name.

@@ -33,6 +33,7 @@ use std::borrow::Cow;
 use std::io::{self, Write};
 
 use crate::samples::profile::{Profile, Thread};
+use crate::samples::stalls::{self, Stall};
 use crate::samples::stats as sampled_stats;
 use crate::samples::summary;
 use crate::stats::model::Model;
@@ -156,6 +157,44 @@ pub struct StallFrame {
     pub name: String,
     pub line: i32,
     pub samples: u64,
+}
+
+impl StallsInput {
+    /// The stalls `found` of `min_seconds` or longer in `profile` (whose threads and frames
+    /// they name), as the report lists them.
+    pub fn new(profile: &Profile, found: &[Stall], min_seconds: f64) -> StallsInput {
+        let rows = found
+            .iter()
+            .map(|s| StallInput {
+                start: s.start,
+                duration: s.duration,
+                thread: profile.thread_title(s.thread),
+                thread_index: s.thread,
+                samples: s.samples,
+                frames: s
+                    .frames
+                    .iter()
+                    .filter_map(|&(frame, samples)| {
+                        let line = profile.frames.get_index(frame as usize)?.line;
+                        let f = profile.function_of(frame)?;
+                        Some(StallFrame {
+                            file: f.filename.clone(),
+                            first_line: f.first_line,
+                            name: f.name.clone(),
+                            line,
+                            samples,
+                        })
+                    })
+                    .collect(),
+            })
+            .collect();
+        StallsInput {
+            min_seconds,
+            mode: profile.mode.name().to_string(),
+            what: stalls::what(profile.mode).to_string(),
+            rows,
+        }
+    }
 }
 
 /// Everything a report shows.

@@ -120,7 +120,9 @@ function rprofileTimeView(api) {
       const m = document.createElement("div");
       m.className = "time-stall";
       m.dataset.stall = i;
-      m.style.cssText = place(s.start, s.duration);
+      // Drawn within the plot: a snapshot's stall may have begun before its window.
+      const from = Math.max(s.start, T.origin), to = Math.min(s.start + s.duration, T.origin + TOTAL);
+      m.style.cssText = place(from, Math.max(0, to - from));
       m.title = "stall at " + fmt(s.start) + " s for " + fmt(s.duration) + " s in " + (s.f.length ? stdName(s.f[0]) : "?") + " (click to select it)";
       m.addEventListener("mousedown", (e) => e.stopPropagation());
       m.addEventListener("click", () => select([s.start, s.start + s.duration]));

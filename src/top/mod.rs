@@ -21,7 +21,7 @@ use ratatui::crossterm::{cursor, execute};
 use ratatui::Terminal;
 
 use crate::core::clock::clock_ns;
-use crate::report::{write_html, Inputs};
+use crate::report::{write_html, Inputs, StallsInput};
 use crate::sampler::session::Request;
 use crate::samples::profile::{Mode, Profile};
 use crate::samples::stalls::{self, Stall};
@@ -279,7 +279,8 @@ fn key(c: char, view: &mut View, figures: &Figures, o: &Options, written: &mut V
                 (true, None) => &figures.whole,
                 (false, _) => &figures.window,
             };
-            view.message = match write_snapshot(shown, o) {
+            let stalls = snapshot_stalls(shown, figures, o.stall);
+            view.message = match write_snapshot(shown, o, stalls) {
                 Ok(paths) => {
                     // Their names (the folder is the one top was started in), to fit the line.
                     let names: Vec<String> = paths
@@ -296,9 +297,30 @@ fn key(c: char, view: &mut View, figures: &Figures, o: &Options, written: &mut V
     }
 }
 
+/// The stalls (of `min` seconds or longer, when looked for) that overlap the time `shown` covers,
+/// for its snapshot's report: named from the whole run they were found in, whose tables the
+/// shown profile's threads and frames are the first of. None where `shown` has no times (a
+/// merge of processes).
+fn snapshot_stalls(shown: &Profile, figures: &Figures, min: Option<f64>) -> Option<StallsInput> {
+    let (min, time) = (min?, shown.time.as_ref()?);
+    let from = time.origin as f64 / 1e6;
+    let to = from + (time.width * time.bins.len() as u64) as f64 / 1e6;
+    let kept: Vec<Stall> = figures
+        .stalls
+        .iter()
+        .filter(|s| s.start < to && s.start + s.duration > from)
+        .cloned()
+        .collect();
+    Some(StallsInput::new(&figures.whole, &kept, min))
+}
+
 /// Writes `p` as a stats file and an HTML report in `o.folder`, named
-/// `rprofile-top-PID-N.prof` and `.html` with the first N free.
-fn write_snapshot(p: &Profile, o: &Options) -> io::Result<Vec<PathBuf>> {
+/// `rprofile-top-PID-N.prof` and `.html` with the first N free; the report lists `stalls`.
+fn write_snapshot(
+    p: &Profile,
+    o: &Options,
+    stalls: Option<StallsInput>,
+) -> io::Result<Vec<PathBuf>> {
     if p.stacks.is_empty() {
         // A stats file of no function is one pstats cannot read.
         return Err(io::Error::other("no samples in what is shown yet"));
@@ -315,6 +337,7 @@ fn write_snapshot(p: &Profile, o: &Options) -> io::Result<Vec<PathBuf>> {
     model.sampled = true;
     let mut inputs = Inputs::new(&model, &o.title);
     inputs.sampled = Some(p);
+    inputs.stalls = stalls;
     write_to(&html, |w| write_html(w, &inputs))?;
     Ok(vec![prof, html])
 }
