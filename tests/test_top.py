@@ -217,6 +217,14 @@ def test_stalls_show_as_they_happen(top, tmp_path):
     rows = data["stalls"]["rows"]
     assert len(rows) == 1 and 1.3 <= rows[0]["duration"] < 2.0, rows
     assert data["strings"][data["fn"]["name"][rows[0]["f"][0]]] == "freeze", rows
+    # Since a reset (r), the stall before it is not in what is shown, nor in its snapshot.
+    t.keys("r")
+    t.wait_for(r"since the reset at")
+    time.sleep(1.5)
+    t.keys("w")
+    text = t.wait_for(r"wrote \S+-2\.prof and (\S+-2\.html)")
+    html = re.search(r"wrote \S+\.prof and (\S+\.html)", text).group(1)
+    assert _report_data(tmp_path / html)["stalls"]["rows"] == [], html
     t.keys("q")
     assert t.exit_status() == 0
 

@@ -398,6 +398,9 @@ impl Session {
             }
         }
         let mut read = Err(Error::Io(std::io::Error::from_raw_os_error(libc::ESRCH)));
+        // The threads an earlier stop found torn: kept now, they were read again (the
+        // summary's torn share counts them, as without --blocking).
+        let mut torn_before: Vec<u64> = Vec::new();
         for again in 0..=STOPPED_REREADS {
             if again > 0 {
                 // Let the torn threads run a little past the point where they were caught.
@@ -413,9 +416,13 @@ impl Session {
                 self.profile.pauses += 1;
                 self.profile.paused += stopped.as_secs_f64();
             }
+            for t in threads.iter_mut() {
+                t.read_again |= torn_before.contains(&t.tstate);
+            }
             if read.is_err() || !threads.iter().any(|t| t.torn) {
                 break;
             }
+            torn_before.extend(threads.iter().filter(|t| t.torn).map(|t| t.tstate));
         }
         read
     }

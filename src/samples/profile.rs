@@ -395,7 +395,10 @@ impl Profile {
 
     /// Samples of torn reads, over all threads.
     pub fn dropped(&self) -> u64 {
-        self.threads.iter().map(|t| t.dropped).sum()
+        // Saturating: an unpickled profile's counts are whatever its bytes say.
+        self.threads
+            .iter()
+            .fold(0, |all, t| all.saturating_add(t.dropped))
     }
 
     /// Stack samples recorded, over all threads.

@@ -174,9 +174,8 @@ impl Recording {
         for m in self.marks.iter().filter(|m| m.at >= since) {
             let weight = u64::from(m.weight);
             time.add(m.at, m.seen(), weight);
-            if m.kind & AGAIN != 0 {
-                p.reread += weight;
-            }
+            // Counted where the read is counted, as the run's profile counts it.
+            let again = if m.kind & AGAIN != 0 { weight } else { 0 };
             match m.kind & !AGAIN {
                 kind @ (IDLE | DROPPED) => {
                     if let Some(t) = p.threads.get_mut(m.index as usize) {
@@ -184,6 +183,7 @@ impl Recording {
                             IDLE => t.idle += weight,
                             _ => t.dropped += weight,
                         }
+                        p.reread += again;
                     }
                 }
                 kind => {
@@ -203,6 +203,7 @@ impl Recording {
                     if let Some(t) = p.threads.get_mut(*thread as usize) {
                         t.samples += weight;
                         t.on_cpu += on_cpu;
+                        p.reread += again;
                     }
                 }
             }

@@ -73,8 +73,8 @@ pub const TORN_HINT_PERCENT: u64 = 10;
 /// and whose first look at a thread was torn at more than `TORN_HINT_PERCENT` of its reads, the
 /// share torn, dropped, and `--blocking`. A read kept from a read again stands for a calm moment
 /// microseconds after the tick, not the tick: it leans too, if less than dropping it would. A
-/// thread's read is counted once, dropped or kept (idle or not; a late read's weight counts its
-/// ticks).
+/// thread's read is counted once, dropped or kept (idle or not; a late kept read's weight counts
+/// its ticks).
 pub fn reads_note(p: &Profile, blocking: bool) -> String {
     if blocking {
         let each = match p.pauses {
@@ -88,34 +88,43 @@ pub fn reads_note(p: &Profile, blocking: bool) -> String {
         return format!(" Blocking: the target was stopped for each sample{each}.");
     }
     let (torn, dropped, reads) = torn_reads(p);
-    if reads == 0 || torn * 100 <= reads * TORN_HINT_PERCENT {
+    if reads == 0 || u128::from(torn) * 100 <= u128::from(reads) * u128::from(TORN_HINT_PERCENT) {
         return String::new();
     }
     format!(
         " {}% of the reads were torn by the running program ({}% dropped, the rest kept from a \
          read again), which leans the shares towards code that reads cleanly, away from short \
          functions: --blocking (blocking=True) stops the target for each sample.",
-        torn * 100 / reads,
-        dropped * 100 / reads
+        percent(torn, reads),
+        percent(dropped, reads)
     )
 }
 
 /// `(torn, dropped, reads)`: a thread's reads torn at the first look (dropped, or kept from a
-/// read again), those dropped, and all, each counted once (a late read's weight its ticks).
+/// read again), those dropped, and all (a kept read weighted by the ticks it stands for, a
+/// dropped one counted once). Torn and dropped are at most all, so that a percent of them is
+/// at most 100 whatever an unpickled profile holds.
 fn torn_reads(p: &Profile) -> (u64, u64, u64) {
-    let dropped = p.dropped();
-    let reads = p
-        .threads
-        .iter()
-        .map(|t| t.samples + t.idle + t.dropped)
-        .sum();
-    (dropped + p.reread, dropped, reads)
+    let reads = p.threads.iter().fold(0u64, |all, t| {
+        all.saturating_add(t.samples)
+            .saturating_add(t.idle)
+            .saturating_add(t.dropped)
+    });
+    let dropped = p.dropped().min(reads);
+    (dropped.saturating_add(p.reread).min(reads), dropped, reads)
 }
 
 /// The reads torn at the first look, in whole percent of all (0 without reads).
 pub fn torn_percent(p: &Profile) -> u64 {
     let (torn, _, reads) = torn_reads(p);
-    (torn * 100).checked_div(reads).unwrap_or(0)
+    percent(torn, reads)
+}
+
+/// `part` of `all` in whole percent (0 of nothing), without overflow.
+fn percent(part: u64, all: u64) -> u64 {
+    (u128::from(part) * 100)
+        .checked_div(u128::from(all))
+        .map_or(0, |p| p as u64)
 }
 
 /// Per thread: name, OS id (`-` when not known), samples counted (on a CPU), not counted
@@ -170,10 +179,15 @@ mod tests {
             " Blocking: the target was stopped for each sample (50 us on average, 0.000 s in \
              all)."
         );
+        // 90 reads kept: 10 dropped of 100 are a tenth, no note; 11 of 101 are more.
+        let kept: u64 = p.threads.iter().map(|t| t.samples + t.idle).sum();
+        p.threads[1].idle = 90 - (kept - p.threads[1].idle);
         let reads: u64 = p.threads.iter().map(|t| t.samples + t.idle).sum();
-        // A tenth of the reads torn: no note; more: the share and the option.
-        p.threads[0].dropped = reads / 9;
+        assert_eq!(reads, 90);
+        p.threads[0].dropped = 10;
         assert_eq!(reads_note(&p, false), "");
+        p.threads[0].dropped = 11;
+        assert!(reads_note(&p, false).starts_with(" 10% of the reads were torn"));
         p.threads[0].dropped = reads;
         let note = reads_note(&p, false);
         assert!(
@@ -184,8 +198,10 @@ mod tests {
         assert_eq!(torn_percent(&p), 50);
         // Reads kept from a read again count as torn, and not as dropped.
         p.threads[0].dropped = 0;
-        p.reread = reads / 9;
+        p.reread = 9;
         assert_eq!(reads_note(&p, false), "");
+        p.reread = 10;
+        assert!(reads_note(&p, false).starts_with(" 11% of the reads were torn"));
         p.reread = reads / 2;
         let note = reads_note(&p, false);
         assert!(
@@ -193,6 +209,10 @@ mod tests {
             "{note}"
         );
         assert_eq!(torn_percent(&Profile::new(0.001, Mode::Wall)), 0);
+        // An unpickled profile's counts are whatever its bytes say: no overflow, at most all.
+        (p.reread, p.threads[1].dropped) = (u64::MAX, u64::MAX);
+        assert_eq!(torn_percent(&p), 100);
+        assert!(reads_note(&p, false).starts_with(" 100% of the reads were torn"));
     }
 
     #[test]

@@ -279,7 +279,9 @@ fn key(c: char, view: &mut View, figures: &Figures, o: &Options, written: &mut V
                 (true, None) => &figures.whole,
                 (false, _) => &figures.window,
             };
-            let stalls = snapshot_stalls(shown, figures, o.stall);
+            // Since a reset, the stalls before it are not in what is shown either.
+            let after = if view.since_start { view.reset_at } else { 0.0 };
+            let stalls = snapshot_stalls(shown, figures, o.stall, after);
             view.message = match write_snapshot(shown, o, stalls) {
                 Ok(paths) => {
                     // Their names (the folder is the one top was started in), to fit the line.
@@ -297,14 +299,21 @@ fn key(c: char, view: &mut View, figures: &Figures, o: &Options, written: &mut V
     }
 }
 
-/// The stalls (of `min` seconds or longer, when looked for) that overlap the time `shown` covers,
-/// for its snapshot's report: named from the whole run they were found in, whose tables the
-/// shown profile's threads and frames are the first of. None where `shown` has no times (a
-/// merge of processes).
-fn snapshot_stalls(shown: &Profile, figures: &Figures, min: Option<f64>) -> Option<StallsInput> {
+/// The stalls (of `min` seconds or longer, when looked for) that overlap the time `shown` covers
+/// from `after` seconds on (a reset's time; its bins before are empty, not gone), for its
+/// snapshot's report: named from the whole run they were found in, whose tables the shown
+/// profile's threads and frames are the first of. None where `shown` has no times (a merge of
+/// processes).
+fn snapshot_stalls(
+    shown: &Profile,
+    figures: &Figures,
+    min: Option<f64>,
+    after: f64,
+) -> Option<StallsInput> {
     let (min, time) = (min?, shown.time.as_ref()?);
-    let from = time.origin as f64 / 1e6;
-    let to = from + (time.width * time.bins.len() as u64) as f64 / 1e6;
+    let start = time.origin as f64 / 1e6;
+    let to = start + (time.width * time.bins.len() as u64) as f64 / 1e6;
+    let from = start.max(after);
     let kept: Vec<Stall> = figures
         .stalls
         .iter()
