@@ -2,7 +2,9 @@
 opening a report in headless Chromium (the `browser` fixture, conftest.py) with a screenshot of
 each view saved under .build/report-screenshots/."""
 
+import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -40,6 +42,15 @@ PROGRAM = textwrap.dedent("""\
 
     main()
     """)
+
+
+def report_data(path):
+    """The data a report's scripts draw from (its `rprofile-data` blob), from the file `path`."""
+    text = Path(path).read_text(encoding="utf-8")
+    m = re.search(r'<script type="application/json" id="rprofile-data">(.*?)</script>', text,
+                  re.S)
+    assert m, "no data blob in %s" % path
+    return json.loads(m.group(1))
 
 
 def run(*args, cwd, env=None):

@@ -3,7 +3,6 @@ as one JSON blob), the Python API (`Stats.to_html`, `Profile.to_html`, `Sampler.
 the command lines' `--html` and `--compare`, with their errors."""
 
 import errno
-import json
 import os
 import re
 import textwrap
@@ -12,7 +11,7 @@ import pytest
 
 import rprofile
 from rprofile import Stats
-from report_support import cli
+from report_support import cli, report_data
 from sampler_support import sampler_unsupported
 
 PROGRAM = textwrap.dedent("""\
@@ -28,11 +27,7 @@ PROGRAM = textwrap.dedent("""\
 
 
 def data_of(path):
-    html = open(path, encoding="utf-8").read()
-    m = re.search(r'<script type="application/json" id="rprofile-data">(.*?)</script>', html,
-                  re.S)
-    assert m, "no data blob"
-    return html, json.loads(m.group(1))
+    return open(path, encoding="utf-8").read(), report_data(path)
 
 
 @pytest.fixture

@@ -3,23 +3,16 @@ marked, and the table and flame graph of the stretch dragged across with a real 
 headless Chromium. Where a phase ran is read from the report's data (its stacks by time); what
 the view shows after the drag is read from the page."""
 
-import json
 import re
 import time
 
 import pytest
 
-from report_support import open_report, save
+from report_support import open_report, report_data, save
 from rprofile.sampling import Sampler
 from sampler_support import native_holder, needs_sampler, run_rprofile, sampled_program
 
 pytestmark = needs_sampler
-
-
-def report_data(path):
-    text = path.read_text(encoding="utf-8")
-    m = re.search(r'<script type="application/json" id="rprofile-data">(.*?)</script>', text, re.S)
-    return json.loads(m.group(1))
 
 
 def bins_of(data, name):

@@ -3,7 +3,6 @@ function and its thread appear within a few refreshes; each key does what it say
 and leaves the program running; `w` writes a file pstats reads; a program that ends ends the
 view; no terminal is a usage error."""
 
-import json
 import os
 import pstats
 import re
@@ -15,6 +14,7 @@ import time
 
 import pytest
 
+from report_support import report_data
 from sampler_support import needs_sampler, sampled_program
 
 pytestmark = needs_sampler
@@ -143,8 +143,7 @@ def test_the_hot_function_and_its_thread_show_and_each_key_does_what_it_says(top
     assert "hot_function" in names and os.path.getsize(html) > 10000
     # Its report opens on a time view of what was shown: since the reset (the seconds the
     # samples span are fewer than top has run).
-    data = json.loads(re.search(r'id="rprofile-data">(.*?)</script>', open(html).read(),
-                                re.S).group(1))
+    data = report_data(html)
     counted = sum(sum(lane["counted"]) for lane in data["time"]["lanes"])
     assert counted == sum(data["time"]["cells"]["w"]) > 0
     assert counted == round(sum(st[2] for st in pstats.Stats(prof).stats.values())
@@ -213,7 +212,7 @@ def test_stalls_show_as_they_happen(top, tmp_path):
     t.keys("w")
     html = t.wait_for(r"wrote \S+\.prof and (\S+\.html)")
     html = re.search(r"wrote \S+\.prof and (\S+\.html)", html).group(1)
-    data = _report_data(tmp_path / html)
+    data = report_data(tmp_path / html)
     rows = data["stalls"]["rows"]
     assert len(rows) == 1 and 1.3 <= rows[0]["duration"] < 2.0, rows
     assert data["strings"][data["fn"]["name"][rows[0]["f"][0]]] == "freeze", rows
@@ -224,16 +223,9 @@ def test_stalls_show_as_they_happen(top, tmp_path):
     t.keys("w")
     text = t.wait_for(r"wrote \S+-2\.prof and (\S+-2\.html)")
     html = re.search(r"wrote \S+\.prof and (\S+\.html)", text).group(1)
-    assert _report_data(tmp_path / html)["stalls"]["rows"] == [], html
+    assert report_data(tmp_path / html)["stalls"]["rows"] == [], html
     t.keys("q")
     assert t.exit_status() == 0
-
-
-def _report_data(path):
-    text = path.read_text(encoding="utf-8")
-    m = re.search(r'<script type="application/json" id="rprofile-data">(.*?)</script>', text,
-                  re.S)
-    return json.loads(m.group(1))
 
 
 def test_subprocesses_show_under_their_pids_with_their_stalls(top, tmp_path):

@@ -98,18 +98,15 @@ impl Recording {
     /// What the last read (`tick`) saw of one thread; `again`: kept after a read again.
     pub fn mark(&mut self, seen: Seen, weight: u64, again: bool) {
         let at = self.ticks.back().map_or(0, |t| t.at);
+        let again = if again { AGAIN } else { 0 };
         let (index, kind) = match seen {
             Seen::Counted { stack, on_cpu, cut } => {
                 let kind = if on_cpu { COUNTED_ON_CPU } else { COUNTED };
-                (stack, if cut { kind | CUT } else { kind })
+                (stack, if cut { kind | CUT } else { kind } | again)
             }
-            Seen::Idle { thread } => (thread, IDLE),
+            Seen::Idle { thread } => (thread, IDLE | again),
+            // A dropped read was not kept, after a read again or not.
             Seen::Dropped { thread } => (thread, DROPPED),
-        };
-        let kind = match seen {
-            Seen::Dropped { .. } => kind,
-            _ if again => kind | AGAIN,
-            _ => kind,
         };
         let weight = u16::try_from(weight).unwrap_or(u16::MAX);
         self.marks.push_back(Mark {
